@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs toru's build and test dependencies from Debian 12 packages.
+# Idempotent: installs only what is missing, and runs apt-get update only when
+# something must be installed. Used by both README commands and by .ci/run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  openmpi-bin libopenmpi-dev
+  libfftw3-dev libfftw3-mpi-dev
+  libhwloc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  gfortran
+  libonnx-dev libprotobuf-dev protobuf-compiler
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
