@@ -16,7 +16,7 @@ class rank_listener : public testing::EmptyTestEventListener {
   explicit rank_listener(int rank) : rank_(rank) {}
 
   void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (rank_ != 0 && result.failed())
+    if (rank_ != 0 && result.failed() && !reporting_)
       std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
                    result.line_number(), result.summary());
   }
@@ -24,13 +24,18 @@ class rank_listener : public testing::EmptyTestEventListener {
   void OnTestEnd(const testing::TestInfo& info) override {
     int failed = info.result()->Failed() ? 1 : 0, ranks_failed = 0;
     MPI_Allreduce(&failed, &ranks_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank_ == 0 && ranks_failed > 0)
-      std::fprintf(stdout, "[  FAILED  ] %s.%s failed on %d rank(s)\n", info.test_suite_name(), info.name(),
-                   ranks_failed);
+    // gtest still attributes assertions to this test during OnTestEnd, and fires OnTestEnd in
+    // reverse listener order, so this failure is recorded before the printer reports the test.
+    if (ranks_failed > 0 && !info.result()->Failed()) {
+      reporting_ = true;
+      ADD_FAILURE() << "failed on " << ranks_failed << " other rank(s); their [rank N] lines say why";
+      reporting_ = false;
+    }
   }
 
  private:
   int rank_;
+  bool reporting_ = false;
 };
 
 }  // namespace
