@@ -1,0 +1,71 @@
+// Distributed 1D complex FFT of N = n1 * n2 points (six-step: transpose, n2 FFTs of length n1,
+// twiddle, transpose, n1 FFTs of length n2, transpose), as FFTW-MPI's rank-1 DFT.
+//
+//   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, 1 << 22);     // collective
+//   std::vector<std::complex<double>> x(plan.alloc_size()), y(plan.alloc_size());
+//   // x[i] is global element plan.in_start() + i, for i < plan.in_count()
+//   plan.forward(x.data(), y.data());                            // y[i] = X[plan.out_start() + i]
+//
+// Distribution: the input is split in whole rows of n2 (in_start() = first row * n2); the natural
+// output in whole rows of n1. With options1d{.output = order::transposed} (FFTW_MPI_SCRAMBLED_OUT)
+// the last transpose is skipped: rank r holds k1 in [k1_start, k1_start + k1_count) and, at local
+// index (k1 - k1_start) * n2 + k2, the coefficient X[k1 + n1 * k2]; backward() accepts that order.
+// Two all-to-alls instead of three. Plans are immutable; calls are const and collective.
+#pragma once
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "toru/fft/backend.hpp"
+#include "toru/fft/options.hpp"
+
+namespace toru::fft {
+
+namespace detail {
+template <class T>
+class plan1d;
+}
+
+template <precision T, backend B = fftw>
+class fft1d {
+  static_assert(backend_traits<B>::enabled, "this FFT backend is not enabled in this build");
+
+ public:
+  using complex_type = std::complex<T>;
+
+  /// Collective. n >= 1 (any n: a prime n gives n1 = 1 and no parallelism); opts.n1, when set,
+  /// must divide n. Throws on every rank on bad or inconsistent arguments.
+  fft1d(MPI_Comm comm, std::int64_t n, options1d opts = {});
+  ~fft1d();
+  fft1d(fft1d&&) noexcept;
+  fft1d& operator=(fft1d&&) noexcept;
+
+  std::int64_t size() const;
+  std::int64_t n1() const;
+  std::int64_t n2() const;
+  /// Input: global elements [in_start, in_start + in_count).
+  std::int64_t in_start() const;
+  std::int64_t in_count() const;
+  /// Natural output: global coefficients [out_start, out_start + out_count). Transposed output:
+  /// out_start() is k1_start * n2 and out_count() is k1_count * n2 (see above).
+  std::int64_t out_start() const;
+  std::int64_t out_count() const;
+  std::int64_t alloc_size() const;
+  std::size_t workspace_size() const;
+
+  void forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void forward(const complex_type* in, complex_type* out, void* ws, scale s = scale::none) const;
+  void backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void backward(const complex_type* in, complex_type* out, void* ws, scale s = scale::none) const;
+
+  const detail::plan1d<T>& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::plan1d<T>> impl_;
+};
+
+}  // namespace toru::fft

@@ -1,0 +1,140 @@
+// Parallel 3D FFTs of an n0 x n1 x n2 array (row-major: n2 fastest) distributed over an MPI
+// communicator: complex-to-complex (fft3d) and real-to-complex / complex-to-real (fft3d_r2c).
+//
+//   toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {n0, n1, n2});          // collective
+//   std::vector<std::complex<double>> a(plan.alloc_size()), b(plan.alloc_size());
+//   // fill a: element (i, j, k) of plan.inbox() lives at
+//   //   ((i - low[0]) * size[1] + (j - low[1])) * size[2] + (k - low[2])
+//   plan.forward(a.data(), b.data());                                     // collective
+//   plan.backward(b.data(), a.data(), toru::fft::scale::full);            // a is back
+//
+// Decompositions: slab (axis 0 split over all ranks; one all-to-all with transposed output) and
+// pencil (p0 x p1 grid; axes 0 and 1 split; two all-to-alls with transposed output), chosen
+// automatically or forced by options3d. Sizes need not divide the rank counts (balanced blocks:
+// the first n % p parts get one more); a decomposition in which some rank would get no points in
+// some layout is refused when forced, and chosen automatically only when nothing better exists.
+//
+// Layouts. inbox() is where each rank's input lies (natural order: memory order axis 0, 1, 2).
+// outbox() is where the forward output lies: natural order gives inbox() again; transposed order
+// skips the transposes back and leaves the layout of the last local FFT:
+//   slab:   memory [i1][i2][i0], axis 2 split over ranks,
+//   pencil: memory [i2][i1][i0], axis 2 split over p1, axis 1 over p0.
+// backward() takes its input in outbox() and returns it in inbox() (FFTW_MPI_TRANSPOSED_IN).
+//
+// Sign convention: forward = exp(-2 pi i jk/n), backward = exp(+2 pi i jk/n), both unnormalized
+// unless a scale is passed. Plans are immutable; forward/backward are const and collective (all
+// ranks, same order). Without a caller workspace, calls on one plan must not run concurrently.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "toru/fft/backend.hpp"
+#include "toru/fft/options.hpp"
+
+namespace toru::fft {
+
+namespace detail {
+template <class T>
+class plan3d;
+}
+
+/// What each rank holds, as fftw_mpi_local_size_3d tells: input and output boxes, and the number
+/// of complex elements every buffer passed to a plan must hold (the largest intermediate layout).
+struct local_layout {
+  box3d in, out;
+  std::int64_t alloc = 0;
+  decomposition decomp = decomposition::slab;
+  std::array<int, 2> grid{1, 1};
+};
+
+/// Not collective: the layout a plan with these arguments would have on `rank` of `nranks`.
+local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, const options3d& opts = {},
+                           bool r2c = false);
+
+/// Complex-to-complex 3D FFT plan.
+template <precision T, backend B = fftw>
+class fft3d {
+  static_assert(backend_traits<B>::enabled, "this FFT backend is not enabled in this build (backend_traits::why)");
+
+ public:
+  using complex_type = std::complex<T>;
+
+  /// Collective over comm. Validates collectively (sizes >= 1 and equal on all ranks, options
+  /// equal, a forced grid possible) and throws toru::error on every rank otherwise.
+  fft3d(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts = {});
+  ~fft3d();
+  fft3d(fft3d&&) noexcept;
+  fft3d& operator=(fft3d&&) noexcept;
+
+  const box3d& inbox() const;
+  const box3d& outbox() const;
+  /// Complex elements each buffer passed as `in` (in place) or `out` must hold.
+  std::int64_t alloc_size() const;
+  /// Bytes of caller workspace the ws overloads need.
+  std::size_t workspace_size() const;
+  decomposition decomp() const;
+  std::array<int, 2> grid() const;
+
+  /// Collective. in == out is in place; otherwise in is preserved. in holds inbox().extent()
+  /// elements, out alloc_size(). Throws (on every rank) when a rank passes null buffers.
+  void forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void forward(const complex_type* in, complex_type* out, void* ws, scale s = scale::none) const;
+  /// Collective. Input in outbox(), output in inbox().
+  void backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void backward(const complex_type* in, complex_type* out, void* ws, scale s = scale::none) const;
+  /// Same, checking buffer sizes (collectively) first.
+  void forward(std::span<const complex_type> in, std::span<complex_type> out, scale s = scale::none) const;
+  void backward(std::span<const complex_type> in, std::span<complex_type> out, scale s = scale::none) const;
+
+  const detail::plan3d<T>& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::plan3d<T>> impl_;
+};
+
+/// Real-to-complex forward / complex-to-real backward 3D FFT plan. The complex side has
+/// n0 x n1 x (n2/2+1) points (Hermitian symmetry). Real arrays are padded as in FFTW-MPI: each
+/// row along axis 2 takes 2*(n2/2+1) reals (inbox().row_stride). The real buffer of backward()
+/// must hold 2*alloc_size() reals, as the intermediate complex layouts pass through it.
+template <precision T, backend B = fftw>
+class fft3d_r2c {
+  static_assert(backend_traits<B>::enabled, "this FFT backend is not enabled in this build");
+
+ public:
+  using complex_type = std::complex<T>;
+
+  fft3d_r2c(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts = {});
+  ~fft3d_r2c();
+  fft3d_r2c(fft3d_r2c&&) noexcept;
+  fft3d_r2c& operator=(fft3d_r2c&&) noexcept;
+
+  /// Real input box (size[2] = n2, row_stride = 2*(n2/2+1)).
+  const box3d& inbox() const;
+  /// Complex output box (size along axis 2 at most n2/2+1).
+  const box3d& outbox() const;
+  std::int64_t alloc_size() const;
+  std::size_t workspace_size() const;
+  decomposition decomp() const;
+  std::array<int, 2> grid() const;
+
+  /// Collective. in (reals) may alias out (in place); out holds alloc_size() complex elements.
+  void forward(const T* in, complex_type* out, scale s = scale::none) const;
+  void forward(const T* in, complex_type* out, void* ws, scale s = scale::none) const;
+  /// Collective. Input in outbox(); out (2*alloc_size() reals) gets the padded real inbox(). The
+  /// input is preserved unless in == out.
+  void backward(const complex_type* in, T* out, scale s = scale::none) const;
+  void backward(const complex_type* in, T* out, void* ws, scale s = scale::none) const;
+
+  const detail::plan3d<T>& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::plan3d<T>> impl_;
+};
+
+}  // namespace toru::fft

@@ -1,0 +1,69 @@
+// Options and layout descriptions shared by the 3D and 1D plans.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace toru::fft {
+
+/// How the 3D array is split over ranks.
+enum class decomposition {
+  automatic,  // slab when every rank gets work in both slab layouts, else the squarest pencil grid
+  slab,       // 1D process grid: axis 0 split over all ranks
+  pencil,     // 2D process grid p0 x p1: axes 0 and 1 split
+};
+
+/// Order of the forward output (and of the backward input).
+enum class order {
+  natural,     // same distribution and memory order as the input (FFTW's default)
+  transposed,  // the layout of the last local FFT, skipping the transposes back (3D: like
+               // FFTW_MPI_TRANSPOSED_OUT; 1D: like FFTW_MPI_SCRAMBLED_OUT). See the box queries.
+};
+
+/// FFTW planner effort for the local transforms (FFTW_ESTIMATE or FFTW_MEASURE).
+enum class effort { estimate, measure };
+
+/// Scaling applied to a result: none, 1/N, or 1/sqrt(N) (N = total number of points).
+enum class scale { none, full, symmetric };
+
+std::string_view to_string(decomposition d) noexcept;
+std::string_view to_string(order o) noexcept;
+
+/// A rank's part of a 3D array. Axis a covers global indices [low[a], low[a] + size[a]).
+/// In memory the axes are nested as order[0] (slowest) .. order[2] (fastest); consecutive rows
+/// along the fastest axis are row_stride elements apart (row_stride > size[order[2]] only for
+/// the padded real arrays of r2c plans, which hold 2*(n2/2+1) reals per row, as FFTW-MPI).
+struct box3d {
+  std::array<std::int64_t, 3> low{};
+  std::array<std::int64_t, 3> size{};
+  std::array<int, 3> order{0, 1, 2};
+  std::int64_t row_stride = 0;
+
+  /// Number of points of the box (without padding).
+  std::int64_t count() const { return size[0] * size[1] * size[2]; }
+  /// Elements the box occupies in memory (with padding).
+  std::int64_t extent() const { return size[order[0]] * size[order[1]] * row_stride; }
+};
+
+/// Options of a 3D plan (c2c or r2c). Use designated initializers:
+///   toru::fft::options3d{.decomp = toru::fft::decomposition::pencil, .output = toru::fft::order::transposed}
+struct options3d {
+  decomposition decomp = decomposition::automatic;
+  std::array<int, 2> grid{0, 0};  // pencil grid p0 x p1 (p0 * p1 = ranks); {0, 0} = choose
+  order output = order::natural;
+  effort planner = effort::estimate;
+  bool overlap = true;  // local FFTs of received chunks while later chunks are in flight
+  int chunks = 0;       // chunks per exchange when overlapping; 0 = chosen (see docs/fft.md)
+};
+
+/// Options of a distributed 1D plan of N = n1 * n2 points.
+struct options1d {
+  std::int64_t n1 = 0;  // first factor; 0 = the divisor of N closest to sqrt(N)
+  order output = order::natural;
+  effort planner = effort::estimate;
+  bool overlap = true;
+  int chunks = 0;
+};
+
+}  // namespace toru::fft

@@ -1,0 +1,125 @@
+#include "toru/fft/fft3d.hpp"
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "plan3d.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft {
+
+local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, const options3d& opts, bool r2c) {
+  expect(nranks >= 1 && rank >= 0 && rank < nranks, "rank", fmt::format("in [0, {})", nranks), std::to_string(rank));
+  const detail::layout3d L = detail::make_layout3d(nranks, rank, n, r2c, opts);
+  local_layout out;
+  out.in = r2c ? L.real_in : L.s0;
+  out.out = opts.output == order::natural ? L.s0 : L.s2;
+  out.alloc = L.alloc;
+  out.decomp = L.decomp;
+  out.grid = {L.p0, L.p1};
+  return out;
+}
+
+#define TORU_FFT3D_COMMON(CLASS, R2C)                                              \
+  template <precision T, backend B>                                                \
+  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts) \
+      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts)) {}          \
+  template <precision T, backend B>                                                \
+  CLASS<T, B>::~CLASS() = default;                                                 \
+  template <precision T, backend B>                                                \
+  CLASS<T, B>::CLASS(CLASS&&) noexcept = default;                                  \
+  template <precision T, backend B>                                                \
+  CLASS<T, B>& CLASS<T, B>::operator=(CLASS&&) noexcept = default;                 \
+  template <precision T, backend B>                                                \
+  const box3d& CLASS<T, B>::inbox() const {                                        \
+    return impl_->inbox();                                                         \
+  }                                                                                \
+  template <precision T, backend B>                                                \
+  const box3d& CLASS<T, B>::outbox() const {                                       \
+    return impl_->outbox();                                                        \
+  }                                                                                \
+  template <precision T, backend B>                                                \
+  std::int64_t CLASS<T, B>::alloc_size() const {                                   \
+    return impl_->alloc_size();                                                    \
+  }                                                                                \
+  template <precision T, backend B>                                                \
+  std::size_t CLASS<T, B>::workspace_size() const {                                \
+    return impl_->workspace_size();                                                \
+  }                                                                                \
+  template <precision T, backend B>                                                \
+  decomposition CLASS<T, B>::decomp() const {                                      \
+    return impl_->layout().decomp;                                                 \
+  }                                                                                \
+  template <precision T, backend B>                                                \
+  std::array<int, 2> CLASS<T, B>::grid() const {                                   \
+    return {impl_->layout().p0, impl_->layout().p1};                               \
+  }
+
+TORU_FFT3D_COMMON(fft3d, false)
+TORU_FFT3D_COMMON(fft3d_r2c, true)
+#undef TORU_FFT3D_COMMON
+
+template <precision T, backend B>
+void fft3d<T, B>::forward(const complex_type* in, complex_type* out, scale s) const {
+  impl_->execute(true, in, out, nullptr, s);
+}
+template <precision T, backend B>
+void fft3d<T, B>::forward(const complex_type* in, complex_type* out, void* ws, scale s) const {
+  impl_->execute(true, in, out, ws, s);
+}
+template <precision T, backend B>
+void fft3d<T, B>::backward(const complex_type* in, complex_type* out, scale s) const {
+  impl_->execute(false, in, out, nullptr, s);
+}
+template <precision T, backend B>
+void fft3d<T, B>::backward(const complex_type* in, complex_type* out, void* ws, scale s) const {
+  impl_->execute(false, in, out, ws, s);
+}
+
+namespace {
+template <class T>
+void check_spans(MPI_Comm comm, std::size_t in_size, std::int64_t in_need, std::size_t out_size,
+                 std::int64_t out_need) {
+  validate_collectively(comm, [&] {
+    expect(static_cast<std::int64_t>(in_size) >= in_need, "in", fmt::format("at least {} elements", in_need),
+           std::to_string(in_size));
+    expect(static_cast<std::int64_t>(out_size) >= out_need, "out",
+           fmt::format("at least {} elements (alloc_size())", out_need), std::to_string(out_size));
+  });
+}
+}  // namespace
+
+template <precision T, backend B>
+void fft3d<T, B>::forward(std::span<const complex_type> in, std::span<complex_type> out, scale s) const {
+  check_spans<T>(impl_->comm(), in.size(), impl_->inbox().extent(), out.size(), impl_->alloc_size());
+  impl_->execute(true, in.data(), out.data(), nullptr, s);
+}
+template <precision T, backend B>
+void fft3d<T, B>::backward(std::span<const complex_type> in, std::span<complex_type> out, scale s) const {
+  check_spans<T>(impl_->comm(), in.size(), impl_->outbox().extent(), out.size(), impl_->alloc_size());
+  impl_->execute(false, in.data(), out.data(), nullptr, s);
+}
+
+template <precision T, backend B>
+void fft3d_r2c<T, B>::forward(const T* in, complex_type* out, scale s) const {
+  impl_->execute(true, in, out, nullptr, s);
+}
+template <precision T, backend B>
+void fft3d_r2c<T, B>::forward(const T* in, complex_type* out, void* ws, scale s) const {
+  impl_->execute(true, in, out, ws, s);
+}
+template <precision T, backend B>
+void fft3d_r2c<T, B>::backward(const complex_type* in, T* out, scale s) const {
+  impl_->execute(false, in, out, nullptr, s);
+}
+template <precision T, backend B>
+void fft3d_r2c<T, B>::backward(const complex_type* in, T* out, void* ws, scale s) const {
+  impl_->execute(false, in, out, ws, s);
+}
+
+template class fft3d<float, fftw>;
+template class fft3d<double, fftw>;
+template class fft3d_r2c<float, fftw>;
+template class fft3d_r2c<double, fftw>;
+
+}  // namespace toru::fft

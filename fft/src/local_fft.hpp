@@ -1,0 +1,51 @@
+// Batched local FFTs over consecutive "units" (a row, or a plane for the slab's 2D transforms),
+// planned once per batch size with FFTW and executed on any buffer (new-array execute).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fftw_api.hpp"
+
+namespace toru::fft::detail {
+
+enum class fft_kind { c2c_forward, c2c_backward, r2c, c2r };
+
+template <class T>
+class local_fft {
+ public:
+  /// dims: logical transform sizes of one unit (rank 1 or 2). Complex units hold
+  /// dims[..-1] * (c2c ? last : last/2+1) points; real units of r2c/c2r are padded to
+  /// 2*(last/2+1) reals per row. `batches` lists the unit counts execute() will be called with
+  /// most (others are run as pieces). Plans on the scratch buffers, which must hold the largest batch.
+  local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::int64_t> batches, bool in_place, unsigned flags,
+            void* scratch_in, void* scratch_out);
+  ~local_fft();
+  local_fft(const local_fft&) = delete;
+  local_fft& operator=(const local_fft&) = delete;
+
+  /// Transforms `units` consecutive units from in to out (in == out iff planned in place).
+  void execute(std::int64_t units, void* in, void* out) const;
+
+  /// Complex elements per unit.
+  std::int64_t unit_complex() const { return unit_complex_; }
+
+ private:
+  using api = fftw_api<T>;
+  struct entry {
+    std::int64_t batch;
+    typename api::plan aligned;
+    typename api::plan unaligned;
+  };
+  typename api::plan make(int howmany, unsigned flags, void* in, void* out) const;
+  void run(typename api::plan p, void* in, void* out) const;
+
+  fft_kind kind_;
+  std::vector<int> dims_;
+  bool in_place_;
+  std::int64_t unit_complex_ = 0, unit_in_bytes_ = 0, unit_out_bytes_ = 0;
+  std::vector<entry> plans_;  // decreasing batch, always ending with batch 1
+};
+
+}  // namespace toru::fft::detail

@@ -1,0 +1,117 @@
+#include <algorithm>
+#include <complex>
+
+#include <fmt/format.h>
+
+#include "local_fft.hpp"
+#include "toru/core/error.hpp"
+
+namespace toru::fft::detail {
+
+template <class T>
+local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::int64_t> batches, bool in_place,
+                        unsigned flags, void* scratch_in, void* scratch_out)
+    : kind_(kind), dims_(std::move(dims)), in_place_(in_place) {
+  const int last = dims_.back();
+  const bool real = kind_ == fft_kind::r2c || kind_ == fft_kind::c2r;
+  const std::int64_t clast = real ? last / 2 + 1 : last;
+  std::int64_t rows = 1;
+  for (std::size_t i = 0; i + 1 < dims_.size(); ++i) rows *= dims_[i];
+  unit_complex_ = rows * clast;
+  const std::int64_t cbytes = unit_complex_ * static_cast<std::int64_t>(sizeof(std::complex<T>));
+  unit_in_bytes_ = cbytes;  // padded real rows take exactly the bytes of the complex rows
+  unit_out_bytes_ = cbytes;
+
+  batches.push_back(1);
+  std::sort(batches.begin(), batches.end(), std::greater<>());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  if (in_place_) scratch_out = scratch_in;
+  for (std::int64_t b : batches) {
+    if (b <= 0) continue;
+    expect(b <= INT32_MAX, "local FFT batch", "at most 2^31-1 transforms", std::to_string(b));
+    entry e{b, make(static_cast<int>(b), flags, scratch_in, scratch_out),
+            make(static_cast<int>(b), FFTW_ESTIMATE | FFTW_UNALIGNED, scratch_in, scratch_out)};
+    plans_.push_back(e);
+  }
+}
+
+template <class T>
+typename local_fft<T>::api::plan local_fft<T>::make(int howmany, unsigned flags, void* in, void* out) const {
+  const int rank = static_cast<int>(dims_.size());
+  const int last = dims_.back();
+  std::vector<int> cemb(dims_), remb(dims_);
+  cemb.back() = last / 2 + 1;
+  remb.back() = 2 * (last / 2 + 1);
+  auto prod = [](const std::vector<int>& v) {
+    int p = 1;
+    for (int x : v) p *= x;
+    return p;
+  };
+  typename api::plan p = nullptr;
+  using cpx = typename api::cpx;
+  switch (kind_) {
+    case fft_kind::c2c_forward:
+    case fft_kind::c2c_backward:
+      p = api::many_dft(rank, dims_.data(), howmany, static_cast<cpx*>(in), nullptr, 1, prod(dims_),
+                        static_cast<cpx*>(out), nullptr, 1, prod(dims_),
+                        kind_ == fft_kind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+      break;
+    case fft_kind::r2c:
+      p = api::many_r2c(rank, dims_.data(), howmany, static_cast<T*>(in), remb.data(), 1, prod(remb),
+                        static_cast<cpx*>(out), cemb.data(), 1, prod(cemb), flags);
+      break;
+    case fft_kind::c2r:
+      p = api::many_c2r(rank, dims_.data(), howmany, static_cast<cpx*>(in), cemb.data(), 1, prod(cemb),
+                        static_cast<T*>(out), remb.data(), 1, prod(remb), flags);
+      break;
+  }
+  if (!p)
+    throw error(errc::fftw,
+                fmt::format("FFTW could not plan a batch of {} transforms of size {}", howmany, fmt::join(dims_, "x")));
+  return p;
+}
+
+template <class T>
+local_fft<T>::~local_fft() {
+  for (auto& e : plans_) {
+    api::destroy(e.aligned);
+    api::destroy(e.unaligned);
+  }
+}
+
+template <class T>
+void local_fft<T>::run(typename api::plan p, void* in, void* out) const {
+  switch (kind_) {
+    case fft_kind::c2c_forward:
+    case fft_kind::c2c_backward:
+      api::execute_dft(p, in, out);
+      break;
+    case fft_kind::r2c:
+      api::execute_r2c(p, in, out);
+      break;
+    case fft_kind::c2r:
+      api::execute_c2r(p, in, out);
+      break;
+  }
+}
+
+template <class T>
+void local_fft<T>::execute(std::int64_t units, void* in, void* out) const {
+  auto* pin = static_cast<char*>(in);
+  auto* pout = static_cast<char*>(out);
+  // Batches not planned exactly run as pieces of the planned ones (the list ends with 1).
+  for (const entry& e : plans_) {
+    while (units >= e.batch) {
+      const bool aligned = api::alignment_of(pin) == 0 && api::alignment_of(pout) == 0;
+      run(aligned ? e.aligned : e.unaligned, pin, pout);
+      units -= e.batch;
+      pin += e.batch * unit_in_bytes_;
+      pout += e.batch * unit_out_bytes_;
+    }
+  }
+}
+
+template class local_fft<float>;
+template class local_fft<double>;
+
+}  // namespace toru::fft::detail

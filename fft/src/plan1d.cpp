@@ -1,0 +1,176 @@
+#include "plan1d.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "split.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft::detail {
+
+std::int64_t default_n1(std::int64_t n) {
+  std::int64_t best = 1;
+  for (std::int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) best = d;
+  return best;
+}
+
+namespace {
+
+/// FFT of rows, with the six-step twiddle exp(-+2 pi i n2 k1 / n) applied after (forward) or
+/// before (backward, conjugated) it. Rows are the B-layout rows: n2 = first_row + row, k1 = column.
+template <class T>
+class twiddle_fft final : public line_op<T> {
+ public:
+  twiddle_fft(std::unique_ptr<local_fft<T>> fft, const std::vector<std::complex<T>>& tw, std::int64_t row_len,
+              bool forward)
+      : fft_(std::move(fft)), tw_(tw), len_(row_len), forward_(forward) {}
+  void apply(std::complex<T>* stage, std::int64_t u0, std::int64_t u1) const override {
+    if (u1 <= u0) return;
+    std::complex<T>* p = stage + u0 * len_;
+    const std::complex<T>* w = tw_.data() + u0 * len_;
+    const std::int64_t count = (u1 - u0) * len_;
+    if (forward_) {
+      fft_->execute(u1 - u0, p, p);
+      for (std::int64_t i = 0; i < count; ++i) p[i] *= w[i];
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) p[i] *= std::conj(w[i]);
+      fft_->execute(u1 - u0, p, p);
+    }
+  }
+
+ private:
+  std::unique_ptr<local_fft<T>> fft_;
+  const std::vector<std::complex<T>>& tw_;
+  std::int64_t len_;
+  bool forward_;
+};
+
+}  // namespace
+
+template <class T>
+plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_(opts) {
+  expect_agreement(comm, {{"n", n_},
+                          {"options.n1", opts.n1},
+                          {"options.output", static_cast<std::int64_t>(opts.output)},
+                          {"options.planner", static_cast<std::int64_t>(opts.planner)},
+                          {"options.overlap", opts.overlap},
+                          {"options.chunks", opts.chunks}});
+  validate_collectively(comm, [&] {
+    expect(n_ >= 1, "n", "a size >= 1", std::to_string(n_));
+    expect(opts.n1 >= 0 && (opts.n1 == 0 || n_ % opts.n1 == 0), "options.n1",
+           fmt::format("0 (automatic) or a divisor of n = {}", n_), std::to_string(opts.n1));
+    expect(opts.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(opts.chunks));
+    expect(n_ <= INT32_MAX * std::int64_t{64}, "n", "a size FFTW's int batch sizes can plan", std::to_string(n_));
+  });
+  n = n_;
+  n1 = opts.n1 ? opts.n1 : default_n1(n);
+  n2 = n / n1;
+  MPI_Comm dup = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  base_ = owned_comm(dup);
+  const int P = mpi_size(dup), me = mpi_rank(dup);
+
+  // Layouts: A [n1 part][n2] (input), B [n2 part][n1], C [k1 part][n2] (scrambled), D [k2 part][n1].
+  const std::int64_t rowsA = part_count(n1, P, me), rowsB = part_count(n2, P, me);
+  in_start = part_start(n1, P, me) * n2;
+  in_count = rowsA * n2;
+  const bool natural = opts.output == order::natural;
+  if (natural) {
+    out_start = part_start(n2, P, me) * n1;
+    out_count = rowsB * n1;
+  } else {
+    out_start = in_start;
+    out_count = in_count;
+  }
+  alloc = std::max({rowsA * n2, rowsB * n1, std::int64_t{1}});
+
+  using cpx = std::complex<T>;
+  const std::int64_t region = std::max({alloc, n1, n2});
+  region_bytes_ = (static_cast<std::size_t>(region) * sizeof(cpx) + 63) / 64 * 64;
+  own_ws_ = aligned_buffer(2 * region_bytes_);
+  void* scratch_a = own_ws_.get();
+  void* scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
+  const unsigned flags = fftw_flags(opts.planner);
+  const int C = chunk_count(opts.chunks, opts.overlap);
+  const MPI_Datatype type = mpi_type<cpx>();
+
+  // Twiddles in double whatever T: the angle is reduced mod n exactly in integers first.
+  const std::int64_t b0 = part_start(n2, P, me);
+  twiddle_.resize(static_cast<std::size_t>(rowsB * n1));
+  for (std::int64_t r = 0; r < rowsB; ++r)
+    for (std::int64_t k1 = 0; k1 < n1; ++k1) {
+      const std::int64_t e = (b0 + r) * k1 % n;  // (b0 + r) * k1 < n2 * n1 = n: no overflow
+      const double angle = -2.0 * std::numbers::pi * static_cast<double>(e) / static_cast<double>(n);
+      twiddle_[r * n1 + k1] = cpx(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
+    }
+
+  auto fft = [&](fft_kind kind, std::int64_t len, std::vector<std::int64_t> batches, bool in_place) {
+    return std::make_unique<local_fft<T>>(kind, std::vector<int>{static_cast<int>(len)}, std::move(batches), in_place,
+                                          flags, scratch_a, scratch_b);
+  };
+  auto geometry = [&](std::int64_t na, std::int64_t nb) {
+    transpose_geometry g;
+    g.T = 1;
+    g.na = na;
+    g.nb = nb;
+    g.me = me;
+    for (int r = 0; r < P; ++r) {
+      g.a_start.push_back(part_start(na, P, r));
+      g.a_count.push_back(part_count(na, P, r));
+      g.b_start.push_back(part_start(nb, P, r));
+      g.b_count.push_back(part_count(nb, P, r));
+    }
+    return g;
+  };
+  auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) {
+    auto s = std::make_unique<transpose_step<T>>(dup, geometry(na, nb), std::move(op), C, opts.overlap, type);
+    ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
+    return s;
+  };
+  const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
+  const std::int64_t rowsC = rowsA;  // k1 and n1 are split alike
+
+  // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
+  fwd_.push_back(transpose(
+      n2, n1, std::make_unique<twiddle_fft<T>>(fft(fwd, n1, chunk_batches(rowsB, C), true), twiddle_, n1, true)));
+  fwd_.push_back(transpose(n1, n2, std::make_unique<fft_lines<T>>(fft(fwd, n2, chunk_batches(rowsC, C), true))));
+  if (natural) fwd_.push_back(transpose(n2, n1, nullptr));
+  // Backward: D -> C (FFT n2) when natural, or FFT n2 on C; C -> B (twiddle, FFT n1); B -> A.
+  if (natural)
+    bwd_.push_back(transpose(n1, n2, std::make_unique<fft_lines<T>>(fft(bwd, n2, chunk_batches(rowsC, C), true))));
+  else
+    bwd_.push_back(std::make_unique<fft_step<T>>(fft(bwd, n2, {rowsC}, true), fft(bwd, n2, {rowsC}, false), rowsC));
+  bwd_.push_back(transpose(
+      n2, n1, std::make_unique<twiddle_fft<T>>(fft(bwd, n1, chunk_batches(rowsB, C), true), twiddle_, n1, false)));
+  bwd_.push_back(transpose(n1, n2, nullptr));
+  ws_bytes_ += 2 * region_bytes_;
+}
+
+template <class T>
+plan1d<T>::~plan1d() = default;
+
+template <class T>
+void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+  expect_buffers(base_.get(), in, forward ? in_count : out_count, out, alloc);
+  char* base = static_cast<char*>(ws ? ws : own_ws_.get());
+  const work_buffers wb{base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};
+  const auto& steps = forward ? fwd_ : bwd_;
+  const void* src = in;
+  for (const auto& st : steps) {
+    st->run(src, out, wb);
+    src = out;
+  }
+  if (s != scale::none)
+    scale_array(static_cast<std::complex<T>*>(out), forward ? out_count : in_count,
+                static_cast<T>(scale_factor(s, static_cast<double>(n))));
+}
+
+template class plan1d<float>;
+template class plan1d<double>;
+
+}  // namespace toru::fft::detail

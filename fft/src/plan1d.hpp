@@ -1,0 +1,42 @@
+// The distributed 1D six-step plan (FFTW backend).
+#pragma once
+
+#include <mpi.h>
+
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include "plan3d.hpp"
+#include "steps.hpp"
+#include "toru/fft/fft1d.hpp"
+
+namespace toru::fft::detail {
+
+template <class T>
+class plan1d {
+ public:
+  plan1d(MPI_Comm comm, std::int64_t n, const options1d& opts);
+  ~plan1d();
+
+  std::int64_t n = 0, n1 = 0, n2 = 0;
+  std::int64_t in_start = 0, in_count = 0, out_start = 0, out_count = 0, alloc = 0;
+  std::size_t workspace_size() const { return ws_bytes_; }
+  const options1d& options() const { return opts_; }
+  MPI_Comm comm() const { return base_.get(); }
+
+  void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
+
+ private:
+  options1d opts_;
+  owned_comm base_;
+  std::size_t region_bytes_ = 0, ws_bytes_ = 0;
+  aligned_buffer own_ws_;
+  std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)
+  std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
+};
+
+/// The divisor of n closest to sqrt(n) from below.
+std::int64_t default_n1(std::int64_t n);
+
+}  // namespace toru::fft::detail

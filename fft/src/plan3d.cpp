@@ -1,0 +1,295 @@
+#include "plan3d.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "split.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft::detail {
+
+namespace {
+
+bool slab_possible(std::array<std::int64_t, 3> n, std::int64_t nc, int P) { return n[0] >= P && nc >= P; }
+
+bool pencil_possible(std::array<std::int64_t, 3> n, std::int64_t nc, int p0, int p1) {
+  return p0 <= n[0] && p0 <= n[1] && p1 <= n[1] && p1 <= nc;
+}
+
+// The pencil grid closest to square among those where every rank gets points in every layout;
+// {0, 0} when there is none.
+std::array<int, 2> best_pencil(std::array<std::int64_t, 3> n, std::int64_t nc, int P) {
+  std::array<int, 2> best{0, 0};
+  for (int p0 = 1; p0 <= P; ++p0) {
+    if (P % p0) continue;
+    const int p1 = P / p0;
+    if (!pencil_possible(n, nc, p0, p1)) continue;
+    if (best[0] == 0 || std::abs(p0 - p1) < std::abs(best[0] - best[1])) best = {p0, p1};
+  }
+  return best;
+}
+
+box3d make_box(std::array<std::int64_t, 3> low, std::array<std::int64_t, 3> size, std::array<int, 3> ord) {
+  box3d b;
+  b.low = low;
+  b.size = size;
+  b.order = ord;
+  b.row_stride = size[ord[2]];
+  return b;
+}
+
+}  // namespace
+
+layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& o) {
+  for (int a = 0; a < 3; ++a) expect(n[a] >= 1, fmt::format("n[{}]", a), "a size >= 1", std::to_string(n[a]));
+  expect(o.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(o.chunks));
+  layout3d L;
+  L.n = n;
+  L.r2c = r2c;
+  L.nc = r2c ? n[2] / 2 + 1 : n[2];
+  const std::int64_t nc = L.nc;
+  const std::string sizes = fmt::format("{}x{}x{}{}", n[0], n[1], n[2], r2c ? " (r2c)" : "");
+
+  switch (o.decomp) {
+    case decomposition::slab:
+      if (!slab_possible(n, nc, P))
+        throw error(errc::invalid_argument,
+                    fmt::format("decomposition: a slab over {} ranks needs n0 >= {} and {} >= {}; got {}; use "
+                                "decomposition::pencil or automatic",
+                                P, P, r2c ? "n2/2+1" : "n2", P, sizes));
+      L.decomp = decomposition::slab;
+      break;
+    case decomposition::pencil: {
+      std::array<int, 2> g = o.grid;
+      if (g[0] == 0 && g[1] == 0) {
+        g = best_pencil(n, nc, P);
+        if (g[0] == 0)
+          throw error(
+              errc::invalid_argument,
+              fmt::format("decomposition: no pencil grid over {} ranks gives every rank points of {}", P, sizes));
+      }
+      expect(g[0] >= 1 && g[1] >= 1 && g[0] * g[1] == P, "options.grid", fmt::format("p0 x p1 = {} ranks", P),
+             fmt::format("{} x {}", g[0], g[1]));
+      if (!pencil_possible(n, nc, g[0], g[1]))
+        throw error(errc::invalid_argument,
+                    fmt::format("options.grid: a {} x {} pencil grid needs n0 >= p0, n1 >= max(p0, p1) and {} >= p1; "
+                                "got {}",
+                                g[0], g[1], r2c ? "n2/2+1" : "n2", sizes));
+      L.decomp = decomposition::pencil;
+      L.p0 = g[0];
+      L.p1 = g[1];
+      break;
+    }
+    case decomposition::automatic: {
+      if (slab_possible(n, nc, P)) {
+        L.decomp = decomposition::slab;
+      } else if (auto g = best_pencil(n, nc, P); g[0] != 0) {
+        L.decomp = decomposition::pencil;
+        L.p0 = g[0];
+        L.p1 = g[1];
+      } else {
+        // Too small for every rank to get work: a slab with idle ranks still computes correctly.
+        L.decomp = decomposition::slab;
+      }
+      break;
+    }
+  }
+  if (L.decomp == decomposition::slab) {
+    L.p0 = P;
+    L.p1 = 1;
+  }
+  L.r0 = rank / L.p1;
+  L.r1 = rank % L.p1;
+  const int p0 = L.p0, p1 = L.p1, r0 = L.r0, r1 = L.r1;
+  if (L.decomp == decomposition::slab) {
+    L.s0 = make_box({part_start(n[0], P, rank), 0, 0}, {part_count(n[0], P, rank), n[1], nc}, {0, 1, 2});
+    L.s2 = make_box({0, 0, part_start(nc, P, rank)}, {n[0], n[1], part_count(nc, P, rank)}, {1, 2, 0});
+    L.s1 = L.s0;
+  } else {
+    L.s0 = make_box({part_start(n[0], p0, r0), part_start(n[1], p1, r1), 0},
+                    {part_count(n[0], p0, r0), part_count(n[1], p1, r1), nc}, {0, 1, 2});
+    L.s1 = make_box({part_start(n[0], p0, r0), 0, part_start(nc, p1, r1)},
+                    {part_count(n[0], p0, r0), n[1], part_count(nc, p1, r1)}, {0, 2, 1});
+    L.s2 = make_box({0, part_start(n[1], p0, r0), part_start(nc, p1, r1)},
+                    {n[0], part_count(n[1], p0, r0), part_count(nc, p1, r1)}, {2, 1, 0});
+  }
+  L.real_in = L.s0;
+  if (r2c) {
+    L.real_in.size[2] = n[2];
+    L.real_in.row_stride = 2 * nc;
+  }
+  L.alloc = std::max({L.s0.extent(), L.s1.extent(), L.s2.extent(), std::int64_t{1}});
+  return L;
+}
+
+template <class T>
+plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts) : opts_(opts) {
+  expect_agreement(comm, {{"n[0]", n[0]},
+                          {"n[1]", n[1]},
+                          {"n[2]", n[2]},
+                          {"options.decomp", static_cast<std::int64_t>(opts.decomp)},
+                          {"options.grid[0]", opts.grid[0]},
+                          {"options.grid[1]", opts.grid[1]},
+                          {"options.output", static_cast<std::int64_t>(opts.output)},
+                          {"options.planner", static_cast<std::int64_t>(opts.planner)},
+                          {"options.overlap", opts.overlap},
+                          {"options.chunks", opts.chunks}});
+  const int P = mpi_size(comm), rank = mpi_rank(comm);
+  validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts); });
+
+  MPI_Comm dup = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  base_ = owned_comm(dup);
+  const layout3d& L = lay_;
+  if (L.decomp == decomposition::pencil) {
+    MPI_Comm row = MPI_COMM_NULL, col = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split(dup, L.r0, L.r1, &row), "MPI_Comm_split");
+    row_ = owned_comm(row);
+    check_mpi(MPI_Comm_split(dup, L.r1, L.r0, &col), "MPI_Comm_split");
+    col_ = owned_comm(col);
+  }
+
+  using cpx = std::complex<T>;
+  // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
+  const std::int64_t region = std::max({L.alloc, n[0], n[1], n[1] * L.nc});
+  region_bytes_ = (static_cast<std::size_t>(region) * sizeof(cpx) + 63) / 64 * 64;
+  own_ws_ = aligned_buffer(2 * region_bytes_);
+  void* scratch_a = own_ws_.get();
+  void* scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
+  const unsigned flags = fftw_flags(opts.planner);
+  const int C = chunk_count(opts.chunks, opts.overlap);
+  const MPI_Datatype type = mpi_type<cpx>();
+  const auto [n0, n1, n2] = n;
+  const std::int64_t nc = L.nc;
+  const int P0 = L.p0, P1 = L.p1, r0 = L.r0, r1 = L.r1;
+
+  auto fft = [&](fft_kind kind, std::vector<int> dims, std::vector<std::int64_t> batches, bool in_place) {
+    return std::make_unique<local_fft<T>>(kind, std::move(dims), std::move(batches), in_place, flags, scratch_a,
+                                          scratch_b);
+  };
+  auto whole = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) -> std::unique_ptr<step<T>> {
+    return std::make_unique<fft_step<T>>(fft(kind, dims, {units}, true), fft(kind, dims, {units}, false), units);
+  };
+  auto lines = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) -> std::unique_ptr<line_op<T>> {
+    return std::make_unique<fft_lines<T>>(fft(kind, std::move(dims), chunk_batches(units, C), true));
+  };
+  // Geometry of a transpose where axis a (full, length na) gets split by split_a and axis b
+  // (split by split_b, full length nb) gets gathered, in a communicator of q ranks.
+  auto geometry = [](std::int64_t T_, std::int64_t na, std::int64_t nb, int q, int me, bool src_t_outer,
+                     bool dst_t_outer, std::int64_t group) {
+    transpose_geometry g;
+    g.T = T_;
+    g.na = na;
+    g.nb = nb;
+    g.me = me;
+    g.src_t_outer = src_t_outer;
+    g.dst_t_outer = dst_t_outer;
+    g.group = group;
+    for (int r = 0; r < q; ++r) {
+      g.a_start.push_back(part_start(na, q, r));
+      g.a_count.push_back(part_count(na, q, r));
+      g.b_start.push_back(part_start(nb, q, r));
+      g.b_count.push_back(part_count(nb, q, r));
+    }
+    return g;
+  };
+  auto transpose = [&](MPI_Comm c, transpose_geometry g, std::unique_ptr<line_op<T>> op) {
+    auto s = std::make_unique<transpose_step<T>>(c, std::move(g), std::move(op), C, opts.overlap, type);
+    ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
+    return s;
+  };
+  const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
+  const auto first_fwd = r2c ? fft_kind::r2c : fwd;
+  const auto last_bwd = r2c ? fft_kind::c2r : bwd;
+  const int in0 = static_cast<int>(n0), in1 = static_cast<int>(n1), in2 = static_cast<int>(n2);
+  const bool natural = opts.output == order::natural;
+
+  if (L.decomp == decomposition::slab) {
+    const MPI_Comm c = base_.get();
+    const int me = rank;
+    const std::int64_t planes = L.s0.size[0], rows2 = L.s2.size[1] * L.s2.size[2];
+    auto x02 = [&](std::unique_ptr<line_op<T>> op) {
+      return transpose(c, geometry(n1, nc, n0, P, me, false, true, 1), std::move(op));
+    };
+    auto x20 = [&](std::unique_ptr<line_op<T>> op) {
+      const std::int64_t group = op ? n1 : 1;  // whole planes for the 2D FFTs
+      return transpose(c, geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
+    };
+    fwd_.push_back(whole(first_fwd, {in1, in2}, planes));
+    fwd_.push_back(x02(lines(fwd, {in0}, rows2)));
+    if (natural) fwd_.push_back(x20(nullptr));
+    if (natural)
+      bwd_.push_back(x02(lines(bwd, {in0}, rows2)));
+    else
+      bwd_.push_back(whole(bwd, {in0}, rows2));
+    bwd_.push_back(x20(lines(last_bwd, {in1, in2}, planes)));
+  } else {
+    const MPI_Comm row = row_.get(), col = col_.get();
+    const std::int64_t rows0 = L.s0.size[0] * L.s0.size[1], rows1 = L.s1.size[0] * L.s1.size[2],
+                       rows2 = L.s2.size[1] * L.s2.size[2];
+    const std::int64_t t01 = L.s0.size[0], t12 = L.s1.size[2];
+    auto x01 = [&](std::unique_ptr<line_op<T>> op) {
+      return transpose(row, geometry(t01, nc, n1, P1, r1, true, true, 1), std::move(op));
+    };
+    auto x12 = [&](std::unique_ptr<line_op<T>> op) {
+      return transpose(col, geometry(t12, n1, n0, P0, r0, false, true, 1), std::move(op));
+    };
+    auto x21 = [&](std::unique_ptr<line_op<T>> op) {
+      return transpose(col, geometry(t12, n0, n1, P0, r0, true, false, 1), std::move(op));
+    };
+    auto x10 = [&](std::unique_ptr<line_op<T>> op) {
+      return transpose(row, geometry(t01, n1, nc, P1, r1, true, true, 1), std::move(op));
+    };
+    fwd_.push_back(whole(first_fwd, {in2}, rows0));
+    fwd_.push_back(x01(lines(fwd, {in1}, rows1)));
+    fwd_.push_back(x12(lines(fwd, {in0}, rows2)));
+    if (natural) {
+      fwd_.push_back(x21(nullptr));
+      fwd_.push_back(x10(nullptr));
+      bwd_.push_back(x01(lines(bwd, {in1}, rows1)));
+      bwd_.push_back(x12(lines(bwd, {in0}, rows2)));
+      bwd_.push_back(x21(nullptr));
+    } else {
+      bwd_.push_back(whole(bwd, {in0}, rows2));
+    }
+    if (!natural) bwd_.push_back(x21(lines(bwd, {in1}, rows1)));
+    bwd_.push_back(x10(lines(last_bwd, {in2}, rows0)));
+  }
+  ws_bytes_ += 2 * region_bytes_;
+}
+
+template <class T>
+plan3d<T>::~plan3d() = default;
+
+template <class T>
+work_buffers plan3d<T>::buffers(void* ws) const {
+  char* base = static_cast<char*>(ws ? ws : own_ws_.get());
+  // Without a caller workspace the exchange uses its own (null tells it so).
+  return {base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};
+}
+
+template <class T>
+void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+  const box3d& src_box = forward ? inbox() : outbox();
+  expect_buffers(base_.get(), in, src_box.extent(), out, lay_.alloc);
+  const work_buffers wb = buffers(ws);
+  const auto& steps = forward ? fwd_ : bwd_;
+  const void* src = in;
+  for (const auto& st : steps) {
+    st->run(src, out, wb);
+    src = out;
+  }
+  if (s != scale::none) {
+    const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
+    const box3d& dst_box = forward ? outbox() : lay_.s0;
+    scale_array(static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
+  }
+}
+
+template class plan3d<float>;
+template class plan3d<double>;
+
+}  // namespace toru::fft::detail

@@ -1,0 +1,94 @@
+// The backend-independent 3D plan (FFTW backend): layouts, steps and execution.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "steps.hpp"
+#include "toru/fft/fft3d.hpp"
+
+namespace toru::fft::detail {
+
+/// Allocation through FFTW (SIMD-aligned), released on destruction.
+class aligned_buffer {
+ public:
+  aligned_buffer() = default;
+  explicit aligned_buffer(std::size_t bytes);
+  ~aligned_buffer();
+  aligned_buffer(aligned_buffer&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  aligned_buffer& operator=(aligned_buffer&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+};
+
+/// Owns an MPI communicator (duplicated or split), freed on destruction.
+class owned_comm {
+ public:
+  owned_comm() = default;
+  explicit owned_comm(MPI_Comm c) : c_(c) {}
+  ~owned_comm();
+  owned_comm(owned_comm&& o) noexcept : c_(o.c_) { o.c_ = MPI_COMM_NULL; }
+  owned_comm& operator=(owned_comm&& o) noexcept {
+    std::swap(c_, o.c_);
+    return *this;
+  }
+  MPI_Comm get() const { return c_; }
+
+ private:
+  MPI_Comm c_ = MPI_COMM_NULL;
+};
+
+/// Layout of the three stages on one rank (see fft3d.hpp).
+struct layout3d {
+  std::array<std::int64_t, 3> n{};
+  std::int64_t nc = 0;  // points along axis 2 on the complex side
+  bool r2c = false;
+  decomposition decomp = decomposition::slab;
+  int p0 = 1, p1 = 1, r0 = 0, r1 = 0;
+  box3d s0, s1, s2;  // complex layouts; s1 unused for slabs
+  box3d real_in;     // r2c: padded real s0
+  std::int64_t alloc = 0;
+};
+
+/// Throws toru::error when the options cannot be honoured for n on nranks.
+layout3d make_layout3d(int nranks, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts);
+
+template <class T>
+class plan3d {
+ public:
+  plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts);
+  ~plan3d();
+
+  const layout3d& layout() const { return lay_; }
+  const box3d& inbox() const { return lay_.r2c ? lay_.real_in : lay_.s0; }
+  const box3d& outbox() const { return opts_.output == order::natural ? lay_.s0 : lay_.s2; }
+  std::int64_t alloc_size() const { return lay_.alloc; }
+  std::size_t workspace_size() const { return ws_bytes_; }
+  const options3d& options() const { return opts_; }
+  MPI_Comm comm() const { return base_.get(); }
+
+  /// Collective; checks for null buffers collectively first.
+  void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
+
+ private:
+  work_buffers buffers(void* ws) const;
+
+  layout3d lay_;
+  options3d opts_;
+  owned_comm base_, row_, col_;
+  std::size_t region_bytes_ = 0, ws_bytes_ = 0;
+  aligned_buffer own_ws_;
+  std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
+};
+
+}  // namespace toru::fft::detail

@@ -1,0 +1,122 @@
+// The stages a distributed FFT plan is made of: local batched FFTs and transposes (pack,
+// exchange, unpack), the latter optionally transforming received lines chunk by chunk.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exchange.hpp"
+#include "local_fft.hpp"
+
+namespace toru::fft::detail {
+
+/// Buffers an execution needs besides in and out: packed send and receive regions and the
+/// exchange's own workspace.
+struct work_buffers {
+  void* send;
+  void* recv;
+  void* comm;
+};
+
+template <class T>
+class step {
+ public:
+  virtual ~step() = default;
+  /// Reads the stage data from src and leaves the next stage's data in dst (src may equal dst).
+  virtual void run(const void* src, void* dst, const work_buffers& ws) const = 0;
+};
+
+/// Work done on consecutive destination units [u0, u1) of a stage once they are complete.
+template <class T>
+class line_op {
+ public:
+  virtual ~line_op() = default;
+  virtual void apply(std::complex<T>* stage, std::int64_t u0, std::int64_t u1) const = 0;
+};
+
+/// In-place batched FFT of units (unit = local_fft unit).
+template <class T>
+class fft_lines final : public line_op<T> {
+ public:
+  explicit fft_lines(std::unique_ptr<local_fft<T>> fft) : fft_(std::move(fft)) {}
+  void apply(std::complex<T>* stage, std::int64_t u0, std::int64_t u1) const override {
+    if (u1 <= u0) return;
+    auto* p = stage + u0 * fft_->unit_complex();
+    fft_->execute(u1 - u0, p, p);
+  }
+
+ private:
+  std::unique_ptr<local_fft<T>> fft_;
+};
+
+/// A batched FFT over the whole stage: from src to dst (first step) or in place.
+template <class T>
+class fft_step final : public step<T> {
+ public:
+  fft_step(std::unique_ptr<local_fft<T>> in_place, std::unique_ptr<local_fft<T>> out_of_place, std::int64_t units)
+      : in_place_(std::move(in_place)), out_of_place_(std::move(out_of_place)), units_(units) {}
+  void run(const void* src, void* dst, const work_buffers&) const override {
+    if (units_ == 0) return;
+    if (src == dst || !out_of_place_)
+      in_place_->execute(units_, dst, dst);
+    else
+      out_of_place_->execute(units_, const_cast<void*>(src), dst);
+  }
+
+ private:
+  std::unique_ptr<local_fft<T>> in_place_, out_of_place_;
+  std::int64_t units_;
+};
+
+/// Geometry of one transpose inside a sub-communicator of q ranks. The source stage holds rows
+/// (t, j) of na contiguous elements (axis a, full), j running over this rank's part of axis b;
+/// the destination holds rows (t, a') of nb contiguous elements (axis b, full), a' over this rank's
+/// part of axis a. t (extent T) is the third axis, not redistributed.
+struct transpose_geometry {
+  std::int64_t T = 1;
+  std::int64_t na = 1, nb = 1;
+  std::vector<std::int64_t> a_start, a_count;  // per destination rank
+  std::vector<std::int64_t> b_start, b_count;  // per source rank
+  int me = 0;
+  bool src_t_outer = true;  // source rows ordered [t][j] (else [j][t])
+  bool dst_t_outer = true;  // destination rows ordered [t][a'] (else [a'][t])
+  std::int64_t group = 1;   // destination rows per unit of the line op
+};
+
+/// Pack, exchange and unpack, with the line op applied to units as soon as their chunk arrived.
+/// Packed block for destination d: its rows in d's memory order, each holding this rank's
+/// b-part (so every chunk of every source's block ends on whole destination rows, up to one).
+template <class T>
+class transpose_step final : public step<T> {
+ public:
+  using cpx = std::complex<T>;
+  transpose_step(MPI_Comm comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks, bool overlap,
+                 MPI_Datatype type);
+  void run(const void* src, void* dst, const work_buffers& ws) const override;
+  std::size_t workspace_size() const { return ex_->workspace_size(); }
+  std::int64_t send_elems() const { return send_total_; }
+  std::int64_t recv_elems() const { return recv_total_; }
+
+ private:
+  void pack(const cpx* src, cpx* send) const;
+  void unpack(const cpx* recv, cpx* dst, std::int64_t u0, std::int64_t u1) const;
+
+  transpose_geometry g_;
+  std::unique_ptr<line_op<T>> op_;
+  std::vector<std::int64_t> sdispl_, rdispl_;
+  std::int64_t send_total_ = 0, recv_total_ = 0, units_ = 0;
+  std::unique_ptr<exchange> ex_;
+};
+
+/// Multiplies every element by a constant.
+template <class T>
+void scale_array(std::complex<T>* data, std::int64_t count, T factor) {
+  T* p = reinterpret_cast<T*>(data);
+  for (std::int64_t i = 0; i < 2 * count; ++i) p[i] *= factor;
+}
+
+}  // namespace toru::fft::detail

@@ -1,0 +1,100 @@
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "steps.hpp"
+#include "toru/core/error.hpp"
+
+namespace toru::fft::detail {
+
+namespace {
+int to_int(std::int64_t v, const char* what) {
+  if (v > INT_MAX)
+    throw error(errc::unsupported,
+                fmt::format("{}: {} elements exceed the 2^31-1 an MPI count can hold; use more ranks", what, v));
+  return static_cast<int>(v);
+}
+}  // namespace
+
+template <class T>
+transpose_step<T>::transpose_step(MPI_Comm comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks,
+                                  bool overlap, MPI_Datatype type)
+    : g_(std::move(g)), op_(std::move(op)) {
+  const int q = static_cast<int>(g_.a_count.size());
+  std::vector<int> sc(q), sd(q), rc(q), rd(q);
+  sdispl_.resize(q);
+  rdispl_.resize(q);
+  const std::int64_t B = g_.b_count[g_.me], A = g_.a_count[g_.me];
+  for (int d = 0; d < q; ++d) {
+    sdispl_[d] = send_total_;
+    sd[d] = to_int(send_total_, "send displacement");
+    sc[d] = to_int(g_.T * g_.a_count[d] * B, "send count");
+    send_total_ += g_.T * g_.a_count[d] * B;
+    rdispl_[d] = recv_total_;
+    rd[d] = to_int(recv_total_, "receive displacement");
+    rc[d] = to_int(g_.T * A * g_.b_count[d], "receive count");
+    recv_total_ += g_.T * A * g_.b_count[d];
+  }
+  units_ = g_.T * A / g_.group;
+  ex_ = std::make_unique<exchange>(comm, std::move(sc), std::move(sd), std::move(rc), std::move(rd), type,
+                                   op_ ? chunks : 1, overlap && op_);
+}
+
+template <class T>
+void transpose_step<T>::pack(const cpx* src, cpx* send) const {
+  const std::int64_t B = g_.b_count[g_.me], T_ = g_.T, na = g_.na;
+  const int q = static_cast<int>(g_.a_count.size());
+  constexpr std::int64_t tile = 16;
+  for (int d = 0; d < q; ++d) {
+    const std::int64_t A = g_.a_count[d], a0 = g_.a_start[d];
+    cpx* out = send + sdispl_[d];
+    for (std::int64_t t = 0; t < T_; ++t) {
+      for (std::int64_t ab = 0; ab < A; ab += tile) {
+        const std::int64_t ae = std::min(A, ab + tile);
+        for (std::int64_t j = 0; j < B; ++j) {
+          const std::int64_t row = g_.src_t_outer ? t * B + j : j * T_ + t;
+          const cpx* in = src + row * na + a0;
+          for (std::int64_t a = ab; a < ae; ++a) {
+            const std::int64_t line = g_.dst_t_outer ? t * A + a : a * T_ + t;
+            out[line * B + j] = in[a];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void transpose_step<T>::unpack(const cpx* recv, cpx* dst, std::int64_t u0, std::int64_t u1) const {
+  const int q = static_cast<int>(g_.b_count.size());
+  const std::int64_t l0 = u0 * g_.group, l1 = u1 * g_.group;
+  for (int s = 0; s < q; ++s) {
+    const std::int64_t B = g_.b_count[s], b0 = g_.b_start[s];
+    if (B == 0) continue;
+    const cpx* in = recv + rdispl_[s];
+    for (std::int64_t l = l0; l < l1; ++l)
+      std::memcpy(static_cast<void*>(dst + l * g_.nb + b0), in + l * B, static_cast<std::size_t>(B) * sizeof(cpx));
+  }
+}
+
+template <class T>
+void transpose_step<T>::run(const void* src, void* dst, const work_buffers& ws) const {
+  auto* send = static_cast<cpx*>(ws.send);
+  auto* recv = static_cast<cpx*>(ws.recv);
+  auto* out = static_cast<cpx*>(dst);
+  pack(static_cast<const cpx*>(src), send);
+  ex_->execute(send, recv, ws.comm, [&](int c, int nchunks) {
+    // Units [c*U/C, (c+1)*U/C) are complete once chunk c arrived from every source: a source's
+    // block holds U*group*B_s elements and floor((c+1)*U*group*B_s/C) >= floor((c+1)*U/C)*group*B_s.
+    const std::int64_t u0 = c * units_ / nchunks, u1 = (c + 1) * units_ / nchunks;
+    if (u1 <= u0) return;
+    unpack(recv, out, u0, u1);
+    if (op_) op_->apply(out, u0, u1);
+  });
+}
+
+template class transpose_step<float>;
+template class transpose_step<double>;
+
+}  // namespace toru::fft::detail
