@@ -1,0 +1,117 @@
+// Persistent all-to-all plans (in the spirit of MPI_Alltoall_init): equal blocks (alltoall_plan)
+// and variable counts (alltoallv_plan), any MPI datatype, in place or out of place.
+//
+//   toru::comm::communicator comm(MPI_COMM_WORLD, {.torus = "4x4x8"});
+//   toru::comm::alltoall_plan plan(comm, 1024, MPI_DOUBLE);   // collective
+//   for (...) plan.execute(in.data(), out.data());            // collective, many times
+//
+// A plan is immutable after construction; execute() is const. Plans on different communicators
+// may run concurrently from different threads; executes over one communicator must be issued in
+// the same order on every rank and not concurrently (as with any MPI collective on one comm).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "toru/comm/communicator.hpp"
+
+namespace toru::comm {
+
+enum class alltoall_algorithm {
+  automatic,  // decision function (or measurement, or wisdom) picks
+  direct,     // the MPI library's own MPI_Alltoall / MPI_Alltoallv
+  pairwise,   // P-1 MPI_Sendrecv steps to (rank+s) from (rank-s)
+  bruck,      // ceil(log2 P) steps, blocks forwarded through intermediate ranks; equal blocks only
+  indirect,   // torus two-phase: plane all-to-all (short axes), then line all-to-all (longest axis)
+};
+
+/// "automatic", "direct", "pairwise", "bruck", "indirect".
+std::string_view to_string(alltoall_algorithm algorithm) noexcept;
+/// Inverse of to_string (also accepts "auto"); throws toru::error(invalid_argument) on an unknown name.
+alltoall_algorithm algorithm_from_string(std::string_view name);
+
+/// Chunk c covers, in every source's block of n elements, the elements [c*n/nchunks, (c+1)*n/nchunks).
+struct chunk_info {
+  int chunk;
+  int nchunks;
+};
+
+/// Called on the thread that called execute, once per chunk, in increasing chunk order, as soon as
+/// chunk c has arrived from every source (later chunks may still be in flight). It may read the
+/// received elements of chunk c in `out`, and write them; it must not touch other chunks of `out`
+/// nor call MPI on the plan's communicator.
+using chunk_hook = std::function<void(const chunk_info&)>;
+
+struct alltoall_options {
+  alltoall_algorithm algorithm = alltoall_algorithm::automatic;
+  int chunks = 0;         // pipeline chunks; 0 = chosen by the model (or measured)
+  bool measure = false;   // time the applicable candidates at plan time (collective); uses wisdom if present
+  chunk_hook on_chunk{};  // optional
+};
+
+namespace detail {
+struct plan_impl;
+}
+
+/// An all-to-all of `count` elements of `type` between every pair of ranks.
+/// Buffers hold size() blocks of `count` elements; block j of `in` goes to rank j and block j of `out`
+/// comes from rank j (as MPI_Alltoall with sendcount = recvcount = count).
+class alltoall_plan {
+ public:
+  /// Collective. Validates collectively (count and type size equal on all ranks, forced algorithm
+  /// applicable) and throws toru::error on every rank otherwise. The environment variable
+  /// TORU_ALLTOALL_ALGORITHM (direct|pairwise|bruck|indirect) overrides options.algorithm.
+  alltoall_plan(const communicator& comm, std::size_t count, MPI_Datatype type, alltoall_options opts = {});
+  ~alltoall_plan();
+  alltoall_plan(alltoall_plan&&) noexcept;
+  alltoall_plan& operator=(alltoall_plan&&) noexcept;
+
+  /// Collective. in == out is in place. Allocates the workspace internally (once, kept by the plan).
+  /// A rank whose buffers are null while it has data to move throws toru::error(invalid_argument)
+  /// after taking part in the exchange with scratch data, so that no peer is left waiting.
+  void execute(const void* in, void* out) const;
+  /// Same with a caller workspace of at least workspace_size() bytes (may be null when that is 0).
+  void execute(const void* in, void* out, void* ws) const;
+
+  std::size_t workspace_size() const;
+  alltoall_algorithm algorithm() const;
+  int chunks() const;
+  std::size_t count() const;
+  const communicator& comm() const;
+
+ private:
+  std::unique_ptr<detail::plan_impl> impl_;
+};
+
+/// An all-to-all with per-pair counts, as MPI_Alltoallv with one datatype. Counts and displacements
+/// are in elements of `type`, each span of length comm.size(). send_counts[j] on rank i must equal
+/// recv_counts[i] on rank j (checked collectively at construction).
+class alltoallv_plan {
+ public:
+  /// Collective; see alltoall_plan. bruck is not applicable to variable counts.
+  alltoallv_plan(const communicator& comm, std::span<const int> send_counts, std::span<const int> send_displs,
+                 std::span<const int> recv_counts, std::span<const int> recv_displs, MPI_Datatype type,
+                 alltoall_options opts = {});
+  ~alltoallv_plan();
+  alltoallv_plan(alltoallv_plan&&) noexcept;
+  alltoallv_plan& operator=(alltoallv_plan&&) noexcept;
+
+  /// Collective. in == out is in place, which requires send counts/displs equal to recv counts/displs.
+  void execute(const void* in, void* out) const;
+  void execute(const void* in, void* out, void* ws) const;
+
+  std::size_t workspace_size() const;
+  alltoall_algorithm algorithm() const;
+  int chunks() const;
+  const communicator& comm() const;
+
+ private:
+  std::unique_ptr<detail::plan_impl> impl_;
+};
+
+}  // namespace toru::comm

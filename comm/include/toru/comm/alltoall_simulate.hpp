@@ -1,0 +1,40 @@
+// The all-to-all schedules fed to the topology flow simulator: how close each algorithm gets to
+// the bound T_min = P*m*L/(8B) on a torus, without running anything.
+//
+//   auto t = toru::topology::torus::parse("16x16x32");
+//   auto r = toru::comm::simulate_alltoall(t, toru::comm::alltoall_algorithm::indirect, 65536, {});
+//   // r.percent_of_bound, r.chunks
+//
+// Pure and thread-safe.
+#pragma once
+
+#include "toru/comm/alltoall_plan.hpp"
+#include "toru/topology/torus.hpp"
+
+namespace toru::comm {
+
+struct simulation_options {
+  int chunks = 0;                 // indirect: 0 = the decision model's choice
+  double message_startup = 2e-6;  // seconds of software start-up per message a node posts
+  double copy_bandwidth = 5e9;    // bytes/s of one thread's memory copies (pack, transpose, unpack)
+};
+
+struct simulated_alltoall {
+  alltoall_algorithm algorithm = alltoall_algorithm::direct;
+  int chunks = 1;
+  double seconds = 0;        // simulated makespan
+  double bound_seconds = 0;  // topology::alltoall_bound (bandwidth only)
+  double percent_of_bound = 0;
+};
+
+/// Simulates one all-to-all of `bytes_per_pair` over every node of `t` with the given algorithm
+/// (automatic: what the decision function picks for that torus). direct and pairwise are one
+/// all-to-all phase over all axes with P-1 messages per node (the flow model cannot tell their
+/// message orders apart); bruck is ceil(log2 P) shift phases of P/2 blocks as explicit messages
+/// (tori of at most 4096 nodes, else toru::error(unsupported)); indirect is the chunked pipeline
+/// pack(c) -> A(c) on the plane axes -> transpose(c) -> B(c) on the bottleneck axis -> unpack(c), with
+/// one copy thread and each phase in order across chunks.
+simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorithm algorithm, double bytes_per_pair,
+                                     const simulation_options& opts = {});
+
+}  // namespace toru::comm

@@ -1,0 +1,83 @@
+// toru::comm::communicator — an MPI communicator together with its torus model, rank mapping,
+// the line/plane sub-communicators of the indirect all-to-all, and a communication thread.
+//
+//   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);   // the caller's job
+//   toru::comm::communicator comm(MPI_COMM_WORLD, {.torus = "2x2x4"});
+//   toru::comm::alltoall_plan plan(comm, n, MPI_DOUBLE);
+//
+// Never calls MPI_Init. Copies share one state (a cheap handle); the sub-communicators and the thread
+// are released when the last copy (including those held by plans) goes away, which must happen
+// before MPI_Finalize.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "toru/topology/cart.hpp"
+#include "toru/topology/mapping.hpp"
+#include "toru/topology/torus.hpp"
+
+namespace toru::comm {
+
+struct communicator_options {
+  /// Torus spec as toru::topology::torus::parse takes it ("16x16x32", with per-axis bandwidth and
+  /// latency where known). Empty: the environment variable TORU_TORUS, else a model derived from the
+  /// communicator (nodes x ranks per node), which makes the indirect algorithm node-aware aggregation.
+  std::string torus{};
+  /// Rank order for the mapping, as toru::topology::mapping::from_order takes it (e.g. "XYZ");
+  /// empty: rank r has the coordinates of node r (axis 0 fastest).
+  std::string order{};
+  /// Communication threads for the pipelined all-to-all (0 or 1). With 1, phase B of the indirect
+  /// algorithm runs on its own thread (needs MPI_THREAD_MULTIPLE; otherwise toru logs once and one
+  /// thread drives nonblocking operations instead).
+  int threads = 1;
+  /// Bind the communication thread with hwloc to the last core of this rank's slice of the node
+  /// (topology::comm_thread_core); skipped when the node has fewer cores than ranks.
+  bool bind_threads = true;
+};
+
+namespace detail {
+struct comm_state;
+}
+
+class communicator {
+ public:
+  /// Collective over `comm`. Duplicates `comm` (toru's traffic never matches the caller's), builds the
+  /// mapping and the sub-communicators. Throws toru::error on every rank when the torus does not match
+  /// the communicator size or the options are malformed.
+  explicit communicator(MPI_Comm comm, communicator_options opts = {});
+
+  /// The duplicated communicator toru communicates on (same ranks, same order as the one given).
+  MPI_Comm mpi() const;
+  int rank() const;
+  int size() const;
+
+  /// The torus model, the rank mapping and the Cartesian view (line/plane sub-communicators).
+  const topology::torus& torus() const;
+  const topology::mapping& mapping() const;
+  const topology::cart& cart() const;
+  /// Whether the torus came from the caller (options or TORU_TORUS) rather than derived.
+  bool torus_given() const;
+  /// The bottleneck axis (topology::torus::longest_axis: largest effective extent / bandwidth).
+  /// Phase B of the indirect algorithm runs along it.
+  int bottleneck_axis() const;
+  /// This rank's coordinates on the torus.
+  std::span<const int> coords() const;
+  /// Ranks differing from this one only on the bottleneck axis (phase B), ordered by that coordinate.
+  MPI_Comm line() const;
+  /// Ranks sharing this rank's coordinate on the bottleneck axis (phase A), ordered by the others.
+  MPI_Comm plane() const;
+  /// Whether phase B runs on its own thread (MPI_THREAD_MULTIPLE and threads == 1).
+  bool threaded() const;
+
+  const detail::comm_state& state() const { return *state_; }
+
+ private:
+  std::shared_ptr<detail::comm_state> state_;
+};
+
+}  // namespace toru::comm

@@ -1,0 +1,35 @@
+// All-to-all wisdom: the choices measure mode made, kept per process and saved/loaded as JSON so a
+// later run skips the measurement (like FFTW wisdom).
+//
+//   toru::comm::load_wisdom(MPI_COMM_WORLD, "a2a.json");        // collective; a missing file is fine
+//   toru::comm::alltoall_plan plan(comm, n, MPI_DOUBLE, {.measure = true});
+//   toru::comm::save_wisdom(MPI_COMM_WORLD, "a2a.json");
+//
+// The store is process-wide and thread-safe. An entry is keyed by the exchange (ranks, bytes per
+// pair, variant, torus spec) and holds the algorithm and chunk count every rank agreed on.
+//
+// File format: {"toru_alltoall_wisdom": 1, "entries": [{"key": "...", "nranks": 4, "bytes": 65536,
+// "variant": "equal", "torus": "2x2", "algorithm": "indirect", "chunks": 4, "seconds": 1.2e-3}]}
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <string_view>
+
+namespace toru::comm {
+
+/// The store as JSON text.
+std::string export_wisdom();
+/// Merges JSON text into the store (its entries win). Throws toru::error(invalid_argument) naming
+/// what is malformed; the store is unchanged then.
+void import_wisdom(std::string_view json);
+/// Empties the store.
+void forget_wisdom();
+/// Collective: rank 0 writes the store to `path` (errors agreed on every rank, errc::io).
+void save_wisdom(MPI_Comm comm, const std::string& path);
+/// Collective: rank 0 reads `path` and every rank imports it. Returns false (on every rank) when the
+/// file does not exist; malformed content throws on every rank.
+bool load_wisdom(MPI_Comm comm, const std::string& path);
+
+}  // namespace toru::comm

@@ -1,0 +1,95 @@
+// The fixed decision: which algorithm and how many chunks, from the plan's shape and the topology
+// model. Kept apart from the algorithms (Open MPI coll/tuned style) so that the thresholds live in
+// one place. Measurement (alltoall_measure.cpp) and TORU_ALLTOALL_ALGORITHM override it.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "alltoall_impl.hpp"
+#include "toru/topology/network_model.hpp"
+
+namespace toru::comm::detail {
+
+namespace {
+
+// Software start-up per message (MPI call, matching, completion). Not measured by toru; the usual
+// order of magnitude for MPI over a NIC. The torus spec's latency is per hop and is added by the model.
+constexpr double message_startup = 2e-6;
+// Memory copy bandwidth available to packing (pack, transpose, unpack); conservative for one core.
+constexpr double copy_bandwidth = 5e9;
+// Smallest phase-B message worth sending: below this the network's per-message cost dominates
+// (the "bandwidth knee"; 4 KiB is where the netns testbed's TCP reaches half its rate).
+constexpr double knee_bytes = 4096;
+constexpr int max_chunks = 32;
+// Fraction of T_min a plain MPI_Alltoall reaches on a multi-hop torus: Kumar et al. report 64-70%
+// on BG/L before their optimisations, the netns 2x2x4 testbed about 28%. We take 0.5: the
+// choice only needs it to be clearly below the indirect schedule's fraction.
+constexpr double direct_efficiency_torus = 0.5;
+
+bool all_switched(const topology::torus& t) {
+  for (const auto& a : t.axes())
+    if (!a.switched && a.extent > 1) return false;
+  return true;
+}
+
+struct phase_times {
+  double a = 0, b = 0, copy = 0;
+  int messages = 1;
+};
+
+phase_times indirect_times(const decision_input& in) {
+  phase_times t;
+  const auto& shape = *in.torus;
+  const int L = shape.longest_axis();
+  std::vector<int> plane_axes;
+  for (int a = 0; a < shape.ndims(); ++a)
+    if (a != L && shape[a].extent > 1) plane_axes.push_back(a);
+  const double m = in.bytes_per_pair, Q = in.plane_size, Z = in.line_size;
+  t.b = topology::alltoall_bound(shape, m * Q, std::vector<int>{L});
+  t.a = plane_axes.empty() ? 0 : topology::alltoall_bound(shape, m * Z, plane_axes);
+  t.copy = 3 * m * in.nranks / copy_bandwidth;
+  t.messages = std::max(1, (in.plane_size - 1) + (in.line_size - 1));
+  return t;
+}
+
+}  // namespace
+
+int model_indirect_chunks(const decision_input& in) {
+  if (in.torus == nullptr || in.bytes_per_pair <= 0) return 1;
+  const auto t = indirect_times(in);
+  // Total ~ T_B + (T_A + T_copy)/C + C * n_msg * alpha (docs/comm.md): minimised at
+  // C* = sqrt((T_A + T_copy) / (n_msg * alpha)), capped so that phase-B messages stay above the knee.
+  double c = std::sqrt((t.a + t.copy) / (t.messages * message_startup));
+  const double knee_cap = in.bytes_per_pair * in.plane_size / knee_bytes;
+  c = std::min({c, knee_cap, double(max_chunks)});
+  return std::max(1, static_cast<int>(std::lround(c)));
+}
+
+decision decide_alltoall(const decision_input& in) {
+  decision d;
+  // Nothing but MPI's own algorithm has won on a machine toru knows nothing about: on the shared
+  // memory development node (2 cores, Open MPI 4.1 vader, 2 and 4 ranks, 8 B..4 MiB per pair,
+  // docs/benchmarks.md) direct was never beaten beyond noise, and Open MPI's tuned component
+  // already switches to Bruck and pairwise internally. So without a torus from the caller, direct.
+  if (in.torus == nullptr || !in.torus_given || !in.contiguous || in.plane_size < 2 || in.line_size < 2 ||
+      all_switched(*in.torus))
+    return d;
+
+  // A described torus: compare the model times of direct and the pipelined indirect schedule.
+  const auto& shape = *in.torus;
+  const double m = in.bytes_per_pair;
+  const double t_min = topology::alltoall_bound(shape, m);
+  const double t_direct =
+      t_min / direct_efficiency_torus + (in.nranks - 1) * message_startup + topology::alltoall_latency_direct(shape, 0);
+  const int c = model_indirect_chunks(in);
+  const auto t = indirect_times(in);
+  const double t_indirect = std::max(t.b, std::max(t.a, t.copy) / c) + (t.a + t.copy) / c +
+                            c * t.messages * message_startup + topology::alltoall_latency_indirect(shape, 0);
+  if (t_indirect < t_direct) {
+    d.algorithm = alltoall_algorithm::indirect;
+    d.chunks = c;
+  }
+  return d;
+}
+
+}  // namespace toru::comm::detail

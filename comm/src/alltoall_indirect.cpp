@@ -1,0 +1,284 @@
+// indirect: the torus all-to-all (Doi & Negishi's idea, reconstructed in docs/comm.md).
+//
+// Rank (p, z): p its position in the plane orthogonal to the bottleneck axis, z its coordinate on
+// that axis. Phase A: all-to-all inside the plane, rank (p, z) sending to plane peer (p', z) every
+// block bound for line p' in one message (only short-axis links). Phase B: all-to-all along the line,
+// (p', z) sending to (p', z'') every block it now holds for (p', z'') (only bottleneck-axis links).
+// Every block is split into C chunks; chunk c is packed, sent through A, transposed, sent through B
+// and unpacked while its neighbours are in other stages. Phase B runs on the communicator's thread
+// so that it never waits for packing or phase A; without MPI_THREAD_MULTIPLE one thread drives
+// both phases with nonblocking collectives.
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "alltoall_impl.hpp"
+#include "comm_state.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::comm::detail {
+
+struct indirect_state {
+  int Q = 1, Z = 1;
+  // Byte counts and displacements (relative to the chunk's region) per chunk: [c * Q + q], [c * Z + z].
+  std::vector<int> a_scount, a_sdispl, a_rcount, a_rdispl;
+  std::vector<int> b_scount, b_sdispl, b_rcount, b_rdispl;
+  std::vector<std::size_t> region;  // [c]: byte offset of chunk c in each of the two buffers; [C] = total
+  std::vector<int> m;               // [p * Z + z'']: elements plane source p sends through me to (me.p, z'')
+};
+
+namespace {
+
+void exclusive_scan(const int* count, int* displ, int n) {
+  std::int64_t off = 0;
+  for (int i = 0; i < n; ++i) {
+    displ[i] = checked_int(off, "indirect message offset");
+    off += count[i];
+  }
+}
+
+std::int64_t sum(const int* v, int n) {
+  std::int64_t s = 0;
+  for (int i = 0; i < n; ++i) s += v[i];
+  return s;
+}
+
+}  // namespace
+
+std::size_t prepare_indirect(plan_impl& plan) {
+  const auto& x = plan.x;
+  const auto& cs = plan.comm.state();
+  const int Q = cs.plane_size, Z = cs.line_size, C = plan.chunks;
+  const auto es = static_cast<std::int64_t>(x.esize);
+  auto st = std::make_shared<indirect_state>();
+  st->Q = Q;
+  st->Z = Z;
+
+  // What every plane peer will route through me: its send counts to my line, one plane all-to-all.
+  std::vector<int> mine(static_cast<std::size_t>(Q) * Z);
+  for (int q = 0; q < Q; ++q)
+    for (int z = 0; z < Z; ++z) mine[static_cast<std::size_t>(q) * Z + z] = x.scounts[cs.global_of[q * Z + z]];
+  st->m.resize(mine.size());
+  check_mpi(MPI_Alltoall(mine.data(), Z, MPI_INT, st->m.data(), Z, MPI_INT, cs.plane), "MPI_Alltoall");
+
+  const auto QC = static_cast<std::size_t>(Q) * C, ZC = static_cast<std::size_t>(Z) * C;
+  st->a_scount.resize(QC), st->a_sdispl.resize(QC), st->a_rcount.resize(QC), st->a_rdispl.resize(QC);
+  st->b_scount.resize(ZC), st->b_sdispl.resize(ZC), st->b_rcount.resize(ZC), st->b_rdispl.resize(ZC);
+  st->region.assign(static_cast<std::size_t>(C) + 1, 0);
+  for (int c = 0; c < C; ++c) {
+    int* as = &st->a_scount[c * static_cast<std::size_t>(Q)];
+    int* ar = &st->a_rcount[c * static_cast<std::size_t>(Q)];
+    int* bs = &st->b_scount[c * static_cast<std::size_t>(Z)];
+    int* br = &st->b_rcount[c * static_cast<std::size_t>(Z)];
+    for (int q = 0; q < Q; ++q) {
+      std::int64_t s = 0, r = 0;
+      for (int z = 0; z < Z; ++z) {
+        s += chunk_length(x.scounts[cs.global_of[q * Z + z]], c, C);
+        r += chunk_length(st->m[static_cast<std::size_t>(q) * Z + z], c, C);
+      }
+      as[q] = checked_int(s * es, "indirect phase-A message bytes");
+      ar[q] = checked_int(r * es, "indirect phase-A message bytes");
+    }
+    for (int z = 0; z < Z; ++z) {
+      std::int64_t s = 0, r = 0;
+      for (int q = 0; q < Q; ++q) {
+        s += chunk_length(st->m[static_cast<std::size_t>(q) * Z + z], c, C);
+        r += chunk_length(x.rcounts[cs.global_of[q * Z + z]], c, C);
+      }
+      bs[z] = checked_int(s * es, "indirect phase-B message bytes");
+      br[z] = checked_int(r * es, "indirect phase-B message bytes");
+    }
+    exclusive_scan(as, &st->a_sdispl[c * static_cast<std::size_t>(Q)], Q);
+    exclusive_scan(ar, &st->a_rdispl[c * static_cast<std::size_t>(Q)], Q);
+    exclusive_scan(bs, &st->b_sdispl[c * static_cast<std::size_t>(Z)], Z);
+    exclusive_scan(br, &st->b_rdispl[c * static_cast<std::size_t>(Z)], Z);
+    const std::int64_t need = std::max({sum(as, Q), sum(ar, Q), sum(bs, Z), sum(br, Z)});
+    st->region[static_cast<std::size_t>(c) + 1] =
+        st->region[static_cast<std::size_t>(c)] + static_cast<std::size_t>(need);
+  }
+  const std::size_t total = st->region.back();
+  plan.indirect = std::move(st);
+  return 2 * total;
+}
+
+namespace {
+
+// The copies of one run; buffer 0 holds chunk c's phase-A send then phase-B send data, buffer 1 its
+// phase-A receive then phase-B receive data, each chunk in its own region so stages never collide.
+struct indirect_run {
+  const plan_impl& plan;
+  const exchange& x;
+  const comm_state& cs;
+  const indirect_state& st;
+  const std::byte* in;
+  std::byte* out;
+  std::byte* buf0;
+  std::byte* buf1;
+  int C;
+
+  std::byte* region0(int c) const { return buf0 + st.region[static_cast<std::size_t>(c)]; }
+  std::byte* region1(int c) const { return buf1 + st.region[static_cast<std::size_t>(c)]; }
+
+  void pack(int c) const {
+    std::byte* dst = region0(c);
+    for (int q = 0; q < st.Q; ++q)
+      for (int z = 0; z < st.Z; ++z) {
+        const int g = cs.global_of[q * st.Z + z];
+        const auto n = static_cast<std::size_t>(chunk_length(x.scounts[g], c, C)) * x.esize;
+        std::memcpy(dst, in + static_cast<std::size_t>(x.sdispls[g] + chunk_begin(x.scounts[g], c, C)) * x.esize, n);
+        dst += n;
+      }
+  }
+
+  void transpose(int c) const {
+    const std::byte* src = region1(c);
+    std::byte* dst = region0(c);
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(st.Z));
+    for (int z = 0; z < st.Z; ++z)
+      cursor[static_cast<std::size_t>(z)] = static_cast<std::size_t>(st.b_sdispl[c * st.Z + z]);
+    for (int q = 0; q < st.Q; ++q)
+      for (int z = 0; z < st.Z; ++z) {
+        const auto n =
+            static_cast<std::size_t>(chunk_length(st.m[static_cast<std::size_t>(q) * st.Z + z], c, C)) * x.esize;
+        std::memcpy(dst + cursor[static_cast<std::size_t>(z)], src, n);
+        cursor[static_cast<std::size_t>(z)] += n;
+        src += n;
+      }
+  }
+
+  void unpack(int c) const {
+    const std::byte* src = region1(c);
+    for (int z = 0; z < st.Z; ++z)
+      for (int q = 0; q < st.Q; ++q) {
+        const int g = cs.global_of[q * st.Z + z];
+        const auto n = static_cast<std::size_t>(chunk_length(x.rcounts[g], c, C)) * x.esize;
+        std::memcpy(out + static_cast<std::size_t>(x.rdispls[g] + chunk_begin(x.rcounts[g], c, C)) * x.esize, src, n);
+        src += n;
+      }
+  }
+
+  void post_a(int c, MPI_Request* req) const {
+    const std::size_t o = static_cast<std::size_t>(c) * st.Q;
+    check_mpi(MPI_Ialltoallv(region0(c), &st.a_scount[o], &st.a_sdispl[o], MPI_BYTE, region1(c), &st.a_rcount[o],
+                             &st.a_rdispl[o], MPI_BYTE, cs.plane, req),
+              "MPI_Ialltoallv (phase A)");
+  }
+  void post_b(int c, MPI_Request* req) const {
+    const std::size_t o = static_cast<std::size_t>(c) * st.Z;
+    check_mpi(MPI_Ialltoallv(region0(c), &st.b_scount[o], &st.b_sdispl[o], MPI_BYTE, region1(c), &st.b_rcount[o],
+                             &st.b_rdispl[o], MPI_BYTE, cs.line, req),
+              "MPI_Ialltoallv (phase B)");
+  }
+  void run_b(int c) const {
+    const std::size_t o = static_cast<std::size_t>(c) * st.Z;
+    check_mpi(MPI_Alltoallv(region0(c), &st.b_scount[o], &st.b_sdispl[o], MPI_BYTE, region1(c), &st.b_rcount[o],
+                            &st.b_rdispl[o], MPI_BYTE, cs.line),
+              "MPI_Alltoallv (phase B)");
+  }
+  void finish(int c) const {
+    unpack(c);
+    plan.call_hook(c);
+  }
+
+  // One thread: A(c+1) and B(c) are both in flight while this thread packs and copies.
+  void single_threaded() const {
+    std::vector<MPI_Request> a(static_cast<std::size_t>(C), MPI_REQUEST_NULL), b(a);
+    pack(0);
+    post_a(0, &a[0]);
+    for (int c = 0; c < C; ++c) {
+      const auto uc = static_cast<std::size_t>(c);
+      if (c + 1 < C) {
+        pack(c + 1);
+        post_a(c + 1, &a[uc + 1]);
+      }
+      check_mpi(MPI_Wait(&a[uc], MPI_STATUS_IGNORE), "MPI_Wait (phase A)");
+      transpose(c);
+      post_b(c, &b[uc]);
+      if (c > 0) {
+        check_mpi(MPI_Wait(&b[uc - 1], MPI_STATUS_IGNORE), "MPI_Wait (phase B)");
+        finish(c - 1);
+      }
+    }
+    check_mpi(MPI_Wait(&b[static_cast<std::size_t>(C) - 1], MPI_STATUS_IGNORE), "MPI_Wait (phase B)");
+    finish(C - 1);
+  }
+
+  // Phase B on the communicator's thread, back to back; this thread packs, runs A, transposes,
+  // unpacks and calls the hook.
+  void threaded() const {
+    struct progress {
+      std::mutex mutex;
+      std::condition_variable cv;
+      int done = 0;
+      std::exception_ptr error;
+    } pr;
+    int submitted = 0, finished = 0;
+    auto submit_b = [&](int c) {
+      cs.worker->submit([this, c, &pr] {
+        std::exception_ptr e;
+        try {
+          run_b(c);
+        } catch (...) {
+          e = std::current_exception();
+        }
+        std::lock_guard lock(pr.mutex);
+        if (e && !pr.error) pr.error = e;
+        ++pr.done;
+        pr.cv.notify_one();
+      });
+      ++submitted;
+    };
+    // Finishes every chunk phase B has delivered; with `wait_for`, blocks until that many are.
+    auto drain = [&](int wait_for) {
+      int done = 0;
+      {
+        std::unique_lock lock(pr.mutex);
+        pr.cv.wait(lock, [&] { return pr.done >= wait_for; });
+        if (pr.error) std::rethrow_exception(pr.error);
+        done = pr.done;
+      }
+      while (finished < done) finish(finished++);
+    };
+    try {
+      std::vector<MPI_Request> a(static_cast<std::size_t>(C), MPI_REQUEST_NULL);
+      pack(0);
+      post_a(0, &a[0]);
+      for (int c = 0; c < C; ++c) {
+        const auto uc = static_cast<std::size_t>(c);
+        if (c + 1 < C) {
+          pack(c + 1);
+          post_a(c + 1, &a[uc + 1]);
+        }
+        check_mpi(MPI_Wait(&a[uc], MPI_STATUS_IGNORE), "MPI_Wait (phase A)");
+        transpose(c);
+        submit_b(c);
+        drain(0);
+      }
+      drain(C);
+    } catch (...) {
+      // The thread may still be using our buffers: let it finish what it has before unwinding.
+      std::unique_lock lock(pr.mutex);
+      pr.cv.wait(lock, [&] { return pr.done >= submitted; });
+      throw;
+    }
+  }
+};
+
+}  // namespace
+
+void alltoall_indirect(const plan_impl& plan, const void* in, void* out, std::byte* ws) {
+  const auto& st = *plan.indirect;
+  const std::size_t total = st.region.back();
+  indirect_run run{
+      plan, plan.x,     plan.comm.state(), st, static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
+      ws,   ws + total, plan.chunks};
+  if (plan.comm.state().worker)
+    run.threaded();
+  else
+    run.single_threaded();
+}
+
+}  // namespace toru::comm::detail

@@ -1,0 +1,201 @@
+// The C interface (toru/toru.h): result codes instead of exceptions, opaque handles.
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <variant>
+
+#include "toru/comm/alltoall.hpp"
+#include "toru/comm/alltoall_plan.hpp"
+#include "toru/comm/wisdom.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
+#include "toru/toru.h"
+
+struct toru_alltoall_plan_s {
+  toru::comm::communicator comm;
+  std::variant<toru::comm::alltoall_plan, toru::comm::alltoallv_plan> plan;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs f, turning any exception into a result code and remembering its message.
+template <class F>
+toru_result guarded(F&& f) noexcept {
+  try {
+    f();
+    last_error.clear();
+    return TORU_SUCCESS;
+  } catch (const toru::error& e) {
+    last_error = e.what();
+    return static_cast<toru_result>(static_cast<int>(e.code()));
+  } catch (const std::bad_alloc& e) {
+    last_error = e.what();
+    return TORU_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return TORU_ERROR_INTERNAL;
+  } catch (...) {
+    last_error = "unknown exception";
+    return TORU_ERROR_INTERNAL;
+  }
+}
+
+toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
+  toru::comm::alltoall_options opts;
+  if (!o) return opts;
+  toru::expect(o->algorithm >= TORU_ALLTOALL_AUTO && o->algorithm <= TORU_ALLTOALL_INDIRECT, "options->algorithm",
+               "a toru_alltoall_algorithm value", std::to_string(static_cast<int>(o->algorithm)));
+  opts.algorithm = static_cast<toru::comm::alltoall_algorithm>(o->algorithm);
+  opts.chunks = o->chunks;
+  opts.measure = o->measure != 0;
+  return opts;
+}
+
+toru::comm::communicator_options comm_options(const toru_alltoall_options* o) {
+  toru::comm::communicator_options c;
+  if (o && o->torus) c.torus = o->torus;
+  return c;
+}
+
+template <class F>
+toru_result with_plan(toru_alltoall_plan plan, F&& f) noexcept {
+  if (!plan) {
+    last_error = "plan: expected a plan from toru_alltoall_plan_create, got NULL";
+    return TORU_ERROR_INVALID_ARGUMENT;
+  }
+  return guarded([&] { std::visit(f, plan->plan); });
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* toru_error_string(toru_result result) {
+  switch (result) {
+    case TORU_SUCCESS:
+      return "success";
+    case TORU_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case TORU_ERROR_MISMATCH:
+      return "arguments disagree across ranks or with the plan";
+    case TORU_ERROR_UNSUPPORTED:
+      return "not supported by this build or backend";
+    case TORU_ERROR_MPI:
+      return "MPI error";
+    case TORU_ERROR_FFTW:
+      return "FFTW error";
+    case TORU_ERROR_HWLOC:
+      return "hwloc error";
+    case TORU_ERROR_CUDA:
+      return "CUDA, cuFFT or NCCL error";
+    case TORU_ERROR_NO_DEVICE:
+      return "no GPU device";
+    case TORU_ERROR_IO:
+      return "file input/output error";
+    case TORU_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case TORU_ERROR_INTERNAL:
+      return "internal error";
+  }
+  return "unknown result code";
+}
+
+const char* toru_last_error(void) { return last_error.c_str(); }
+
+toru_result toru_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm) {
+  return guarded([&] { toru::comm::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
+}
+
+toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                           void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                           MPI_Comm comm) {
+  return guarded([&] {
+    toru::comm::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  });
+}
+
+toru_alltoall_options toru_alltoall_options_default(void) {
+  return toru_alltoall_options{TORU_ALLTOALL_AUTO, 0, 0, nullptr};
+}
+
+toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype type,
+                                      const toru_alltoall_options* options, toru_alltoall_plan* plan) {
+  if (plan) *plan = nullptr;
+  return guarded([&] {
+    toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
+    toru::comm::communicator c(comm, comm_options(options));
+    toru::comm::alltoall_plan p(c, count, type, convert(options));
+    *plan = new toru_alltoall_plan_s{c, std::move(p)};
+  });
+}
+
+toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, const int* send_displs,
+                                       const int* recv_counts, const int* recv_displs, MPI_Datatype type,
+                                       const toru_alltoall_options* options, toru_alltoall_plan* plan) {
+  if (plan) *plan = nullptr;
+  return guarded([&] {
+    toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
+    toru::validate_collectively(comm, [&] {
+      toru::expect(send_counts && send_displs && recv_counts && recv_displs, "counts and displacements",
+                   "four arrays of the communicator size", "a null pointer");
+    });
+    toru::comm::communicator c(comm, comm_options(options));
+    const auto n = static_cast<std::size_t>(c.size());
+    toru::comm::alltoallv_plan p(c, std::span(send_counts, n), std::span(send_displs, n), std::span(recv_counts, n),
+                                 std::span(recv_displs, n), type, convert(options));
+    *plan = new toru_alltoall_plan_s{c, std::move(p)};
+  });
+}
+
+toru_result toru_alltoall_plan_execute(toru_alltoall_plan plan, const void* in, void* out) {
+  return with_plan(plan, [&](const auto& p) { p.execute(in, out); });
+}
+
+toru_result toru_alltoall_plan_execute_ws(toru_alltoall_plan plan, const void* in, void* out, void* ws) {
+  return with_plan(plan, [&](const auto& p) { p.execute(in, out, ws); });
+}
+
+toru_result toru_alltoall_plan_workspace_size(toru_alltoall_plan plan, size_t* bytes) {
+  return with_plan(plan, [&](const auto& p) {
+    toru::expect(bytes != nullptr, "bytes", "a pointer", "NULL");
+    *bytes = p.workspace_size();
+  });
+}
+
+toru_result toru_alltoall_plan_algorithm(toru_alltoall_plan plan, toru_alltoall_algorithm* algorithm) {
+  return with_plan(plan, [&](const auto& p) {
+    toru::expect(algorithm != nullptr, "algorithm", "a pointer", "NULL");
+    *algorithm = static_cast<toru_alltoall_algorithm>(p.algorithm());
+  });
+}
+
+toru_result toru_alltoall_plan_chunks(toru_alltoall_plan plan, int* chunks) {
+  return with_plan(plan, [&](const auto& p) {
+    toru::expect(chunks != nullptr, "chunks", "a pointer", "NULL");
+    *chunks = p.chunks();
+  });
+}
+
+toru_result toru_alltoall_plan_destroy(toru_alltoall_plan plan) {
+  return guarded([&] { delete plan; });
+}
+
+toru_result toru_alltoall_wisdom_save(MPI_Comm comm, const char* path) {
+  return guarded([&] {
+    toru::expect(path != nullptr, "path", "a file name", "NULL");
+    toru::comm::save_wisdom(comm, path);
+  });
+}
+
+toru_result toru_alltoall_wisdom_load(MPI_Comm comm, const char* path) {
+  return guarded([&] {
+    toru::expect(path != nullptr, "path", "a file name", "NULL");
+    toru::comm::load_wisdom(comm, path);
+  });
+}
+
+}  // extern "C"

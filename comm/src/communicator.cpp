@@ -1,0 +1,132 @@
+#include "toru/comm/communicator.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "comm_state.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/log.hpp"
+#include "toru/core/mpi.hpp"
+#include "toru/topology/node.hpp"
+
+namespace toru::comm {
+
+namespace detail {
+
+comm_state::~comm_state() {
+  worker.reset();  // the thread may hold requests on `line`: stop it before the communicators go
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized && cart) {
+    // Too late to free communicators; leak them rather than call MPI after MPI_Finalize.
+    log::warn("comm: a toru communicator outlived MPI_Finalize; its MPI communicators were not freed");
+    new topology::cart(std::move(*cart));
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+// The core for the phase-B thread, or -1 to leave it unbound (binding where ranks outnumber cores
+// would stack every rank's thread onto the same few cores).
+int thread_core(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  const int local_rank = mpi_rank(node), ranks_per_node = mpi_size(node);
+  MPI_Comm_free(&node);
+  try {
+    const auto view = topology::probe_node();
+    if (view.cores < 2 * ranks_per_node) return -1;
+    return topology::comm_thread_core(view, local_rank, ranks_per_node);
+  } catch (const error& e) {
+    log::debug("comm: no thread binding: {}", e.message());
+    return -1;
+  }
+}
+
+}  // namespace
+
+communicator::communicator(MPI_Comm comm, communicator_options opts) : state_(std::make_shared<detail::comm_state>()) {
+  auto& s = *state_;
+  expect(comm != MPI_COMM_NULL, "comm", "a valid communicator", "MPI_COMM_NULL");
+  std::string spec = opts.torus;
+  if (spec.empty())
+    if (const char* env = std::getenv("TORU_TORUS")) spec = env;
+
+  std::optional<topology::mapping> m;
+  if (!spec.empty()) {
+    std::optional<topology::torus> shape;
+    validate_collectively(comm, [&] {
+      expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
+             std::to_string(opts.threads));
+      shape = topology::torus::parse(spec);
+    });
+    m = topology::make_mapping(comm, *shape, opts.order);
+    s.torus_given = true;
+  } else {
+    validate_collectively(comm, [&] {
+      expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
+             std::to_string(opts.threads));
+    });
+    m = topology::derive_mapping(comm);
+    if (!opts.order.empty()) m = topology::make_mapping(comm, m->shape(), opts.order);
+  }
+  s.cart.emplace(comm, *m);
+  s.comm = s.cart->comm();
+  check_mpi(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  s.rank = mpi_rank(s.comm);
+  s.size = mpi_size(s.comm);
+
+  const auto& shape = s.cart->shape();
+  const int L = shape.longest_axis();
+  s.bottleneck = L;
+  s.line = s.cart->line(L);
+  s.plane = s.cart->plane(L);
+  s.line_size = shape[L].extent;
+  s.plane_size = static_cast<int>(shape.size() / s.line_size);
+  s.global_of.assign(static_cast<std::size_t>(s.size), 0);
+  const auto& layout = s.cart->layout();
+  for (int r = 0; r < s.size; ++r) {
+    const auto c = layout.coords(r);
+    std::int64_t p = 0, stride = 1;
+    for (int a = 0; a < shape.ndims(); ++a) {
+      if (a == L) continue;
+      p += c[static_cast<std::size_t>(a)] * stride;
+      stride *= shape[a].extent;
+    }
+    s.global_of[static_cast<std::size_t>(p * s.line_size + c[static_cast<std::size_t>(L)])] = r;
+  }
+
+  if (opts.threads == 1) {
+    int provided = MPI_THREAD_SINGLE;
+    check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+    if (provided == MPI_THREAD_MULTIPLE) {
+      const int core = opts.bind_threads ? thread_core(s.comm) : -1;
+      s.worker = std::make_unique<detail::phase_worker>(core);
+    } else {
+      static std::once_flag once;
+      std::call_once(once, [] {
+        log::warn(
+            "comm: MPI was not initialised with MPI_THREAD_MULTIPLE; the pipelined all-to-all drives both phases "
+            "from one thread with nonblocking operations");
+      });
+    }
+  }
+}
+
+MPI_Comm communicator::mpi() const { return state_->comm; }
+int communicator::rank() const { return state_->rank; }
+int communicator::size() const { return state_->size; }
+const topology::torus& communicator::torus() const { return state_->cart->shape(); }
+const topology::mapping& communicator::mapping() const { return state_->cart->layout(); }
+const topology::cart& communicator::cart() const { return *state_->cart; }
+bool communicator::torus_given() const { return state_->torus_given; }
+int communicator::bottleneck_axis() const { return state_->bottleneck; }
+std::span<const int> communicator::coords() const { return state_->cart->coords(); }
+MPI_Comm communicator::line() const { return state_->line; }
+MPI_Comm communicator::plane() const { return state_->plane; }
+bool communicator::threaded() const { return state_->worker != nullptr; }
+
+}  // namespace toru::comm
