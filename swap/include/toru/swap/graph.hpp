@@ -1,0 +1,104 @@
+// Training-graph IR of the memory planner: tensors, ops, and the derivation of the backward and
+// update ops from a forward graph.
+//
+// A graph is plain data (vectors of tensors and ops, indices as ids). Builders (models.hpp) and the
+// ONNX importer (onnx_import.hpp) produce forward graphs; make_training_graph() appends the backward
+// and update ops. Nothing here touches a device. Not thread-safe for concurrent mutation; const
+// access from many threads is fine.
+//
+//   toru::swap::graph g = toru::swap::build_model("resnet50", {.batch = 32});
+//   toru::swap::graph t = toru::swap::make_training_graph(g);
+//   // t.ops: forward ops, then backward (reverse order), then one update op per parameterised layer
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toru::swap {
+
+enum class dtype { f32, f16, bf16, i64, i32 };
+/// Bytes per element.
+std::int64_t size_of(dtype t) noexcept;
+std::string_view to_string(dtype t) noexcept;
+/// Parses "fp32"/"f32"/"float32", "fp16"/"f16"/"float16", "bf16"/"bfloat16"; throws toru::error otherwise.
+dtype parse_dtype(std::string_view name);
+
+/// Op category of the categorized topological order. `recompute` ops are clones of forward ops
+/// re-run during backward (hybrid plans).
+enum class category { forward, backward, update, recompute };
+std::string_view to_string(category c) noexcept;
+
+enum class tensor_kind {
+  input,           // data fed to the step (images, labels): resident from the start, never swapped
+  activation,      // produced by a forward or recompute op
+  parameter,       // weights: persistent, never swapped
+  gradient,        // gradient of an activation
+  param_gradient,  // gradient of a parameter, consumed by an update op
+};
+
+struct tensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  dtype type = dtype::f32;
+  std::int64_t bytes = 0;  // product of shape times size_of(type)
+  tensor_kind kind = tensor_kind::activation;
+  int producer = -1;           // op id; -1 for inputs and parameters
+  std::vector<int> consumers;  // op ids, in insertion order
+  int grad = -1;               // training graphs: id of this tensor's (accumulated) gradient
+  bool requires_grad = false;  // a parameter, or depends on one
+};
+
+struct op {
+  std::string name;
+  std::string type;  // "conv", "batchnorm", "relu", ... (see models.hpp)
+  category cat = category::forward;
+  std::vector<int> inputs;          // tensor ids
+  std::vector<int> outputs;         // tensor ids
+  std::vector<int> control_inputs;  // op ids that must complete first (no data)
+  double flops = 0;                 // floating-point operations (a MAC counts 2)
+  double bytes_touched = 0;         // bytes read and written, for the memory-bound part of the time model
+  // Forward ops only, read by make_training_graph():
+  std::vector<int> saved;         // tensors (inputs or outputs) the gradient op reads
+  double backward_flops = 0;      // FLOPs of the gradient op when every input needs a gradient
+  bool grad_passthrough = false;  // gradient of each input is the output gradient itself (add, reshape)
+  int block = -1;                 // builder's natural recompute unit (residual block, ...); -1 unknown
+  int forward_op = -1;            // backward/update/recompute ops: the forward op they derive from
+};
+
+/// A graph of ops over tensors. Ops are stored in a topological order (builders append in order).
+struct graph {
+  std::string name;
+  std::vector<tensor> tensors;
+  std::vector<op> ops;
+
+  /// Adds a tensor; bytes computed from shape and type. Every extent must be positive.
+  int add_tensor(std::string name, std::vector<std::int64_t> shape, dtype type, tensor_kind kind);
+  /// Adds an op and links producer/consumers; every input must exist and every output be unproduced.
+  int add_op(op o);
+
+  /// Sum of parameter bytes / element count.
+  std::int64_t parameter_bytes() const;
+  std::int64_t parameter_count() const;
+  /// Sum of flops over the ops of one category.
+  double flops(category c) const;
+};
+
+enum class optimizer { sgd, momentum, adam };
+
+struct training_options {
+  optimizer opt = optimizer::momentum;
+};
+
+/// Bytes of optimizer state per parameter byte (0, 1 or 2).
+int optimizer_state_factor(optimizer o) noexcept;
+
+/// Appends the backward graph and one update op per parameterised forward op to a copy of `forward`.
+/// Gradient op of forward op f reads f's `saved` tensors and the gradients of f's outputs, and writes
+/// the gradients of f's inputs that require one; a tensor read by several forward ops gets an `add_n`
+/// accumulation op. The loss (an op whose outputs have no consumers, type "loss") seeds the chain.
+/// Throws toru::error if `forward` contains non-forward ops or no loss op.
+graph make_training_graph(const graph& forward, const training_options& options = {});
+
+}  // namespace toru::swap

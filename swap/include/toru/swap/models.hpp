@@ -1,0 +1,48 @@
+// Forward-graph builders for the models the planner is checked on.
+//
+// Layer definitions follow the public reference implementations: ResNet-50/101/152 and VGG-16,
+// AlexNet, GoogLeNet from torchvision (ResNet v1.5: stride on the 3x3 conv); 3D U-Net from
+// ellisdg/3DUnetCNN (depth 4, 32 base filters, 4 input channels, 3 labels, no batch norm);
+// DeepLabV3+ from VainF/DeepLabV3Plus-Pytorch (ResNet-101 backbone, output stride 16, 21 classes);
+// a pre-LN transformer block stack (BERT-base shapes by default, no embedding or LM head). Dropout is
+// omitted (no parameters, negligible memory in these accounts). Every builder appends a `loss` op.
+//
+// Pure functions; thread-safe.
+//
+//   auto g = toru::swap::build_model("resnet152", {.batch = 4, .height = 1024, .width = 1024});
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toru/swap/graph.hpp"
+
+namespace toru::swap {
+
+struct model_options {
+  std::int64_t batch = 1;
+  std::int64_t height = 224;  // image height; 3D U-Net: also the depth unless `depth` is set
+  std::int64_t width = 224;
+  std::int64_t depth = 0;  // 3D U-Net only; 0 means equal to height
+  dtype type = dtype::f32;
+  // transformer only
+  std::int64_t sequence = 512;
+  std::int64_t hidden = 768;
+  std::int64_t heads = 12;
+  std::int64_t layers = 12;
+};
+
+/// Names accepted by build_model.
+std::vector<std::string> model_names();
+/// Whether the model's input is 3-D (voxels) — 3D U-Net.
+bool model_is_3d(std::string_view name);
+/// Whether the model takes a sequence rather than an image (transformer).
+bool model_is_sequence(std::string_view name);
+
+/// Builds the forward graph. Throws toru::error (invalid_argument) for an unknown name, a
+/// non-positive size, or an input too small for the model's downsampling.
+graph build_model(std::string_view name, const model_options& options);
+
+}  // namespace toru::swap

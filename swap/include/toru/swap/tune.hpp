@@ -1,0 +1,73 @@
+// Strategy selection and auto-tuning: the swap parameters and the recompute set that minimise the
+// simulated step time under the device (and host) memory budget.
+//
+//  - none:      no swapping, no recomputation.
+//  - swap:      TFLMS search (escalate sync mode until threshold 1 fits, binary-search the largest
+//               feasible threshold), then a coordinate descent on simulated time over threshold,
+//               ahead, groupby and swap-out delay.
+//  - recompute: no swapping; units recomputed in order of bytes freed per recompute second until fit.
+//  - hybrid:    start from the tuned swap plan; walk the units in decreasing swapped bytes (the
+//               published order) and, separately, in decreasing net time saved
+//               (bytes/BW_d2h - recompute time); keep a unit when the simulated step gets faster; re-tune
+//               the swap parameters; keep whichever order's plan is faster.
+//  - automatic: the fastest feasible of the above.
+// Thread-safe (no shared state); each call is single-threaded.
+//
+//   auto t = toru::swap::tune(training, toru::swap::strategy::hybrid, {.device =
+//   toru::swap::device_preset("v100-nvlink2")}); std::printf("%.3f s, %.0f%% of bound\n", t.result.step_seconds,
+//   t.result.percent_of_bound());
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toru/swap/device.hpp"
+#include "toru/swap/plan.hpp"
+#include "toru/swap/simulate.hpp"
+
+namespace toru::swap {
+
+enum class strategy { none, swap, recompute, hybrid, automatic };
+std::string_view to_string(strategy s) noexcept;
+/// "none", "swap", "recompute", "hybrid", "auto"; throws toru::error otherwise.
+strategy parse_strategy(std::string_view name);
+
+enum class unit_order { swapped_bytes, net_time };
+
+struct tune_options {
+  device_spec device;
+  sim_options sim;
+  bool both_orders = true;  // hybrid: also try the net-time order and keep the faster
+};
+
+struct tuned_plan {
+  strategy requested = strategy::automatic;
+  strategy chosen = strategy::none;
+  unit_order order = unit_order::swapped_bytes;  // hybrid: the order that won
+  std::vector<int> recompute_units;
+  plan p;
+  sim_result result;
+  int evaluations = 0;  // plans simulated
+  double planning_seconds = 0;
+};
+
+/// Tunes one strategy. Throws toru::error (out_of_memory) when no plan of that strategy fits, with
+/// the peak of the leanest plan found ("needs at least X GiB").
+tuned_plan tune(const graph& training, strategy s, const tune_options& options);
+
+/// Whether some plan of strategy `s` fits: the leanest configurations only (threshold 1, every sync
+/// mode; every unit recomputed), as TFLMS does. Cheaper than tune().
+bool fits(const graph& training, strategy s, const tune_options& options);
+
+/// Peak bytes of the leanest plan of strategy `s` that the planner builds.
+std::int64_t leanest_peak(const graph& training, strategy s, const tune_options& options);
+
+/// Largest n in [1, limit] for which fits(make(n), s) holds, assuming feasibility is monotone
+/// (doubling, then bisection); 0 if even n = 1 does not fit. `make` builds a training graph.
+std::int64_t largest_fitting(const std::function<graph(std::int64_t)>& make, strategy s, const tune_options& options,
+                             std::int64_t limit = std::int64_t{1} << 24);
+
+}  // namespace toru::swap

@@ -1,0 +1,63 @@
+// Shape-, FLOP- and saved-tensor bookkeeping shared by the model builders and the ONNX importer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toru/swap/graph.hpp"
+
+namespace toru::swap::detail {
+
+using shape_t = std::vector<std::int64_t>;
+
+std::int64_t numel(const shape_t& s);
+
+/// Appends forward ops to a graph; every method returns the id of the op's (first) output tensor.
+/// Tensors are [N, C, spatial...] for convolutional layers and [..., features] for linear ones.
+class builder {
+ public:
+  builder(std::string name, dtype type);
+
+  graph g;
+  dtype type;
+
+  /// Starts a new natural recompute unit; following ops carry its id.
+  void begin_block() { ++block_; }
+
+  int input(const std::string& name, shape_t shape);
+  int param(const std::string& name, shape_t shape);
+  int conv(int x, std::int64_t out_channels, std::vector<std::int64_t> kernel, std::vector<std::int64_t> stride,
+           std::vector<std::int64_t> pad, std::vector<std::int64_t> dilation = {}, bool bias = false,
+           std::int64_t groups = 1, const std::string& name = "");
+  int batchnorm(int x, const std::string& name = "");
+  int relu(int x, const std::string& name = "");
+  int sigmoid(int x);
+  int gelu(int x);
+  int maxpool(int x, std::int64_t k, std::int64_t s, std::int64_t p, bool ceil_mode = false);
+  int avgpool(int x, std::int64_t k, std::int64_t s, std::int64_t p, bool ceil_mode = false);
+  int adaptive_avgpool(int x, std::vector<std::int64_t> out_spatial);
+  int global_avgpool(int x);
+  int add(int a, int b);
+  int concat(const std::vector<int>& xs);
+  int flatten(int x);
+  int linear(int x, std::int64_t out_features, bool bias = true, const std::string& name = "");
+  int upsample(int x, std::vector<std::int64_t> out_spatial);
+  int layernorm(int x);
+  int softmax(int x);
+  /// Batched product with a given output shape and MAC count; both inputs saved.
+  int matmul(int a, int b, shape_t out_shape, double macs);
+  /// Generic elementwise op with a fixed saved set ("x", "y" or none) and FLOPs per element.
+  int elementwise(int x, const std::string& type, bool save_input, bool save_output, double flops_per_elem);
+  /// Mean loss over `x` against a same-shaped label input.
+  int loss(int x);
+
+  const shape_t& shape(int t) const { return g.tensors[t].shape; }
+
+ private:
+  int emit(op o, std::vector<std::pair<std::string, shape_t>> outs, std::vector<int> save_outputs = {});
+  int block_ = 0;
+  int counter_ = 0;
+};
+
+}  // namespace toru::swap::detail

@@ -1,0 +1,409 @@
+#include "toru/swap/tune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "toru/core/error.hpp"
+
+namespace toru::swap {
+
+std::string_view to_string(strategy s) noexcept {
+  switch (s) {
+    case strategy::none:
+      return "none";
+    case strategy::swap:
+      return "swap";
+    case strategy::recompute:
+      return "recompute";
+    case strategy::hybrid:
+      return "hybrid";
+    case strategy::automatic:
+      return "auto";
+  }
+  return "?";
+}
+
+strategy parse_strategy(std::string_view name) {
+  if (name == "none") return strategy::none;
+  if (name == "swap") return strategy::swap;
+  if (name == "recompute") return strategy::recompute;
+  if (name == "hybrid") return strategy::hybrid;
+  if (name == "auto" || name == "automatic") return strategy::automatic;
+  throw error(errc::invalid_argument,
+              fmt::format("strategy: expected none, swap, recompute, hybrid or auto, got '{}'", name));
+}
+
+namespace {
+
+struct candidate {
+  swap_options swap;
+  plan p;
+  sim_result r;
+  bool valid = false;
+};
+
+class tuner {
+ public:
+  tuner(const graph& training, const tune_options& o)
+      : base_(std::make_shared<const graph>(training)), o_(o), units_(find_units(training)) {}
+
+  int evaluations = 0;
+  const std::vector<unit>& units() const { return units_; }
+
+  candidate eval(const std::shared_ptr<const graph>& g, const swap_options& s) {
+    ++evaluations;
+    candidate c;
+    c.swap = s;
+    c.p = make_plan(g, s);
+    c.r = simulate(c.p, o_.device, o_.sim);
+    c.valid = true;
+    return c;
+  }
+
+  static bool better(const candidate& a, const candidate& b) {
+    if (!b.valid) return a.valid;
+    if (!a.valid) return false;
+    if (a.r.fits != b.r.fits) return a.r.fits;
+    if (!a.r.fits) return a.r.peak_bytes < b.r.peak_bytes;
+    return a.r.step_seconds < b.r.step_seconds * (1 - 1e-9);
+  }
+
+  // The current parameters and a few looser ones: recomputing a unit frees memory that a looser sync
+  // mode or an earlier prefetch can use. Cheaper than a full re-tune for every unit tried.
+  candidate eval_relaxed(const std::shared_ptr<const graph>& g, const swap_options& cur) {
+    candidate best = eval(g, cur);
+    std::vector<swap_options> vs;
+    auto with = [&](auto f) {
+      swap_options v = cur;
+      f(v);
+      vs.push_back(v);
+    };
+    if (cur.sync != sync_mode::none) with([](swap_options& v) { v.sync = sync_mode::none; });
+    if (cur.sync == sync_mode::both) {
+      with([](swap_options& v) { v.sync = sync_mode::d2h; });
+      with([](swap_options& v) { v.sync = sync_mode::h2d; });
+    }
+    if (cur.ahead > 0) with([](swap_options& v) { v.ahead *= 2; });
+    with([](swap_options& v) {
+      v.order = v.order == schedule_order::by_level ? schedule_order::depth_first : schedule_order::by_level;
+    });
+    for (const auto& v : vs) {
+      auto c = eval(g, v);
+      if (better(c, best)) best = std::move(c);
+    }
+    return best;
+  }
+
+  // No swapping: the level order, or the depth-first one when only that fits.
+  candidate lean_none(const std::shared_ptr<const graph>& g) {
+    candidate c = eval(g, {});
+    if (c.r.fits) return c;
+    swap_options s;
+    s.order = schedule_order::depth_first;
+    candidate d = eval(g, s);
+    return better(d, c) ? d : c;
+  }
+
+  // The leanest swap configuration: threshold 1, escalating sync modes (TFLMS).
+  candidate leanest_swap(const std::shared_ptr<const graph>& g) {
+    candidate best;
+    for (int m = 0; m <= 3; ++m)
+      for (auto order : {schedule_order::by_level, schedule_order::depth_first}) {
+        swap_options s;
+        s.threshold = 1;
+        s.sync = static_cast<sync_mode>(m);
+        s.swapout_delay = 0;
+        s.order = order;
+        auto c = eval(g, s);
+        if (c.r.fits) return c;
+        if (!best.valid || c.r.peak_bytes < best.r.peak_bytes) best = std::move(c);
+      }
+    return best;
+  }
+
+  // TFLMS search, then coordinate descent on simulated time.
+  candidate tune_swap(const std::shared_ptr<const graph>& g) {
+    candidate none = lean_none(g);
+    if (none.r.fits) return none;
+    candidate c = leanest_swap(g);
+    if (!c.r.fits) return c;
+    const int levels = c.p.lv.count();
+    swap_options s = c.swap;
+    int lo = 1, hi = levels;  // largest feasible threshold
+    candidate best = c;
+    while (lo < hi) {
+      const int mid = lo + (hi - lo + 1) / 2;
+      s.threshold = mid;
+      auto m = eval(g, s);
+      if (m.r.fits) {
+        lo = mid;
+        if (better(m, best)) best = std::move(m);
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const int tmax = lo;
+    const bool h2d_sync = best.swap.sync == sync_mode::h2d || best.swap.sync == sync_mode::both;
+    const bool d2h_sync = best.swap.sync == sync_mode::d2h || best.swap.sync == sync_mode::both;
+    for (int pass = 0; pass < 2; ++pass) {
+      const candidate before = best;
+      auto sweep = [&](auto setter, const std::vector<int>& values) {
+        for (int v : values) {
+          swap_options t = best.swap;
+          setter(t, v);
+          auto m = eval(g, t);
+          if (better(m, best)) best = std::move(m);
+        }
+      };
+      sweep([](swap_options& t, int v) { t.order = static_cast<schedule_order>(v); }, {0, 1});
+      if (!h2d_sync) sweep([](swap_options& t, int v) { t.ahead = v; }, {1, 2, 3, 4, 6, 8, 12, 16, 24, -1});
+      if (!h2d_sync) sweep([](swap_options& t, int v) { t.groupby = v; }, {0, 1, 2, 4, 8});
+      if (!d2h_sync) sweep([](swap_options& t, int v) { t.swapout_delay = v; }, {0, 1, 2, 4, 8});
+      if (best.swap.sync != sync_mode::none) {
+        // Async copies with just-in-time swap-ins for the largest tensors only.
+        std::vector<std::int64_t> sizes;
+        for (const auto& ob : best.p.objects)
+          if (ob.copy > 0) sizes.push_back(ob.bytes);
+        std::sort(sizes.begin(), sizes.end());
+        sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+        const std::size_t ns = sizes.size();
+        for (std::size_t q : {ns / 2, ns * 3 / 4, ns * 7 / 8, ns - 1, ns - 2, ns - 3}) {
+          if (q >= ns) continue;
+          for (int m = 0; m < static_cast<int>(best.swap.sync); ++m) {
+            swap_options v = best.swap;
+            v.sync = static_cast<sync_mode>(m);
+            v.prefetch_max_bytes = sizes[q] - 1;
+            auto cand = eval(g, v);
+            if (better(cand, best)) best = std::move(cand);
+          }
+        }
+      }
+      std::vector<int> th;
+      for (double f : {1.0, 0.85, 0.7, 0.5, 0.35, 0.2})
+        th.push_back(std::max(1, static_cast<int>(std::lround(f * tmax))));
+      sweep([](swap_options& t, int v) { t.threshold = v; }, th);
+      // Looser sync modes may fit once the other parameters moved.
+      for (int m = 0; m < static_cast<int>(best.swap.sync); ++m)
+        sweep([](swap_options& t, int v) { t.sync = static_cast<sync_mode>(v); }, {m});
+      if (before.r.step_seconds == best.r.step_seconds && before.r.fits == best.r.fits) break;
+    }
+    return best;
+  }
+
+  std::shared_ptr<const graph> with_units(const std::vector<int>& chosen) {
+    if (chosen.empty()) return base_;
+    return std::make_shared<const graph>(apply_recompute(*base_, units_, chosen));
+  }
+
+  std::vector<int> recomputable() const {
+    std::vector<int> ids;
+    for (const auto& u : units_)
+      if (u.bytes > 0) ids.push_back(u.id);
+    return ids;
+  }
+
+  double unit_seconds(const unit& u) const {
+    double t = 0;
+    for (int f : u.recompute_ops) t += op_seconds(*base_, f, o_.device);
+    return t;
+  }
+
+  const std::shared_ptr<const graph>& base() const { return base_; }
+  const tune_options& options() const { return o_; }
+
+ private:
+  std::shared_ptr<const graph> base_;
+  const tune_options& o_;
+  std::vector<unit> units_;
+};
+
+struct outcome {
+  candidate c;
+  std::vector<int> chosen;
+  unit_order order = unit_order::swapped_bytes;
+};
+
+outcome run_recompute(tuner& t) {
+  std::vector<const unit*> us;
+  for (const auto& u : t.units())
+    if (u.bytes > 0) us.push_back(&u);
+  std::stable_sort(us.begin(), us.end(), [&](const unit* a, const unit* b) {
+    return static_cast<double>(a->bytes) * t.unit_seconds(*b) > static_cast<double>(b->bytes) * t.unit_seconds(*a);
+  });
+  outcome out;
+  out.c = t.lean_none(t.base());
+  for (const unit* u : us) {
+    if (out.c.r.fits) break;
+    out.chosen.push_back(u->id);
+    out.c = t.lean_none(t.with_units(out.chosen));
+  }
+  return out;
+}
+
+outcome run_hybrid(tuner& t, unit_order order, const candidate& swap_only) {
+  const auto& o = t.options();
+  // S(u): bytes of the unit's dropped tensors that the swap-only plan moves to the host.
+  std::vector<char> swapped(t.base()->tensors.size(), 0);
+  for (const auto& ob : swap_only.p.objects)
+    if (ob.copy == 0 && ob.swap_out_step >= 0 && ob.tensor < static_cast<int>(swapped.size())) swapped[ob.tensor] = 1;
+  struct scored {
+    int id;
+    double key;
+  };
+  std::vector<scored> us;
+  for (const auto& u : t.units()) {
+    if (u.bytes <= 0) continue;
+    double s = 0;
+    for (int x : u.dropped)
+      if (swapped[x]) s += static_cast<double>(t.base()->tensors[x].bytes);
+    const double key = order == unit_order::swapped_bytes ? s : s / o.device.d2h_bandwidth - t.unit_seconds(u);
+    if (order == unit_order::net_time && key <= 0) continue;
+    if (order == unit_order::swapped_bytes && s <= 0 && swap_only.r.fits) continue;
+    us.push_back({u.id, key});
+  }
+  std::stable_sort(us.begin(), us.end(), [](const scored& a, const scored& b) { return a.key > b.key; });
+
+  outcome out;
+  out.order = order;
+  out.c = swap_only;
+  for (const auto& u : us) {
+    auto chosen = out.chosen;
+    chosen.push_back(u.id);
+    auto g = t.with_units(chosen);
+    candidate cand = t.eval_relaxed(g, out.c.swap);
+    if (!cand.r.fits && !out.c.r.fits) cand = t.tune_swap(g);  // still searching for a first fit
+    if (tuner::better(cand, out.c)) {
+      out.c = std::move(cand);
+      out.chosen = std::move(chosen);
+    }
+  }
+  if (!out.chosen.empty()) {
+    candidate re = t.tune_swap(t.with_units(out.chosen));
+    if (tuner::better(re, out.c)) out.c = std::move(re);
+  }
+  return out;
+}
+
+[[noreturn]] void no_fit(const tuner& t, strategy s, std::int64_t peak) {
+  const auto& o = t.options();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  throw error(
+      errc::out_of_memory,
+      fmt::format("memory budget: strategy '{}' has no plan within {:.2f} GiB ({:.0f}% of {:.2f} GiB on {}); "
+                  "the leanest plan needs at least {:.2f} GiB of device memory budget",
+                  to_string(s),
+                  static_cast<double>(static_cast<std::int64_t>(o.sim.memory_fraction * o.device.memory_bytes)) / gib,
+                  100 * o.sim.memory_fraction, static_cast<double>(o.device.memory_bytes) / gib, o.device.name,
+                  static_cast<double>(peak) / gib));
+}
+
+std::int64_t leanest(tuner& t, strategy s) {
+  std::int64_t best = t.lean_none(t.base()).r.peak_bytes;
+  if (s == strategy::none) return best;
+  if (s == strategy::swap || s == strategy::hybrid || s == strategy::automatic)
+    best = std::min(best, t.leanest_swap(t.base()).r.peak_bytes);
+  const auto all = t.recomputable();
+  if (!all.empty() && s != strategy::swap) {
+    auto g = t.with_units(all);
+    best = std::min(best, t.lean_none(g).r.peak_bytes);
+    if (s != strategy::recompute) best = std::min(best, t.leanest_swap(g).r.peak_bytes);
+  }
+  return best;
+}
+
+}  // namespace
+
+tuned_plan tune(const graph& training, strategy s, const tune_options& options) {
+  validate(options.device);
+  const auto t0 = std::chrono::steady_clock::now();
+  tuner t(training, options);
+  outcome best;
+  strategy chosen = s;
+  auto consider = [&](outcome o, strategy k) {
+    if (tuner::better(o.c, best.c)) {
+      best = std::move(o);
+      chosen = k;
+    }
+  };
+  switch (s) {
+    case strategy::none:
+      best.c = t.lean_none(t.base());
+      break;
+    case strategy::swap:
+      best.c = t.tune_swap(t.base());
+      break;
+    case strategy::recompute:
+      best = run_recompute(t);
+      break;
+    case strategy::hybrid:
+    case strategy::automatic: {
+      candidate swap_only = t.tune_swap(t.base());
+      chosen = swap_only.swap.threshold == swap_options::off ? strategy::none : strategy::swap;
+      best.c = swap_only;
+      if (s == strategy::hybrid || !swap_only.r.fits || swap_only.swap.threshold != swap_options::off) {
+        consider(run_hybrid(t, unit_order::swapped_bytes, swap_only), strategy::hybrid);
+        if (options.both_orders) consider(run_hybrid(t, unit_order::net_time, swap_only), strategy::hybrid);
+      }
+      if (s == strategy::automatic &&
+          !(best.c.r.fits && best.c.swap.threshold == swap_options::off && best.chosen.empty()))
+        consider(run_recompute(t), strategy::recompute);
+      if (s == strategy::hybrid) chosen = strategy::hybrid;
+      break;
+    }
+  }
+  if (!best.c.r.fits) no_fit(t, s, leanest(t, s));
+  tuned_plan out;
+  out.requested = s;
+  out.chosen = chosen;
+  if (out.chosen == strategy::hybrid && best.chosen.empty())
+    out.chosen = best.c.swap.threshold == swap_options::off ? strategy::none : strategy::swap;
+  if (out.chosen == strategy::recompute && best.chosen.empty()) out.chosen = strategy::none;
+  if (s == strategy::hybrid) out.chosen = strategy::hybrid;
+  out.order = best.order;
+  out.recompute_units = best.chosen;
+  out.p = std::move(best.c.p);
+  out.p.recomputed_units = out.recompute_units;
+  out.result = std::move(best.c.r);
+  out.evaluations = t.evaluations;
+  if (options.sim.record_trace) out.result = simulate(out.p, options.device, options.sim);
+  out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+bool fits(const graph& training, strategy s, const tune_options& options) {
+  validate(options.device);
+  tuner t(training, options);
+  return leanest(t, s) <=
+         static_cast<std::int64_t>(options.sim.memory_fraction * static_cast<double>(options.device.memory_bytes));
+}
+
+std::int64_t leanest_peak(const graph& training, strategy s, const tune_options& options) {
+  validate(options.device);
+  tuner t(training, options);
+  return leanest(t, s);
+}
+
+std::int64_t largest_fitting(const std::function<graph(std::int64_t)>& make, strategy s, const tune_options& options,
+                             std::int64_t limit) {
+  auto ok = [&](std::int64_t n) { return fits(make(n), s, options); };
+  if (!ok(1)) return 0;
+  std::int64_t lo = 1, hi = 2;
+  while (hi <= limit && ok(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > limit) return lo;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (ok(mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace toru::swap
