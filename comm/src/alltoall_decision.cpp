@@ -20,7 +20,7 @@ constexpr double copy_bandwidth = 5e9;
 // Smallest phase-B message worth sending: below this the network's per-message cost dominates
 // (the "bandwidth knee"; 4 KiB is where the netns testbed's TCP reaches half its rate).
 constexpr double knee_bytes = 4096;
-constexpr int max_chunks = 32;
+constexpr int max_chunks = 64;
 // Fraction of T_min a plain MPI_Alltoall reaches on a multi-hop torus: Kumar et al. report 64-70%
 // on BG/L before their optimisations, the netns 2x2x4 testbed about 28%. We take 0.5: the
 // choice only needs it to be clearly below the indirect schedule's fraction.
@@ -55,7 +55,8 @@ phase_times indirect_times(const decision_input& in) {
 }  // namespace
 
 int model_indirect_chunks(const decision_input& in) {
-  if (in.torus == nullptr || in.bytes_per_pair <= 0) return 1;
+  // Without a plane (or a line) there is one phase and nothing to overlap it with.
+  if (in.torus == nullptr || in.bytes_per_pair <= 0 || in.plane_size < 2 || in.line_size < 2) return 1;
   const auto t = indirect_times(in);
   // Total ~ T_B + (T_A + T_copy)/C + C * n_msg * alpha (docs/comm.md): minimised at
   // C* = sqrt((T_A + T_copy) / (n_msg * alpha)), capped so that phase-B messages stay above the knee.

@@ -54,6 +54,8 @@ struct plan_impl {
   chunk_hook hook;
   std::size_t algorithm_ws = 0;  // bytes the algorithm itself needs
   std::size_t staging_ws = 0;    // bytes to copy `in` aside for an in-place run of a non-in-place algorithm
+  std::size_t send_bytes_ = 0;   // bytes of `in` and `out` the exchange touches
+  std::size_t recv_bytes_ = 0;
   std::shared_ptr<const indirect_state> indirect;
   std::shared_ptr<const chunked_direct_state> chunked;
   mutable std::mutex own_ws_mutex;  // guards own_ws (execute is const)

@@ -11,6 +11,7 @@
 #include "alltoall_impl.hpp"
 #include "comm_state.hpp"
 #include "gpu_staging.hpp"
+#include "toru/core/device.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
@@ -155,7 +156,9 @@ std::unique_ptr<plan_impl> prepare_plan(const communicator& comm, const exchange
   plan->hook = std::move(hook);
   // Sizes may differ across ranks (v variant): agree on failures so nobody waits in a collective.
   validate_collectively(x.comm, [&] { plan->algorithm_ws = cand.prepare(*plan); });
-  if (!cand.in_place_ok(*plan)) plan->staging_ws = x.send_span() * static_cast<std::size_t>(x.extent);
+  plan->send_bytes_ = x.send_span() * static_cast<std::size_t>(x.extent);
+  plan->recv_bytes_ = x.recv_span() * static_cast<std::size_t>(x.extent);
+  if (!cand.in_place_ok(*plan)) plan->staging_ws = plan->send_bytes_;
   return plan;
 }
 
@@ -199,7 +202,9 @@ std::unique_ptr<plan_impl> make_plan(const communicator& comm, exchange x, const
 
 void plan_impl::execute(const void* in, void* out, void* ws) const {
   if (in == MPI_IN_PLACE) in = out;
-  if (is_device_pointer(in) || is_device_pointer(out)) {
+  // Asking CUDA about every pointer costs a driver call; only where a GPU is present at all.
+  static const bool gpu_present = toru::gpu_count() > 0;
+  if (gpu_present && (is_device_pointer(in) || is_device_pointer(out))) {
     execute_device(in, out, ws);
     return;
   }
@@ -216,8 +221,7 @@ void plan_impl::execute_device(const void* in, void* out, void* ws) const {
     execute_host(in, out, ws);
     return;
   }
-  const std::size_t send_bytes = x.send_span() * static_cast<std::size_t>(x.extent);
-  const std::size_t recv_bytes = x.recv_span() * static_cast<std::size_t>(x.extent);
+  const std::size_t send_bytes = send_bytes_, recv_bytes = recv_bytes_;
   pinned_buffer host_in(send_bytes), host_out(recv_bytes);
   copy_bytes(host_in.data(), in, send_bytes);
   if (in == out) copy_bytes(host_out.data(), in, recv_bytes);
@@ -234,8 +238,7 @@ void plan_impl::execute_device(const void* in, void* out, void* ws) const {
 }
 
 void plan_impl::execute_host(const void* in, void* out, void* ws) const {
-  const std::size_t send_bytes = x.send_span() * static_cast<std::size_t>(x.extent);
-  const std::size_t recv_bytes = x.recv_span() * static_cast<std::size_t>(x.extent);
+  const std::size_t send_bytes = send_bytes_, recv_bytes = recv_bytes_;
   // A bad buffer on this rank: still take part with scratch data so no peer hangs, then throw.
   std::string bad;
   std::vector<std::byte> scratch_in, scratch_out;

@@ -1,0 +1,261 @@
+// toru-alltoall-bench: every all-to-all algorithm, the automatic choice and plain MPI_Alltoall on the
+// same buffers in one run; or, with --simulate, the schedules in the topology flow simulator.
+//
+//   mpiexec -n 4 toru-alltoall-bench                          # 8 B .. 4 MiB per pair
+//   mpiexec -n 16 toru-alltoall-bench --torus 2x2x4 --min-bytes 1MiB --max-bytes 1MiB
+//   toru-alltoall-bench --simulate --torus 16x16x32 --json
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "toru/comm/alltoall_plan.hpp"
+#include "toru/comm/alltoall_simulate.hpp"
+#include "toru/comm/communicator.hpp"
+#include "toru/core/error.hpp"
+#include "toru/topology/network_model.hpp"
+#include "toru/topology/torus.hpp"
+#include "toru/topology/units.hpp"
+
+namespace {
+
+using toru::comm::alltoall_algorithm;
+
+struct settings {
+  double min_bytes = 8, max_bytes = 4 << 20;
+  int factor = 4;
+  int reps = 21;
+  int warmup = 3;
+  std::string torus;
+  std::vector<std::string> algorithms = {"mpi", "auto", "direct", "pairwise", "bruck", "indirect"};
+  int chunks = 0;
+  int threads = 1;
+  bool simulate = false;
+  bool json = false;
+};
+
+std::vector<double> sizes(const settings& s) {
+  std::vector<double> v;
+  for (double b = s.min_bytes; b <= s.max_bytes; b *= s.factor) v.push_back(b);
+  if (v.empty() || v.back() < s.max_bytes) v.push_back(s.max_bytes);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string fmt_time(double s) { return toru::topology::format_time(s); }
+
+int simulate(const settings& s) {
+  if (s.torus.empty()) throw toru::error(toru::errc::invalid_argument, "--simulate needs --torus SPEC");
+  const auto t = toru::topology::torus::parse(s.torus);
+  nlohmann::json rows = nlohmann::json::array();
+  if (!s.json)
+    fmt::print("simulated all-to-all on torus {} ({} nodes, bottleneck axis {}), % of T_min = P*m*E_L/(8*B_L)\n",
+               t.to_string(), t.size(), t[t.longest_axis()].name);
+  if (!s.json)
+    fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>10}\n", "bytes", "algorithm", "chunks", "time", "T_min",
+               "% of bound");
+  for (double bytes : sizes(s)) {
+    for (const auto& name : s.algorithms) {
+      if (name == "mpi") continue;  // the flow model cannot tell MPI's algorithm from direct
+      const auto a = toru::comm::algorithm_from_string(name);
+      if (a == alltoall_algorithm::bruck && t.size() > 4096) continue;
+      const auto r = toru::comm::simulate_alltoall(t, a, bytes, {.chunks = s.chunks});
+      const std::string label = a == alltoall_algorithm::automatic ? "auto" : name;
+      if (s.json)
+        rows.push_back({{"algorithm", label},
+                        {"resolved", std::string(toru::comm::to_string(r.algorithm))},
+                        {"bytes", bytes},
+                        {"chunks", r.chunks},
+                        {"simulated_s", r.seconds},
+                        {"bound_s", r.bound_seconds},
+                        {"percent_of_bound", r.percent_of_bound},
+                        {"torus", t.to_string()}});
+      else
+        fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>9.1f}%\n", toru::topology::format_bytes(bytes), label, r.chunks,
+                   fmt_time(r.seconds), fmt_time(r.bound_seconds), r.percent_of_bound);
+    }
+  }
+  if (s.json) fmt::print("{}\n", nlohmann::json{{"mode", "simulated"}, {"rows", rows}}.dump(2));
+  return 0;
+}
+
+struct row {
+  std::string label;
+  std::optional<toru::comm::alltoall_plan> plan;  // empty for "mpi"
+  std::vector<double> times;
+};
+
+int measure(const settings& s) {
+  const int rank = [] {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }();
+  toru::comm::communicator comm(MPI_COMM_WORLD, {.torus = s.torus, .threads = s.threads});
+  const int P = comm.size();
+  const bool have_torus = comm.torus_given();
+  nlohmann::json out_rows = nlohmann::json::array();
+  if (rank == 0 && !s.json) {
+    fmt::print("all-to-all on {} ranks, torus {} ({}), {} reps after {} warm-up, median of per-rep max over ranks\n", P,
+               comm.torus().to_string(), have_torus ? "given" : "derived", s.reps, s.warmup);
+    fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>9} {:>6}{}\n", "bytes", "algorithm", "chunks", "median",
+               "GB/s/rank", "vs MPI", "check", have_torus ? "  % of bound" : "");
+  }
+  for (double bytes_d : sizes(s)) {
+    const auto bytes = static_cast<std::size_t>(bytes_d);
+    const std::size_t total = bytes * static_cast<std::size_t>(P);
+    std::vector<char> in(total), out(total), want(total);
+    for (std::size_t i = 0; i < total; ++i)
+      in[i] = static_cast<char>((i * 131 + static_cast<std::size_t>(rank) * 7) % 251);
+    MPI_Alltoall(in.data(), static_cast<int>(bytes), MPI_BYTE, want.data(), static_cast<int>(bytes), MPI_BYTE,
+                 MPI_COMM_WORLD);
+    std::vector<row> rows;
+    for (const auto& name : s.algorithms) {
+      row r{name == "automatic" ? "auto" : name, std::nullopt, {}};
+      if (name != "mpi") {
+        const auto a = toru::comm::algorithm_from_string(name);
+        try {
+          r.plan.emplace(comm, bytes, MPI_BYTE, toru::comm::alltoall_options{.algorithm = a, .chunks = s.chunks});
+        } catch (const toru::error& e) {
+          if (rank == 0) std::fprintf(stderr, "skipping %s: %s\n", name.c_str(), e.message().c_str());
+          continue;
+        }
+      }
+      rows.push_back(std::move(r));
+    }
+    std::vector<std::vector<char>> ws(rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      if (rows[k].plan) ws[k].resize(rows[k].plan->workspace_size());
+    auto run = [&](std::size_t k) {
+      if (rows[k].plan)
+        rows[k].plan->execute(in.data(), out.data(), ws[k].data());
+      else
+        MPI_Alltoall(in.data(), static_cast<int>(bytes), MPI_BYTE, out.data(), static_cast<int>(bytes), MPI_BYTE,
+                     comm.mpi());
+    };
+    std::vector<int> ok(rows.size(), 1);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      std::fill(out.begin(), out.end(), 0);
+      run(k);
+      ok[k] = out == want ? 1 : 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, ok.data(), static_cast<int>(ok.size()), MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    // Small exchanges take microseconds and are the noisiest: more repetitions there.
+    const int reps = bytes > (256 << 10) ? std::max(5, s.reps / 2) : bytes <= (64 << 10) ? 5 * s.reps : s.reps;
+    // Rows interleaved within each repetition, so drifting machine load hits all of them alike.
+    // The starting row rotates, so no row always runs first after the barrier.
+    for (int rep = -s.warmup; rep < reps; ++rep)
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::size_t k = (i + static_cast<std::size_t>(rep + s.warmup)) % rows.size();
+        MPI_Barrier(comm.mpi());
+        const double t0 = MPI_Wtime();
+        run(k);
+        const double t = MPI_Wtime() - t0;
+        if (rep >= 0) rows[k].times.push_back(t);
+      }
+    std::vector<double> med(rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      MPI_Allreduce(MPI_IN_PLACE, rows[k].times.data(), static_cast<int>(rows[k].times.size()), MPI_DOUBLE, MPI_MAX,
+                    MPI_COMM_WORLD);
+      med[k] = median(rows[k].times);
+    }
+    double mpi_time = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      if (rows[k].label == "mpi") mpi_time = med[k];
+    const double bound = have_torus ? toru::topology::alltoall_bound(comm.torus(), bytes_d) : 0;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const auto& r = rows[k];
+      const std::string algo = r.plan ? std::string(toru::comm::to_string(r.plan->algorithm())) : "MPI_Alltoall";
+      const int chunks = r.plan ? r.plan->chunks() : 1;
+      const double gbps = med[k] > 0 ? bytes_d * (P - 1) / med[k] / 1e9 : 0;
+      const double ratio = mpi_time > 0 ? med[k] / mpi_time : 0;
+      if (rank != 0) continue;
+      if (s.json) {
+        nlohmann::json j{{"algorithm", r.label},
+                         {"resolved", algo},
+                         {"bytes", bytes},
+                         {"chunks", chunks},
+                         {"ranks", P},
+                         {"median_s", med[k]},
+                         {"gbps_per_rank", gbps},
+                         {"ratio_vs_mpi", ratio},
+                         {"correct", ok[k] == 1},
+                         {"torus", comm.torus().to_string()}};
+        if (have_torus) j["percent_of_bound"] = 100 * bound / med[k];
+        out_rows.push_back(j);
+      } else {
+        fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12.3f} {:>9.3f} {:>6}{}\n", toru::topology::format_bytes(bytes_d),
+                   r.label == "auto" ? "auto:" + algo.substr(0, 4) : r.label, chunks, fmt_time(med[k]), gbps, ratio,
+                   ok[k] ? "ok" : "WRONG", have_torus ? fmt::format("  {:>10.1f}%", 100 * bound / med[k]) : "");
+      }
+    }
+    if (rank == 0 && s.json) std::fprintf(stderr, "done %zu bytes\n", bytes);
+    std::fflush(stdout);
+  }
+  if (rank == 0 && s.json)
+    fmt::print("{}\n", nlohmann::json{{"mode", "measured"}, {"ranks", P}, {"rows", out_rows}}.dump(2));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"toru-alltoall-bench: toru's all-to-all algorithms against MPI_Alltoall (or simulated on a torus)"};
+  settings s;
+  std::string min_b = "8", max_b = "4MiB";
+  app.add_option("--min-bytes", min_b, "smallest block per pair (e.g. 8, 1KiB)")->capture_default_str();
+  app.add_option("--max-bytes", max_b, "largest block per pair")->capture_default_str();
+  app.add_option("--factor", s.factor, "size step factor")->check(CLI::Range(2, 1024))->capture_default_str();
+  app.add_option("--reps", s.reps, "timed repetitions (x5 up to 64 KiB, halved above 256 KiB)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--warmup", s.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
+  app.add_option("--torus", s.torus, "torus spec (toru::topology::torus::parse), e.g. 2x2x4,bw=200Mb/s");
+  app.add_option("--algorithms", s.algorithms, "rows: mpi auto direct pairwise bruck indirect")->capture_default_str();
+  app.add_option("--chunks", s.chunks, "pipeline chunks (0 = model)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  app.add_option("--threads", s.threads, "communication threads (0 or 1)")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  app.add_flag("--simulate", s.simulate, "simulate the schedules on --torus instead of measuring (no MPI needed)");
+  app.add_flag("--json", s.json, "print JSON instead of a table");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    s.min_bytes = toru::topology::parse_bytes(min_b, "--min-bytes");
+    s.max_bytes = toru::topology::parse_bytes(max_b, "--max-bytes");
+    toru::expect(s.min_bytes >= 1 && s.min_bytes <= s.max_bytes, "--min-bytes", ">= 1 and <= --max-bytes", min_b);
+    for (const auto& a : s.algorithms)
+      if (a != "mpi") toru::comm::algorithm_from_string(a);
+    if (s.simulate) return simulate(s);
+  } catch (const toru::error& e) {
+    std::fprintf(stderr, "toru-alltoall-bench: %s\n", e.message().c_str());
+    return 2;
+  }
+
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rc = 0;
+  try {
+    rc = measure(s);
+  } catch (const toru::error& e) {
+    std::fprintf(stderr, "toru-alltoall-bench: %s\n", e.what());
+    rc = 1;
+  }
+  MPI_Finalize();
+  return rc;
+}
