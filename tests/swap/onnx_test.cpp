@@ -1,0 +1,175 @@
+// ONNX import round trip on models the test writes itself with the ONNX protobuf API.
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "toru/config.hpp"
+#include "toru/core/error.hpp"
+#include "toru/swap/onnx_import.hpp"
+#include "toru/swap/tune.hpp"
+
+#if TORU_ENABLE_ONNX
+#include <onnx/onnx_pb.h>
+#endif
+
+namespace ts = toru::swap;
+
+#if TORU_ENABLE_ONNX
+
+namespace {
+
+void add_initializer(onnx::GraphProto* g, const std::string& name, std::vector<std::int64_t> dims) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  std::int64_t n = 1;
+  for (auto d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (std::int64_t i = 0; i < n; ++i) t->add_float_data(0.01f * static_cast<float>(i % 7));
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type, std::vector<std::string> in,
+                          std::vector<std::string> out) {
+  auto* n = g->add_node();
+  n->set_op_type(type);
+  n->set_name(type + "_" + out[0]);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+void int_attr(onnx::NodeProto* n, const std::string& name, std::vector<std::int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  if (v.size() == 1 && name == "transB") {
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(v[0]);
+    return;
+  }
+  a->set_type(onnx::AttributeProto_AttributeType_INTS);
+  for (auto x : v) a->add_ints(x);
+}
+
+// x[N,3,8,8] -> Conv(4,3x3,pad 1) -> BatchNorm -> Relu -> (Add with itself's conv) -> GlobalAveragePool
+// -> Flatten -> Gemm(10) -> y
+std::string small_cnn(const std::string& extra_op = "") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("toru-test");
+  auto* opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("small_cnn");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("N");
+  for (int d : {3, 8, 8}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  add_initializer(g, "conv.w", {4, 3, 3, 3});
+  add_initializer(g, "bn.scale", {4});
+  add_initializer(g, "bn.bias", {4});
+  add_initializer(g, "bn.mean", {4});
+  add_initializer(g, "bn.var", {4});
+  add_initializer(g, "fc.w", {10, 4});
+  add_initializer(g, "fc.b", {10});
+  int_attr(add_node(g, "Conv", {"x", "conv.w"}, {"c"}), "pads", {1, 1, 1, 1});
+  add_node(g, "BatchNormalization", {"c", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"b"});
+  add_node(g, "Relu", {"b"}, {"r"});
+  add_node(g, "Add", {"r", "c"}, {"s"});
+  std::string last = "s";
+  if (!extra_op.empty()) {
+    add_node(g, extra_op, {"s"}, {"e"});
+    last = "e";
+  }
+  add_node(g, "GlobalAveragePool", {last}, {"p"});
+  add_node(g, "Flatten", {"p"}, {"f"});
+  int_attr(add_node(g, "Gemm", {"f", "fc.w", "fc.b"}, {"y"}), "transB", {1});
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  return bytes;
+}
+
+const ts::tensor& named(const ts::graph& g, const std::string& n) {
+  for (const auto& t : g.tensors)
+    if (t.name == n) return t;
+  throw std::runtime_error("no tensor " + n);
+}
+
+}  // namespace
+
+TEST(onnx, import_infers_shapes_and_derives_training) {
+  const std::string path = ::testing::TempDir() + "toru_swap_small_cnn.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << small_cnn();
+  }
+  const auto g = ts::import_onnx(path, {.batch = 5});
+  std::remove(path.c_str());
+  EXPECT_EQ(named(g, "c").shape, (std::vector<std::int64_t>{5, 4, 8, 8}));
+  EXPECT_EQ(named(g, "y").shape, (std::vector<std::int64_t>{5, 10}));
+  EXPECT_EQ(named(g, "bn.mean").kind, ts::tensor_kind::input);  // running statistics are not trained
+  EXPECT_EQ(g.parameter_count(), 4 * 3 * 9 + 4 + 4 + 10 * 4 + 10);
+  ASSERT_EQ(g.ops.size(), 8u);  // 7 nodes + loss
+  EXPECT_EQ(g.ops.back().type, "loss");
+  EXPECT_DOUBLE_EQ(g.ops[0].flops, 2.0 * 5 * 4 * 8 * 8 * 3 * 9);
+  EXPECT_DOUBLE_EQ(g.ops[6].flops, 2.0 * 5 * 10 * 4);
+  const auto t = ts::make_training_graph(g);
+  int backward = 0, updates = 0;
+  for (const auto& o : t.ops) {
+    backward += o.cat == ts::category::backward;
+    updates += o.cat == ts::category::update;
+  }
+  // Gradient ops: loss, Gemm, Flatten, GlobalAveragePool, Relu, BatchNorm, Conv, plus the add_n
+  // where the Add's pass-through gradient meets BatchNorm's; updates: Conv, BatchNorm, Gemm.
+  EXPECT_EQ(backward, 8);
+  EXPECT_EQ(updates, 3);
+  ts::tune_options o;
+  o.device = ts::device_preset("v100-nvlink2");
+  const auto p = ts::tune(t, ts::strategy::automatic, o);
+  EXPECT_TRUE(p.result.fits);
+}
+
+TEST(onnx, unsupported_ops_are_named) {
+  try {
+    ts::import_onnx_bytes(small_cnn("HardSwishPlus"), "bad", {.batch = 2});
+    FAIL() << "expected an unsupported-op error";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::unsupported);
+    EXPECT_NE(e.message().find("HardSwishPlus"), std::string::npos) << e.message();
+  }
+}
+
+TEST(onnx, malformed_and_missing_files_are_rejected) {
+  EXPECT_THROW(ts::import_onnx_bytes("this is not a protobuf \x01\x02\xff", "garbage"), toru::error);
+  try {
+    ts::import_onnx("/nonexistent/model.onnx");
+    FAIL();
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::io);
+  }
+  EXPECT_THROW(ts::import_onnx_bytes(small_cnn(), "b0", {.batch = 0}), toru::error);
+}
+
+#else
+
+TEST(onnx, disabled_build_says_so) {
+  EXPECT_FALSE(ts::onnx_available());
+  try {
+    ts::import_onnx("model.onnx");
+    FAIL();
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::unsupported);
+    EXPECT_NE(e.message().find("without ONNX"), std::string::npos);
+  }
+}
+
+#endif

@@ -1,0 +1,160 @@
+// Recompute units, the tuner's budget guarantee, strategy relations, and bad budgets.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "toru/core/error.hpp"
+#include "toru/swap/models.hpp"
+#include "toru/swap/tune.hpp"
+
+namespace ts = toru::swap;
+
+namespace {
+
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+ts::tune_options on(double memory_gib, const char* preset = "v100-nvlink2") {
+  ts::tune_options o;
+  o.device = ts::device_preset(preset);
+  o.device.memory_bytes = static_cast<std::int64_t>(memory_gib * gib);
+  return o;
+}
+
+}  // namespace
+
+TEST(units, resnet50_has_one_unit_per_block) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 2}));
+  const auto units = ts::find_units(t);
+  EXPECT_EQ(units.size(), 1u + 16u + 1u);  // stem, bottlenecks, head
+  int recomputable = 0;
+  for (const auto& u : units) {
+    if (u.bytes == 0) continue;
+    ++recomputable;
+    EXPECT_FALSE(u.triggers.empty());
+    for (int x : u.dropped) {
+      // A dropped tensor is produced in the unit and read by no forward op outside it.
+      EXPECT_TRUE(std::find(u.ops.begin(), u.ops.end(), t.tensors[x].producer) != u.ops.end());
+      for (int c : t.tensors[x].consumers)
+        if (t.ops[c].cat == ts::category::forward) {
+          EXPECT_TRUE(std::find(u.ops.begin(), u.ops.end(), c) != u.ops.end());
+        }
+    }
+  }
+  EXPECT_EQ(recomputable, 17);  // all but the loss head
+}
+
+TEST(units, recompute_rewires_backward_and_lowers_memory) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 8}));
+  const auto units = ts::find_units(t);
+  std::vector<int> all;
+  for (const auto& u : units)
+    if (u.bytes > 0) all.push_back(u.id);
+  const auto r = ts::apply_recompute(t, units, all);
+  for (const auto& u : units)
+    for (int x : u.dropped)
+      for (int c : r.tensors[x].consumers) EXPECT_NE(r.ops[c].cat, ts::category::backward) << r.tensors[x].name;
+  int recompute_ops = 0;
+  for (const auto& o : r.ops)
+    if (o.cat == ts::category::recompute) ++recompute_ops;
+  EXPECT_GT(recompute_ops, 100);
+  const auto before = ts::replay_memory(ts::make_plan(t, {})).peak;
+  const auto after = ts::replay_memory(ts::make_plan(r, {})).peak;
+  EXPECT_LT(after, before * 0.75) << before << " -> " << after;
+  // Recomputation re-runs forward work only.
+  double fwd = 0;
+  for (const auto& u : units)
+    if (u.bytes > 0) fwd += u.flops;
+  EXPECT_DOUBLE_EQ(r.flops(ts::category::recompute), fwd);
+}
+
+TEST(units, graphs_without_blocks_are_cut_where_one_tensor_crosses) {
+  auto f = ts::build_model("vgg16", {.batch = 2});
+  for (auto& o : f.ops) o.block = -1;
+  const auto t = ts::make_training_graph(f);
+  const auto units = ts::find_units(t, 8);
+  EXPECT_GE(units.size(), 4u);
+  EXPECT_LE(units.size(), 40u);
+  std::size_t ops = 0;
+  for (const auto& u : units) ops += u.ops.size();
+  EXPECT_EQ(ops, f.ops.size());
+}
+
+class budgets : public ::testing::TestWithParam<double> {};
+
+TEST_P(budgets, tuned_plans_never_exceed_the_budget) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 96}));
+  const auto o = on(GetParam());
+  double swap_time = -1, hybrid_time = -1;
+  for (auto s : {ts::strategy::none, ts::strategy::swap, ts::strategy::recompute, ts::strategy::hybrid,
+                 ts::strategy::automatic}) {
+    try {
+      const auto p = ts::tune(t, s, o);
+      EXPECT_TRUE(p.result.fits);
+      EXPECT_LE(p.result.peak_bytes, p.result.budget_bytes) << ts::to_string(s);
+      // The returned plan replays to the same peak.
+      const auto again = ts::simulate(p.p, o.device, o.sim);
+      EXPECT_EQ(again.peak_bytes, p.result.peak_bytes);
+      EXPECT_GE(p.result.step_seconds, p.result.global_bound_seconds * (1 - 1e-9));
+      if (s == ts::strategy::swap) swap_time = p.result.step_seconds;
+      if (s == ts::strategy::hybrid) hybrid_time = p.result.step_seconds;
+      if (s == ts::strategy::recompute) {
+        EXPECT_EQ(p.result.swap_outs, 0);
+      }
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), toru::errc::out_of_memory) << e.what();
+      EXPECT_NE(e.message().find("needs at least"), std::string::npos);
+    }
+  }
+  if (swap_time > 0 && hybrid_time > 0) {
+    EXPECT_LE(hybrid_time, swap_time * (1 + 1e-9));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(resnet50_b96, budgets, ::testing::Values(2.5, 4.0, 6.0, 9.0, 16.0));
+
+TEST(tune, auto_picks_no_swapping_when_everything_fits) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 4}));
+  const auto p = ts::tune(t, ts::strategy::automatic, on(16));
+  EXPECT_EQ(p.chosen, ts::strategy::none);
+  EXPECT_EQ(p.result.swap_outs, 0);
+  EXPECT_EQ(p.result.ops_recomputed, 0);
+  EXPECT_NEAR(p.result.step_seconds, p.result.bound_seconds, 1e-12);
+}
+
+TEST(tune, hybrid_recomputes_on_pcie5_where_swapping_is_transfer_bound) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 1, .height = 2048, .width = 2048}));
+  auto o = on(3.0, "h200-pcie5");
+  const auto swap = ts::tune(t, ts::strategy::swap, o);
+  const auto hybrid = ts::tune(t, ts::strategy::hybrid, o);
+  EXPECT_GT(hybrid.result.ops_recomputed, 0);
+  EXPECT_LT(hybrid.result.swapped_out_bytes, swap.result.swapped_out_bytes);
+  EXPECT_LT(hybrid.result.step_seconds, swap.result.step_seconds);
+}
+
+TEST(tune, too_small_a_budget_names_the_minimum) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 64}));
+  try {
+    ts::tune(t, ts::strategy::hybrid, on(0.3));
+    FAIL() << "expected out_of_memory";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::out_of_memory);
+    EXPECT_NE(e.message().find("needs at least"), std::string::npos) << e.message();
+  }
+  auto bad = on(16);
+  bad.device.h2d_bandwidth = 0;
+  EXPECT_THROW(ts::tune(t, ts::strategy::swap, bad), toru::error);
+  EXPECT_THROW(ts::parse_strategy("magic"), toru::error);
+  EXPECT_THROW(ts::device_preset("tpu"), toru::error);
+}
+
+TEST(tune, largest_fitting_batch_grows_with_swapping) {
+  auto make = [](std::int64_t b) { return ts::make_training_graph(ts::build_model("resnet50", {.batch = b})); };
+  const auto o = on(4.0);
+  const auto none = ts::largest_fitting(make, ts::strategy::none, o);
+  const auto swap = ts::largest_fitting(make, ts::strategy::swap, o);
+  EXPECT_GT(none, 0);
+  EXPECT_GT(swap, 2 * none);
+  EXPECT_TRUE(ts::fits(make(none), ts::strategy::none, o));
+  EXPECT_FALSE(ts::fits(make(none + 1), ts::strategy::none, o));
+  EXPECT_FALSE(ts::fits(make(swap + 1), ts::strategy::swap, o));
+}
