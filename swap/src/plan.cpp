@@ -377,7 +377,8 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
     int f = last[k];
     if (ob.copy == 0) {
       if (prod >= 0) f = std::max(f, pos[prod]);
-      if (first_group[ob.tensor] >= 0) f = std::max(f, std::min(n - 1, pos[prod] + delay));
+      if (first_group[ob.tensor] >= 0)
+        f = std::max(f, std::min(n - 1, pos[prod] + (ob.bytes > options.delay_max_bytes ? 0 : delay)));
     }
     free_pos[k] = std::max(f, 0);
   }

@@ -87,6 +87,7 @@ class tuner {
       with([](swap_options& v) { v.sync = sync_mode::h2d; });
     }
     if (cur.ahead > 0) with([](swap_options& v) { v.ahead *= 2; });
+    with([](swap_options& v) { v.groupby = std::max(4, 2 * v.groupby); });
     with([](swap_options& v) {
       v.order = v.order == schedule_order::by_level ? schedule_order::depth_first : schedule_order::by_level;
     });
@@ -162,6 +163,26 @@ class tuner {
       if (!h2d_sync) sweep([](swap_options& t, int v) { t.ahead = v; }, {1, 2, 3, 4, 6, 8, 12, 16, 24, -1});
       if (!h2d_sync) sweep([](swap_options& t, int v) { t.groupby = v; }, {0, 1, 2, 4, 8});
       if (!d2h_sync) sweep([](swap_options& t, int v) { t.swapout_delay = v; }, {0, 1, 2, 4, 8});
+      {
+        // Overlapped swap-outs for all but the largest tensors.
+        std::vector<std::int64_t> sizes;
+        for (const auto& ob : best.p.objects)
+          if (ob.copy == 0 && ob.swap_out_step >= 0) sizes.push_back(ob.bytes);
+        std::sort(sizes.begin(), sizes.end());
+        sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+        const std::size_t ns = sizes.size();
+        for (std::size_t q : {ns / 2, ns * 3 / 4, ns - 1, ns - 2})
+          for (int d : {1, 2, 4, 8}) {
+            if (q >= ns) continue;
+            swap_options v = best.swap;
+            if (v.sync == sync_mode::d2h) v.sync = sync_mode::none;
+            if (v.sync == sync_mode::both) v.sync = sync_mode::h2d;
+            v.swapout_delay = d;
+            v.delay_max_bytes = sizes[q] - 1;
+            auto cand = eval(g, v);
+            if (better(cand, best)) best = std::move(cand);
+          }
+      }
       if (best.swap.sync != sync_mode::none) {
         // Async copies with just-in-time swap-ins for the largest tensors only.
         std::vector<std::int64_t> sizes;

@@ -53,6 +53,9 @@ struct swap_options {
   // Beyond TFLMS: swap-ins of tensors larger than this are just-in-time even when H2D is async, so a
   // few huge tensors need not force sync mode on every swap-in.
   std::int64_t prefetch_max_bytes = INT64_MAX;
+  // Likewise, tensors larger than this are released right after their last near consumer
+  // (swapout_delay 0): only the small ones hold memory while their copy overlaps compute.
+  std::int64_t delay_max_bytes = INT64_MAX;
   schedule_order order = schedule_order::by_level;
   std::vector<int> serialize_levels;  // levels whose ops are chained by control edges (TFLMS serialization)
 };
