@@ -368,8 +368,8 @@ tuned_plan tune(const graph& training, strategy s, const tune_options& options) 
         consider(run_hybrid(t, unit_order::swapped_bytes, swap_only), strategy::hybrid);
         if (options.both_orders) consider(run_hybrid(t, unit_order::net_time, swap_only), strategy::hybrid);
       }
-      if (s == strategy::automatic &&
-          !(best.c.r.fits && best.c.swap.threshold == swap_options::off && best.chosen.empty()))
+      // Recompute alone is a hybrid without swaps; on slow links it is often the best one.
+      if (!(best.c.r.fits && best.c.swap.threshold == swap_options::off && best.chosen.empty()))
         consider(run_recompute(t), strategy::recompute);
       if (s == strategy::hybrid) chosen = strategy::hybrid;
       break;

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Reproduces the published swap/hybrid results with toru-plan (simulated) and prints the markdown
+# that docs/benchmarks.md ("swap: memory planner (simulated)") carries.
+#   apps/toru-plan/bench.sh [path/to/toru-plan] [figure directory]
+set -euo pipefail
+P=${1:-build-swap/apps/toru-plan/toru-plan}
+FIG=${2:-docs/figures}
+[ -x "$P" ] || { echo "bench.sh: toru-plan not found at '$P' (build the toru-plan target first)" >&2; exit 1; }
+mkdir -p "$FIG"
+json() { "$P" "$@" --json; }
+get() { python3 -c "import json,sys; j=json.load(sys.stdin); print(j$1)"; }
+
+echo "Generated $(date -u +%Y-%m-%d) by \`apps/toru-plan/bench.sh $P\` on $(nproc) cores; all step times simulated."
+echo
+echo "### Largest batch, ResNet-50 224x224 fp32, V100-16GB + NVLink2 (published TFLMS: 4.9x)"
+echo
+echo "| strategy | largest batch |"
+echo "|---|---|"
+j=$(json --model resnet50 --max-batch --device v100-nvlink2)
+for s in none swap recompute hybrid; do echo "| $s | $(echo "$j" | get "['max_batch_$s']") |"; done
+echo "| **swap / none** | **$(echo "$j" | get "['max_batch_ratio_swap']" | xargs printf '%.2f')x** |"
+echo
+echo "### Largest input, 3D U-Net (4 ch, base 32, depth 4) batch 1 fp32, V100-16GB + NVLink2 (published TFLMS: 5.6x)"
+echo
+echo "| strategy | largest cube | voxels |"
+echo "|---|---|---|"
+j=$(json --model unet3d --max-input --device v100-nvlink2)
+for s in none swap recompute hybrid; do
+  echo "| $s | $(echo "$j" | get "['max_input_$s']")^3 | $(echo "$j" | get "['max_input_elements_$s']" | xargs printf '%.3g') |"
+done
+echo "| **swap / none** | | **$(echo "$j" | get "['max_input_ratio_swap']" | xargs printf '%.2f')x** |"
+echo
+row() {  # model image batch device
+  local s h a
+  s=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy swap 2>/dev/null || echo '{}')
+  h=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy hybrid 2>/dev/null || echo '{}')
+  a=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy auto 2>/dev/null || echo '{}')
+  python3 - "$1" "$2" "$3" "$4" "$s" "$h" "$a" <<'PY'
+import json, sys
+m, img, b, dev, s, h, a = sys.argv[1:8]
+s, h, a = json.loads(s), json.loads(h), json.loads(a)
+g = lambda j, k, f="{:.3f}": f.format(j[k]) if k in j else "no fit"
+gain = f"{100 * (s['step_seconds'] / h['step_seconds'] - 1):+.1f}%" if s and h else "n/a"
+gib = 2 ** 30
+print(f"| {m} {img}² b{b} | {dev} | {g(s,'step_seconds')} ({g(s,'percent_of_bound','{:.0f}')}%) | "
+      f"{g(h,'step_seconds')} ({g(h,'percent_of_bound','{:.0f}')}%) | **{gain}** | "
+      f"{a.get('strategy','-')} {g(a,'step_seconds')} | {g(a,'bound_seconds')} | "
+      f"{(a.get('swapped_bytes',0)/gib):.1f} | {a.get('ops_recomputed','-')} |")
+PY
+}
+echo "### Hybrid (recompute + swap) vs swap-only step time (published: +15.5%, +15.3%, +12.4% on V100 + NVLink2)"
+echo
+echo "Step time in seconds (percent of the phase bound max(C_f, S_out/BW) + max(C_b + R, S_in/BW)); gain = swap / hybrid - 1."
+echo "'auto' is the fastest of none / swap / recompute / hybrid; its swapped GiB and recomputed ops are listed."
+echo
+echo "| case | device | swap-only | hybrid | gain | auto picks | bound (auto) | swapped GiB | recomputed ops |"
+echo "|---|---|---|---|---|---|---|---|---|"
+row resnet50 8000 1 v100-nvlink2
+row resnet152 7500 1 v100-nvlink2
+row deeplabv3plus 1000 16 v100-nvlink2
+row resnet50 8000 2 h200-pcie5
+row resnet152 7500 1 h200-pcie5
+row deeplabv3plus 1000 64 h200-pcie5
+echo
+echo "### Planning time with tuning (median of 5 runs; must stay under 1 s)"
+echo
+echo "| case | strategy | median planning s | simulations |"
+echo "|---|---|---|---|"
+for c in "resnet152 7500 1 v100-nvlink2" "resnet152 224 512 v100-nvlink2" "resnet152 7500 1 h200-pcie5"; do
+  set -- $c
+  ts=()
+  for _ in 1 2 3 4 5; do
+    j=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy auto)
+    ts+=("$(echo "$j" | get "['planning_seconds']")")
+    ev=$(echo "$j" | get "['evaluations']")
+  done
+  med=$(printf '%s\n' "${ts[@]}" | sort -g | sed -n 3p)
+  printf '| %s %s² b%s on %s | auto | %.3f | %s |\n' "$1" "$2" "$3" "$4" "$med" "$ev"
+done
+echo
+"$P" --model resnet50 --image 8000 --batch 1 --device v100-nvlink2 --strategy swap --timeline "$FIG/swap-resnet50-8000-v100-swap.svg" > /dev/null
+"$P" --model resnet50 --image 8000 --batch 1 --device v100-nvlink2 --strategy hybrid --timeline "$FIG/swap-resnet50-8000-v100-hybrid.svg" > /dev/null
+"$P" --model resnet152 --image 7500 --batch 1 --device h200-pcie5 --strategy auto --timeline "$FIG/swap-resnet152-7500-h200-auto.svg" > /dev/null
+echo "Timelines: $FIG/swap-resnet50-8000-v100-swap.svg, $FIG/swap-resnet50-8000-v100-hybrid.svg, $FIG/swap-resnet152-7500-h200-auto.svg"
