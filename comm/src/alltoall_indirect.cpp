@@ -275,7 +275,9 @@ void alltoall_indirect(const plan_impl& plan, const void* in, void* out, std::by
   indirect_run run{
       plan, plan.x,     plan.comm.state(), st, static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
       ws,   ws + total, plan.chunks};
-  if (plan.comm.state().worker)
+  // The thread pays off only when there is a phase A to overlap phase B with; otherwise handing
+  // chunks over costs a wake-up each and gains nothing.
+  if (plan.comm.state().worker && plan.chunks > 1 && st.Q > 1)
     run.threaded();
   else
     run.single_threaded();
