@@ -91,10 +91,4 @@ aligned_buffer::~aligned_buffer() {
   if (p_) fftw_free(p_);
 }
 
-owned_comm::~owned_comm() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (c_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&c_);
-}
-
 }  // namespace toru::fft::detail

@@ -9,7 +9,11 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include "comm_cache.hpp"
+#include "toru/comm/alltoall_plan.hpp"
 
 namespace toru::fft::detail {
 
@@ -18,10 +22,11 @@ using chunk_fn = std::function<void(int chunk, int nchunks)>;
 class exchange {
  public:
   /// Collective over comm. Counts and displacements in elements of `type`.
-  /// chunks > 1 asks for a pipelined exchange; overlap = false runs on_chunk only after the
-  /// whole exchange, once per chunk, in order.
-  exchange(MPI_Comm comm, std::vector<int> send_counts, std::vector<int> send_displs, std::vector<int> recv_counts,
-           std::vector<int> recv_displs, MPI_Datatype type, int chunks, bool overlap);
+  /// chunks > 1 asks for a pipelined exchange whose chunks reach on_chunk as they arrive;
+  /// overlap = false runs on_chunk only after the whole exchange, once per chunk, in order.
+  exchange(comm_ptr comm, std::vector<int> send_counts, std::vector<int> send_displs, std::vector<int> recv_counts,
+           std::vector<int> recv_displs, MPI_Datatype type, int chunks, bool overlap,
+           comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic);
   ~exchange();
   exchange(const exchange&) = delete;
   exchange& operator=(const exchange&) = delete;
@@ -29,7 +34,7 @@ class exchange {
   std::size_t workspace_size() const;
   /// Collective. Calls on_chunk(c, nchunks) for every chunk in increasing order.
   void execute(const void* send, void* recv, void* ws, const chunk_fn& on_chunk) const;
-  /// A short description ("MPI_Alltoallv", "toru::comm indirect x4", ...).
+  /// A short description ("toru::comm indirect x4 (overlapped)", ...).
   std::string describe() const;
 
  private:

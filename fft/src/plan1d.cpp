@@ -59,7 +59,8 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
                           {"options.output", static_cast<std::int64_t>(opts.output)},
                           {"options.planner", static_cast<std::int64_t>(opts.planner)},
                           {"options.overlap", opts.overlap},
-                          {"options.chunks", opts.chunks}});
+                          {"options.chunks", opts.chunks},
+                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   validate_collectively(comm, [&] {
     expect(n_ >= 1, "n", "a size >= 1", std::to_string(n_));
     expect(opts.n1 >= 0 && (opts.n1 == 0 || n_ % opts.n1 == 0), "options.n1",
@@ -70,10 +71,8 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
   n = n_;
   n1 = opts.n1 ? opts.n1 : default_n1(n);
   n2 = n / n1;
-  MPI_Comm dup = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
-  base_ = owned_comm(dup);
-  const int P = mpi_size(dup), me = mpi_rank(dup);
+  comm_ = communicators(comm, 0, 0).all;
+  const int P = comm_->size(), me = comm_->rank();
 
   // Layouts: A [n1 part][n2] (input), B [n2 part][n1], C [k1 part][n2] (scrambled), D [k2 part][n1].
   const std::int64_t rowsA = part_count(n1, P, me), rowsB = part_count(n2, P, me);
@@ -128,7 +127,8 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
     return g;
   };
   auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) {
-    auto s = std::make_unique<transpose_step<T>>(dup, geometry(na, nb), std::move(op), C, opts.overlap, type);
+    auto s = std::make_unique<transpose_step<T>>(comm_, geometry(na, nb), std::move(op), C, opts.overlap, type,
+                                                 opts.algorithm);
     ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
     return s;
   };
@@ -156,7 +156,7 @@ plan1d<T>::~plan1d() = default;
 
 template <class T>
 void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
-  expect_buffers(base_.get(), in, forward ? in_count : out_count, out, alloc);
+  expect_buffers(comm(), in, forward ? in_count : out_count, out, alloc);
   char* base = static_cast<char*>(ws ? ws : own_ws_.get());
   const work_buffers wb{base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};
   const auto& steps = forward ? fwd_ : bwd_;

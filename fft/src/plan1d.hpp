@@ -23,13 +23,13 @@ class plan1d {
   std::int64_t in_start = 0, in_count = 0, out_start = 0, out_count = 0, alloc = 0;
   std::size_t workspace_size() const { return ws_bytes_; }
   const options1d& options() const { return opts_; }
-  MPI_Comm comm() const { return base_.get(); }
+  MPI_Comm comm() const { return comm_->mpi(); }
 
   void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
 
  private:
   options1d opts_;
-  owned_comm base_;
+  comm_ptr comm_;
   std::size_t region_bytes_ = 0, ws_bytes_ = 0;
   aligned_buffer own_ws_;
   std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)

@@ -136,21 +136,13 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                           {"options.output", static_cast<std::int64_t>(opts.output)},
                           {"options.planner", static_cast<std::int64_t>(opts.planner)},
                           {"options.overlap", opts.overlap},
-                          {"options.chunks", opts.chunks}});
+                          {"options.chunks", opts.chunks},
+                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   const int P = mpi_size(comm), rank = mpi_rank(comm);
   validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts); });
 
-  MPI_Comm dup = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
-  base_ = owned_comm(dup);
   const layout3d& L = lay_;
-  if (L.decomp == decomposition::pencil) {
-    MPI_Comm row = MPI_COMM_NULL, col = MPI_COMM_NULL;
-    check_mpi(MPI_Comm_split(dup, L.r0, L.r1, &row), "MPI_Comm_split");
-    row_ = owned_comm(row);
-    check_mpi(MPI_Comm_split(dup, L.r1, L.r0, &col), "MPI_Comm_split");
-    col_ = owned_comm(col);
-  }
+  comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1) : communicators(comm, 0, 0);
 
   using cpx = std::complex<T>;
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
@@ -196,8 +188,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     }
     return g;
   };
-  auto transpose = [&](MPI_Comm c, transpose_geometry g, std::unique_ptr<line_op<T>> op) {
-    auto s = std::make_unique<transpose_step<T>>(c, std::move(g), std::move(op), C, opts.overlap, type);
+  auto transpose = [&](const comm_ptr& c, transpose_geometry g, std::unique_ptr<line_op<T>> op) {
+    auto s = std::make_unique<transpose_step<T>>(c, std::move(g), std::move(op), C, opts.overlap, type, opts.algorithm);
     ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
     return s;
   };
@@ -208,7 +200,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   const bool natural = opts.output == order::natural;
 
   if (L.decomp == decomposition::slab) {
-    const MPI_Comm c = base_.get();
+    const comm_ptr& c = comms_.all;
     const int me = rank;
     const std::int64_t planes = L.s0.size[0], rows2 = L.s2.size[1] * L.s2.size[2];
     auto x02 = [&](std::unique_ptr<line_op<T>> op) {
@@ -227,7 +219,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
       bwd_.push_back(whole(bwd, {in0}, rows2));
     bwd_.push_back(x20(lines(last_bwd, {in1, in2}, planes)));
   } else {
-    const MPI_Comm row = row_.get(), col = col_.get();
+    const comm_ptr &row = comms_.row, &col = comms_.col;
     const std::int64_t rows0 = L.s0.size[0] * L.s0.size[1], rows1 = L.s1.size[0] * L.s1.size[2],
                        rows2 = L.s2.size[1] * L.s2.size[2];
     const std::int64_t t01 = L.s0.size[0], t12 = L.s1.size[2];
@@ -274,7 +266,7 @@ work_buffers plan3d<T>::buffers(void* ws) const {
 template <class T>
 void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
   const box3d& src_box = forward ? inbox() : outbox();
-  expect_buffers(base_.get(), in, src_box.extent(), out, lay_.alloc);
+  expect_buffers(comm(), in, src_box.extent(), out, lay_.alloc);
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;

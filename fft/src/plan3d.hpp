@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm_cache.hpp"
 #include "steps.hpp"
 #include "toru/fft/fft3d.hpp"
 
@@ -29,23 +30,6 @@ class aligned_buffer {
 
  private:
   void* p_ = nullptr;
-};
-
-/// Owns an MPI communicator (duplicated or split), freed on destruction.
-class owned_comm {
- public:
-  owned_comm() = default;
-  explicit owned_comm(MPI_Comm c) : c_(c) {}
-  ~owned_comm();
-  owned_comm(owned_comm&& o) noexcept : c_(o.c_) { o.c_ = MPI_COMM_NULL; }
-  owned_comm& operator=(owned_comm&& o) noexcept {
-    std::swap(c_, o.c_);
-    return *this;
-  }
-  MPI_Comm get() const { return c_; }
-
- private:
-  MPI_Comm c_ = MPI_COMM_NULL;
 };
 
 /// Layout of the three stages on one rank (see fft3d.hpp).
@@ -75,7 +59,7 @@ class plan3d {
   std::int64_t alloc_size() const { return lay_.alloc; }
   std::size_t workspace_size() const { return ws_bytes_; }
   const options3d& options() const { return opts_; }
-  MPI_Comm comm() const { return base_.get(); }
+  MPI_Comm comm() const { return comms_.all->mpi(); }
 
   /// Collective; checks for null buffers collectively first.
   void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
@@ -85,7 +69,7 @@ class plan3d {
 
   layout3d lay_;
   options3d opts_;
-  owned_comm base_, row_, col_;
+  grid_comms comms_;
   std::size_t region_bytes_ = 0, ws_bytes_ = 0;
   aligned_buffer own_ws_;
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;

@@ -94,8 +94,9 @@ template <class T>
 class transpose_step final : public step<T> {
  public:
   using cpx = std::complex<T>;
-  transpose_step(MPI_Comm comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks, bool overlap,
-                 MPI_Datatype type);
+  transpose_step(comm_ptr comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks, bool overlap,
+                 MPI_Datatype type, comm::alltoall_algorithm algorithm);
+  std::string describe() const { return ex_->describe(); }
   void run(const void* src, void* dst, const work_buffers& ws) const override;
   std::size_t workspace_size() const { return ex_->workspace_size(); }
   std::int64_t send_elems() const { return send_total_; }

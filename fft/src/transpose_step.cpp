@@ -18,8 +18,8 @@ int to_int(std::int64_t v, const char* what) {
 }  // namespace
 
 template <class T>
-transpose_step<T>::transpose_step(MPI_Comm comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks,
-                                  bool overlap, MPI_Datatype type)
+transpose_step<T>::transpose_step(comm_ptr comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks,
+                                  bool overlap, MPI_Datatype type, comm::alltoall_algorithm algorithm)
     : g_(std::move(g)), op_(std::move(op)) {
   const int q = static_cast<int>(g_.a_count.size());
   std::vector<int> sc(q), sd(q), rc(q), rd(q);
@@ -37,8 +37,8 @@ transpose_step<T>::transpose_step(MPI_Comm comm, transpose_geometry g, std::uniq
     recv_total_ += g_.T * A * g_.b_count[d];
   }
   units_ = g_.T * A / g_.group;
-  ex_ = std::make_unique<exchange>(comm, std::move(sc), std::move(sd), std::move(rc), std::move(rd), type,
-                                   op_ ? chunks : 1, overlap && op_);
+  ex_ = std::make_unique<exchange>(std::move(comm), std::move(sc), std::move(sd), std::move(rc), std::move(rd), type,
+                                   op_ ? chunks : 1, overlap && op_, algorithm);
 }
 
 template <class T>

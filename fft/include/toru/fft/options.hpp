@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "toru/comm/alltoall_plan.hpp"
+
 namespace toru::fft {
 
 /// How the 3D array is split over ranks.
@@ -55,6 +57,7 @@ struct options3d {
   effort planner = effort::estimate;
   bool overlap = true;  // local FFTs of received chunks while later chunks are in flight
   int chunks = 0;       // chunks per exchange when overlapping; 0 = chosen (see docs/fft.md)
+  comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;  // for every transpose
 };
 
 /// Options of a distributed 1D plan of N = n1 * n2 points.
@@ -64,6 +67,7 @@ struct options1d {
   effort planner = effort::estimate;
   bool overlap = true;
   int chunks = 0;
+  comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;
 };
 
 }  // namespace toru::fft

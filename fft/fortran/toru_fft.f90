@@ -1,0 +1,188 @@
+! toru_fft: Fortran bindings (ISO_C_BINDING) for toru's parallel 3D and distributed 1D FFTs.
+!
+!   use mpi
+!   use toru_fft
+!   type(c_ptr) :: plan
+!   type(toru_fft_box) :: inbox, outbox
+!   integer(c_long_long) :: alloc
+!   complex(c_double_complex), allocatable, target :: a(:), b(:)
+!   ierr = toru_fft_plan_3d(MPI_COMM_WORLD, n0, n1, n2, plan)          ! collective
+!   ierr = toru_fft_local_size(plan, inbox, outbox, alloc)
+!   allocate(a(alloc), b(alloc))
+!   ierr = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(a), c_loc(b))
+!   ierr = toru_fft_destroy(plan)
+!
+! Arrays follow the C layout of toru/toru.h: a box's fastest axis is order(3) (0-based axis
+! numbers, axis 2 = the last C index = the contiguous one). Every function returns a toru_result
+! (TORU_SUCCESS = 0); toru_fft_error_message() gives the text of the last failure.
+module toru_fft
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private
+
+  integer(c_int), parameter, public :: TORU_SUCCESS = 0
+  integer(c_int), parameter, public :: TORU_ERROR_INVALID_ARGUMENT = 1, TORU_ERROR_MISMATCH = 2
+  integer(c_int), parameter, public :: TORU_FFT_DOUBLE = 0, TORU_FFT_FLOAT = 1
+  integer(c_int), parameter, public :: TORU_FFT_FORWARD = -1, TORU_FFT_BACKWARD = 1
+  integer(c_int), parameter, public :: TORU_FFT_SCALE_NONE = 0, TORU_FFT_SCALE_FULL = 1, TORU_FFT_SCALE_SYMMETRIC = 2
+  integer(c_int), parameter, public :: TORU_FFT_DECOMPOSITION_AUTO = 0, TORU_FFT_DECOMPOSITION_SLAB = 1, &
+                                       TORU_FFT_DECOMPOSITION_PENCIL = 2
+
+  ! Mirrors struct toru_fft_options; start from toru_fft_options_default().
+  type, bind(c), public :: toru_fft_options
+    integer(c_int) :: precision
+    integer(c_int) :: decomposition
+    integer(c_int) :: grid(2)
+    integer(c_int) :: transposed_out
+    integer(c_int) :: measure
+    integer(c_int) :: overlap
+    integer(c_int) :: chunks
+    integer(c_long_long) :: n1
+  end type
+
+  ! Mirrors struct toru_fft_box (0-based global indices).
+  type, bind(c), public :: toru_fft_box
+    integer(c_long_long) :: low(3)
+    integer(c_long_long) :: size(3)
+    integer(c_int) :: order(3)
+    integer(c_long_long) :: row_stride
+  end type
+
+  public :: toru_fft_options_default, toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d
+  public :: toru_fft_local_size, toru_fft_workspace_size, toru_fft_execute, toru_fft_destroy
+  public :: toru_fft_error_message
+
+  interface
+    function toru_fft_options_default() bind(c, name='toru_fft_options_default') result(o)
+      import :: toru_fft_options
+      type(toru_fft_options) :: o
+    end function
+
+    function c_plan_3d(comm, n0, n1, n2, options, plan) bind(c, name='toru_fft_plan_3d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_options
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n0, n1, n2
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
+    function c_plan_r2c_3d(comm, n0, n1, n2, options, plan) bind(c, name='toru_fft_plan_r2c_3d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_options
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n0, n1, n2
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
+    function c_plan_1d(comm, n, options, plan) bind(c, name='toru_fft_plan_1d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_options
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
+    !> Not collective: this rank's input and output boxes and the complex elements per buffer.
+    function toru_fft_local_size(plan, inbox, outbox, alloc) bind(c, name='toru_fft_local_size') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_box
+      type(c_ptr), value :: plan
+      type(toru_fft_box), intent(out) :: inbox, outbox
+      integer(c_long_long), intent(out) :: alloc
+      integer(c_int) :: r
+    end function
+
+    function toru_fft_workspace_size(plan, bytes) bind(c, name='toru_fft_workspace_size') result(r)
+      import :: c_int, c_size_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int) :: r
+    end function
+
+    !> Collective. in and out are c_loc of the arrays (equal for in place).
+    function toru_fft_execute(plan, direction, scale, in, out) bind(c, name='toru_fft_execute') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out
+      integer(c_int) :: r
+    end function
+
+    function toru_fft_destroy(plan) bind(c, name='toru_fft_destroy') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int) :: r
+    end function
+
+    function c_last_error() bind(c, name='toru_fft_last_error') result(p)
+      import :: c_ptr
+      type(c_ptr) :: p
+    end function
+
+    function c_strlen(s) bind(c, name='strlen') result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function
+  end interface
+
+contains
+
+  !> Collective over comm (a Fortran MPI communicator handle). options is optional.
+  function toru_fft_plan_3d(comm, n0, n1, n2, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    if (present(options)) then
+      r = c_plan_3d(int(comm, c_int), n0, n1, n2, options, plan)
+    else
+      r = c_plan_3d(int(comm, c_int), n0, n1, n2, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  function toru_fft_plan_r2c_3d(comm, n0, n1, n2, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    if (present(options)) then
+      r = c_plan_r2c_3d(int(comm, c_int), n0, n1, n2, options, plan)
+    else
+      r = c_plan_r2c_3d(int(comm, c_int), n0, n1, n2, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  function toru_fft_plan_1d(comm, n, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    if (present(options)) then
+      r = c_plan_1d(int(comm, c_int), n, options, plan)
+    else
+      r = c_plan_1d(int(comm, c_int), n, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  !> The message of the last failed toru_fft call on this thread.
+  function toru_fft_error_message() result(msg)
+    character(len=:), allocatable :: msg
+    type(c_ptr) :: p
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    p = c_last_error()
+    n = int(c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: msg)
+    do i = 1, n
+      msg(i:i) = chars(i)
+    end do
+  end function
+
+end module toru_fft

@@ -1,0 +1,91 @@
+#include "comm_cache.hpp"
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft::detail {
+
+namespace {
+
+struct cache_entry {
+  comm_ptr all;
+  std::map<std::pair<int, int>, std::pair<comm_ptr, comm_ptr>> grids;
+};
+
+std::mutex cache_mutex;
+std::set<cache_entry*> live_entries;
+int user_keyval = MPI_KEYVAL_INVALID;
+int self_keyval = MPI_KEYVAL_INVALID;
+
+int delete_entry(MPI_Comm, int, void* value, void*) {
+  auto* e = static_cast<cache_entry*>(value);
+  std::lock_guard lock(cache_mutex);
+  live_entries.erase(e);
+  delete e;
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize frees MPI_COMM_SELF first: release every cached communicator while MPI still works.
+int finalize_hook(MPI_Comm, int, void*, void*) {
+  std::lock_guard lock(cache_mutex);
+  for (cache_entry* e : live_entries) {
+    e->grids.clear();
+    e->all.reset();
+  }
+  return MPI_SUCCESS;
+}
+
+void ensure_keyvals() {
+  if (user_keyval != MPI_KEYVAL_INVALID) return;
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &user_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_hook, &self_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, nullptr), "MPI_Comm_set_attr");
+}
+
+}  // namespace
+
+grid_comms communicators(MPI_Comm user, int p0, int p1) {
+  cache_entry* e = nullptr;
+  {
+    std::lock_guard lock(cache_mutex);
+    ensure_keyvals();
+    void* value = nullptr;
+    int found = 0;
+    check_mpi(MPI_Comm_get_attr(user, user_keyval, &value, &found), "MPI_Comm_get_attr");
+    if (found) {
+      e = static_cast<cache_entry*>(value);
+    } else {
+      e = new cache_entry;
+      live_entries.insert(e);
+      check_mpi(MPI_Comm_set_attr(user, user_keyval, e), "MPI_Comm_set_attr");
+    }
+  }
+  // Every rank of `user` sees the same cache history (plans are built collectively), so hits and
+  // misses, and hence the collective constructions below, agree across ranks.
+  if (!e->all) e->all = std::make_shared<const comm::communicator>(user);
+  grid_comms g{e->all, nullptr, nullptr};
+  if (p0 * p1 == 0) return g;
+  auto it = e->grids.find({p0, p1});
+  if (it == e->grids.end()) {
+    const int rank = e->all->rank();
+    MPI_Comm row = MPI_COMM_NULL, col = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split(e->all->mpi(), rank / p1, rank % p1, &row), "MPI_Comm_split");
+    check_mpi(MPI_Comm_split(e->all->mpi(), rank % p1, rank / p1, &col), "MPI_Comm_split");
+    auto r = std::make_shared<const comm::communicator>(row);
+    auto c = std::make_shared<const comm::communicator>(col);
+    MPI_Comm_free(&row);  // the communicators hold their own duplicates
+    MPI_Comm_free(&col);
+    it = e->grids.emplace(std::make_pair(p0, p1), std::make_pair(r, c)).first;
+  }
+  g.row = it->second.first;
+  g.col = it->second.second;
+  return g;
+}
+
+}  // namespace toru::fft::detail
