@@ -1,0 +1,424 @@
+// toru-fft-bench: toru's 3D and 1D FFTs against FFTW-MPI (fftw_mpi_plan_dft_3d / _1d) on the same
+// data, with the same planner flags, in the same run; or, with --simulate, the 1D/3D FFT on a
+// torus from the topology model and the all-to-all simulator.
+//
+//   mpiexec -n 4 toru-fft-bench                                  # 3D 128^3 and 1D 2^22
+//   mpiexec -n 4 toru-fft-bench --n3 256 --n1 16777216 --reps 7 --json
+//   toru-fft-bench --simulate --torus 8x8x16,bw=425MB/s --n1 8589934592
+#include <fftw3-mpi.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "toru/comm/alltoall_simulate.hpp"
+#include "toru/core/error.hpp"
+#include "toru/fft/fft1d.hpp"
+#include "toru/fft/fft3d.hpp"
+#include "toru/topology/network_model.hpp"
+#include "toru/topology/torus.hpp"
+
+namespace {
+
+using cpx = std::complex<double>;
+using json = nlohmann::json;
+
+struct settings {
+  std::vector<std::int64_t> n3{128};
+  std::vector<std::int64_t> n1{std::int64_t{1} << 22};
+  int reps = 7;
+  int warmup = 2;
+  bool measure = false;
+  bool transposed = false;
+  std::string decomp = "auto";
+  int chunks = 0;
+  bool simulate = false;
+  std::string torus;
+  double node_gflops = 10;
+  bool json = false;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The input: a few plane waves with known amplitudes, so every rank checks its own part of the
+// output against the exact transform (no gather). Timing does not depend on the values.
+struct wave {
+  std::array<std::int64_t, 3> k;
+  cpx amplitude;
+};
+const std::vector<wave> waves = {{{1, 2, 3}, {1.0, 0.5}}, {{5, 0, 7}, {-0.25, 2.0}}, {{0, 9, 1}, {0.75, -1.5}}};
+
+std::array<std::int64_t, 3> wrap(std::array<std::int64_t, 3> k, std::array<std::int64_t, 3> n) {
+  for (int a = 0; a < 3; ++a) k[a] %= n[a];
+  return k;
+}
+
+cpx input3(std::array<std::int64_t, 3> i, std::array<std::int64_t, 3> n) {
+  cpx v = 0;
+  for (const auto& w : waves) {
+    const auto k = wrap(w.k, n);
+    double ph = 0;
+    for (int a = 0; a < 3; ++a) ph += static_cast<double>(k[a] * i[a] % n[a]) / static_cast<double>(n[a]);
+    v += w.amplitude * std::polar(1.0, 2 * std::numbers::pi * ph);
+  }
+  return v;
+}
+cpx spectrum3(std::array<std::int64_t, 3> k, std::array<std::int64_t, 3> n) {
+  const double N = static_cast<double>(n[0] * n[1] * n[2]);
+  cpx v = 0;
+  for (const auto& w : waves)
+    if (wrap(w.k, n) == k) v += N * w.amplitude;
+  return v;
+}
+cpx input1(std::int64_t i, std::int64_t n) {
+  cpx v = 0;
+  for (const auto& w : waves) {
+    const std::int64_t k = (w.k[0] * 1000 + w.k[1] * 10 + w.k[2]) % n;
+    v += w.amplitude * std::polar(1.0, 2 * std::numbers::pi * static_cast<double>(k * i % n) / static_cast<double>(n));
+  }
+  return v;
+}
+cpx spectrum1(std::int64_t k, std::int64_t n) {
+  cpx v = 0;
+  for (const auto& w : waves)
+    if ((w.k[0] * 1000 + w.k[1] * 10 + w.k[2]) % n == k) v += static_cast<double>(n) * w.amplitude;
+  return v;
+}
+
+// Max over ranks of the largest |got - exact| relative to the largest exact coefficient.
+double max_rel_error(double local_err, double scale) {
+  double g = 0;
+  MPI_Allreduce(&local_err, &g, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return g / scale;
+}
+
+// Times `run` (warm-up, then barrier + run per rep, max over ranks) and returns the median.
+template <class Fill, class Run>
+double time_it(const settings& s, Fill&& fill, Run&& run) {
+  std::vector<double> t;
+  for (int r = 0; r < s.warmup + s.reps; ++r) {
+    fill();  // FFTW-MPI may overwrite its input; refill outside the timing for both
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), mx = 0;
+    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (r >= s.warmup) t.push_back(mx);
+  }
+  return median(t);
+}
+
+double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
+
+void for_box(const toru::fft::box3d& b, auto&& f) {
+  const auto o = b.order;
+  std::array<std::int64_t, 3> g{};
+  for (std::int64_t x = 0; x < b.size[o[0]]; ++x)
+    for (std::int64_t y = 0; y < b.size[o[1]]; ++y)
+      for (std::int64_t z = 0; z < b.size[o[2]]; ++z) {
+        g[o[0]] = b.low[o[0]] + x;
+        g[o[1]] = b.low[o[1]] + y;
+        g[o[2]] = b.low[o[2]] + z;
+        f(g, (x * b.size[o[1]] + y) * b.row_stride + z);
+      }
+}
+
+json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
+  const std::array<std::int64_t, 3> n{n0, n0, n0};
+  const double N = static_cast<double>(n0 * n0 * n0);
+  const unsigned flags = s.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+  toru::fft::options3d opts{.decomp = s.decomp == "slab"     ? toru::fft::decomposition::slab
+                                      : s.decomp == "pencil" ? toru::fft::decomposition::pencil
+                                                             : toru::fft::decomposition::automatic,
+                            .output = s.transposed ? toru::fft::order::transposed : toru::fft::order::natural,
+                            .planner = s.measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
+                            .chunks = s.chunks};
+  json row{{"kind", "3d"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
+  double toru_t[2] = {0, 0}, toru_err = 0;
+  for (int ov = 1; ov >= 0; --ov) {
+    opts.overlap = ov == 1;
+    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
+    std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
+    std::vector<std::byte> ws(plan.workspace_size());
+    auto fill = [&] { for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); }); };
+    toru_t[ov] = time_it(s, fill, [&] { plan.forward(in.data(), out.data(), ws.data()); });
+    if (ov == 1) {
+      double e = 0;
+      for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3(k, n))); });
+      toru_err = max_rel_error(e, N * 2.1);
+      row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
+      row["grid"] = {plan.grid()[0], plan.grid()[1]};
+    }
+  }
+  // FFTW-MPI: slab over n0 (its only decomposition), same flags and output order.
+  ptrdiff_t local_n0 = 0, start0 = 0, local_n1 = 0, start1 = 0;
+  const unsigned mpi_flags = flags | (s.transposed ? FFTW_MPI_TRANSPOSED_OUT : 0);
+  const ptrdiff_t alloc =
+      fftw_mpi_local_size_3d_transposed(n0, n0, n0, MPI_COMM_WORLD, &local_n0, &start0, &local_n1, &start1);
+  cpx* fin = reinterpret_cast<cpx*>(fftw_alloc_complex(std::max<ptrdiff_t>(alloc, 1)));
+  cpx* fout = reinterpret_cast<cpx*>(fftw_alloc_complex(std::max<ptrdiff_t>(alloc, 1)));
+  fftw_plan fp = fftw_mpi_plan_dft_3d(n0, n0, n0, reinterpret_cast<fftw_complex*>(fin),
+                                      reinterpret_cast<fftw_complex*>(fout), MPI_COMM_WORLD, FFTW_FORWARD, mpi_flags);
+  auto ffill = [&] {
+    for (ptrdiff_t i = 0; i < local_n0; ++i)
+      for (std::int64_t j = 0; j < n0; ++j)
+        for (std::int64_t k = 0; k < n0; ++k) fin[(i * n0 + j) * n0 + k] = input3({start0 + i, j, k}, n);
+  };
+  const double fftw_t = time_it(s, ffill, [&] { fftw_execute(fp); });
+  double e = 0;
+  if (s.transposed) {  // [n1 local][n0][n2]
+    for (ptrdiff_t j = 0; j < local_n1; ++j)
+      for (std::int64_t i = 0; i < n0; ++i)
+        for (std::int64_t k = 0; k < n0; ++k)
+          e = std::max(e, std::abs(fout[(j * n0 + i) * n0 + k] - spectrum3({i, start1 + j, k}, n)));
+  } else {
+    for (ptrdiff_t i = 0; i < local_n0; ++i)
+      for (std::int64_t j = 0; j < n0; ++j)
+        for (std::int64_t k = 0; k < n0; ++k)
+          e = std::max(e, std::abs(fout[(i * n0 + j) * n0 + k] - spectrum3({start0 + i, j, k}, n)));
+  }
+  const double fftw_err = max_rel_error(e, N * 2.1);
+  fftw_destroy_plan(fp);
+  fftw_free(fin);
+  fftw_free(fout);
+  (void)rank;
+  row["toru_median_s"] = toru_t[1];
+  row["toru_no_overlap_median_s"] = toru_t[0];
+  row["fftw_mpi_median_s"] = fftw_t;
+  row["ratio"] = toru_t[1] / fftw_t;
+  row["overlap_gain"] = toru_t[0] / toru_t[1];
+  row["toru_gflops"] = gflops(N, toru_t[1]);
+  row["fftw_mpi_gflops"] = gflops(N, fftw_t);
+  row["max_rel_error"] = toru_err;
+  row["fftw_mpi_max_rel_error"] = fftw_err;
+  return row;
+}
+
+json bench1d(const settings& s, std::int64_t n, int P) {
+  const double N = static_cast<double>(n);
+  const unsigned flags = s.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+  toru::fft::options1d opts{.output = s.transposed ? toru::fft::order::transposed : toru::fft::order::natural,
+                            .planner = s.measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
+                            .chunks = s.chunks};
+  json row{{"kind", "1d"}, {"n", n}, {"points", N}, {"ranks", P}};
+  double toru_t[2] = {0, 0}, toru_err = 0;
+  for (int ov = 1; ov >= 0; --ov) {
+    opts.overlap = ov == 1;
+    toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
+    std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
+    std::vector<std::byte> ws(plan.workspace_size());
+    auto fill = [&] {
+      for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);
+    };
+    toru_t[ov] = time_it(s, fill, [&] { plan.forward(in.data(), out.data(), ws.data()); });
+    if (ov == 1) {
+      double e = 0;
+      for (std::int64_t i = 0; i < plan.out_count(); ++i) {
+        std::int64_t k = plan.out_start() + i;
+        if (s.transposed) k = k / plan.n2() + plan.n1() * (k % plan.n2());
+        e = std::max(e, std::abs(out[i] - spectrum1(k, n)));
+      }
+      toru_err = max_rel_error(e, N * 2.1);
+      row["n1"] = plan.n1();
+      row["n2"] = plan.n2();
+    }
+  }
+  ptrdiff_t ni = 0, istart = 0, no = 0, ostart = 0;
+  const unsigned mpi_flags = flags | (s.transposed ? FFTW_MPI_SCRAMBLED_OUT : 0);
+  const ptrdiff_t alloc =
+      fftw_mpi_local_size_1d(n, MPI_COMM_WORLD, FFTW_FORWARD, mpi_flags, &ni, &istart, &no, &ostart);
+  cpx* fin = reinterpret_cast<cpx*>(fftw_alloc_complex(std::max<ptrdiff_t>(alloc, 1)));
+  cpx* fout = reinterpret_cast<cpx*>(fftw_alloc_complex(std::max<ptrdiff_t>(alloc, 1)));
+  fftw_plan fp = fftw_mpi_plan_dft_1d(n, reinterpret_cast<fftw_complex*>(fin), reinterpret_cast<fftw_complex*>(fout),
+                                      MPI_COMM_WORLD, FFTW_FORWARD, mpi_flags);
+  double fftw_t = 0, fftw_err = -1;
+  if (fp) {
+    auto ffill = [&] {
+      for (ptrdiff_t i = 0; i < ni; ++i) fin[i] = input1(istart + i, n);
+    };
+    fftw_t = time_it(s, ffill, [&] { fftw_execute(fp); });
+    if (!s.transposed) {  // FFTW's scrambled order is not documented well enough to check
+      double e = 0;
+      for (ptrdiff_t i = 0; i < no; ++i) e = std::max(e, std::abs(fout[i] - spectrum1(ostart + i, n)));
+      fftw_err = max_rel_error(e, N * 2.1);
+    }
+    fftw_destroy_plan(fp);
+  }
+  fftw_free(fin);
+  fftw_free(fout);
+  row["toru_median_s"] = toru_t[1];
+  row["toru_no_overlap_median_s"] = toru_t[0];
+  row["fftw_mpi_median_s"] = fp ? json(fftw_t) : json(nullptr);
+  row["ratio"] = fp ? json(toru_t[1] / fftw_t) : json(nullptr);
+  row["overlap_gain"] = toru_t[0] / toru_t[1];
+  row["toru_gflops"] = gflops(N, toru_t[1]);
+  row["fftw_mpi_gflops"] = fp ? json(gflops(N, fftw_t)) : json(nullptr);
+  row["max_rel_error"] = toru_err;
+  row["fftw_mpi_max_rel_error"] = fftw_err >= 0 ? json(fftw_err) : json(nullptr);
+  return row;
+}
+
+// Communication-bound model on a torus, one rank per node: k all-to-alls of the whole complex
+// double array (m = 16 N / P^2 bytes per pair), each simulated with the indirect algorithm; the
+// local FFTs (5 N log2 N / P flops per node at --node-gflops) overlap the exchanges chunk by chunk,
+// leaving one chunk's worth exposed at each end. Ceiling (docs/fft.md): 5 N log2 N / (k T_min).
+json simulate_one(const settings& s, const toru::topology::torus& t, const std::string& kind, double N, int k) {
+  const double P = static_cast<double>(t.size());
+  const double m = 16.0 * N / (P * P);
+  const auto a2a = toru::comm::simulate_alltoall(t, toru::comm::alltoall_algorithm::indirect, m);
+  const double t_bound = toru::topology::alltoall_bound(t, m);
+  const double flops = 5 * N * std::log2(N);
+  const double compute = flops / P / (s.node_gflops * 1e9);
+  const int C = std::max(1, a2a.chunks);
+  // Per exchange: the slower of communication and this exchange's share of compute, plus the
+  // faster one's single chunk that cannot overlap (pipeline fill/drain).
+  const double per_compute = compute / k, per_comm = a2a.seconds;
+  const double overlapped = k * (std::max(per_comm, per_compute) + std::min(per_comm, per_compute) / C);
+  const double serial = k * (per_comm + per_compute);
+  const double ceiling = flops / (k * t_bound);
+  return json{{"kind", kind},
+              {"n", N},
+              {"ranks", t.size()},
+              {"torus", t.to_string()},
+              {"alltoalls", k},
+              {"alltoall_simulated_s", per_comm},
+              {"alltoall_bound_s", t_bound},
+              {"alltoall_percent_of_bound", a2a.percent_of_bound},
+              {"chunks", C},
+              {"fft_simulated_s", overlapped},
+              {"fft_no_overlap_s", serial},
+              {"ceiling_gflops", ceiling * 1e-9},
+              {"simulated_gflops", flops / overlapped * 1e-9},
+              {"percent_of_ceiling", 100 * flops / overlapped / ceiling},
+              {"percent_of_ceiling_no_overlap", 100 * flops / serial / ceiling}};
+}
+
+int simulate(const settings& s) {
+  if (s.torus.empty()) throw toru::error(toru::errc::invalid_argument, "--simulate needs --torus SPEC");
+  const auto t = toru::topology::torus::parse(s.torus);
+  json rows = json::array();
+  for (auto n : s.n1) rows.push_back(simulate_one(s, t, "1d", static_cast<double>(n), s.transposed ? 2 : 3));
+  for (auto n : s.n3) {
+    const double N = static_cast<double>(n) * n * n;
+    rows.push_back(simulate_one(s, t, "3d-slab", N, s.transposed ? 1 : 2));
+  }
+  if (s.json) {
+    std::puts(rows.dump(2).c_str());
+    return 0;
+  }
+  fmt::print("toru-fft-bench --simulate: torus {} ({} nodes, one rank each), {} GFlop/s per node for local FFTs\n",
+             t.to_string(), t.size(), s.node_gflops);
+  fmt::print("{:<8} {:>14} {:>4} {:>12} {:>12} {:>8} {:>12} {:>12} {:>9} {:>11}\n", "kind", "N", "k", "a2a sim",
+             "a2a bound", "a2a %", "FFT sim", "ceiling GF/s", "% ceiling", "no overlap");
+  for (const auto& r : rows)
+    fmt::print("{:<8} {:>14.0f} {:>4} {:>11.4g}s {:>11.4g}s {:>7.1f}% {:>11.4g}s {:>12.4g} {:>8.1f}% {:>10.1f}%\n",
+               r["kind"].get<std::string>(), r["n"].get<double>(), r["alltoalls"].get<int>(),
+               r["alltoall_simulated_s"].get<double>(), r["alltoall_bound_s"].get<double>(),
+               r["alltoall_percent_of_bound"].get<double>(), r["fft_simulated_s"].get<double>(),
+               r["ceiling_gflops"].get<double>(), r["percent_of_ceiling"].get<double>(),
+               r["percent_of_ceiling_no_overlap"].get<double>());
+  return 0;
+}
+
+int run(const settings& s) {
+  int P = 0, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fftw_mpi_init();
+  json rows = json::array();
+  if (rank == 0 && !s.json)
+    fmt::print(
+        "toru-fft-bench: {} ranks, complex double, {}, {} output, {} reps after {} warm-up (median of the "
+        "max over ranks)\n",
+        P, s.measure ? "FFTW_MEASURE" : "FFTW_ESTIMATE", s.transposed ? "transposed/scrambled" : "natural", s.reps,
+        s.warmup);
+  auto report = [&](const json& r) {
+    rows.push_back(r);
+    if (rank != 0 || s.json) return;
+    auto num = [&](const char* key) { return r[key].is_null() ? NAN : r[key].get<double>(); };
+    std::string what = r["kind"] == "3d" ? fmt::format("3D {} ({} {}x{})", r["n"].get<std::string>(),
+                                                       r["decomposition"].get<std::string>(), r["grid"][0].get<int>(),
+                                                       r["grid"][1].get<int>())
+                                         : fmt::format("1D {} ({}x{})", r["n"].get<std::int64_t>(),
+                                                       r["n1"].get<std::int64_t>(), r["n2"].get<std::int64_t>());
+    fmt::print(
+        "{:<34} toru {:>9.4f} s {:>7.2f} GF/s | no overlap {:>9.4f} s | FFTW-MPI {:>9.4f} s {:>7.2f} GF/s | "
+        "ratio {:.3f} | err {:.1e} / {:.1e}\n",
+        what, num("toru_median_s"), num("toru_gflops"), num("toru_no_overlap_median_s"), num("fftw_mpi_median_s"),
+        num("fftw_mpi_gflops"), num("ratio"), num("max_rel_error"), num("fftw_mpi_max_rel_error"));
+    std::fflush(stdout);
+  };
+  for (auto n : s.n3) report(bench3d(s, n, P, rank));
+  for (auto n : s.n1) report(bench1d(s, n, P));
+  bool ok = true;
+  for (const auto& r : rows) ok = ok && r["max_rel_error"].get<double>() < 1e-10;
+  if (rank == 0) {
+    if (s.json)
+      std::puts(rows.dump(2).c_str());
+    else
+      fmt::print("verification: {}\n", ok ? "passed (max relative error < 1e-10)" : "FAILED");
+  }
+  fftw_mpi_cleanup();
+  return ok ? 0 : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  CLI::App app{"toru-fft-bench: toru's parallel 3D and distributed 1D FFTs against FFTW-MPI, or simulated on a torus"};
+  app.add_option("--n3", s.n3, "3D cube edges (n x n x n); empty list with --n3 0 skips 3D")->capture_default_str();
+  app.add_option("--n1", s.n1, "1D sizes (complex points); --n1 0 skips 1D")->capture_default_str();
+  app.add_option("--reps", s.reps, "timed repetitions")->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--warmup", s.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
+  app.add_flag("--measure", s.measure, "FFTW_MEASURE for both libraries (default FFTW_ESTIMATE)");
+  app.add_flag("--transposed", s.transposed,
+               "transposed/scrambled output for both (FFTW_MPI_TRANSPOSED_OUT / FFTW_MPI_SCRAMBLED_OUT)");
+  app.add_option("--decomposition", s.decomp, "toru 3D decomposition")
+      ->check(CLI::IsMember({"auto", "slab", "pencil"}))
+      ->capture_default_str();
+  app.add_option("--chunks", s.chunks, "toru chunks per all-to-all (0 = chosen)")->check(CLI::Range(0, 4096));
+  app.add_flag("--simulate", s.simulate, "model the FFT on --torus instead of running it (no MPI traffic)");
+  app.add_option("--torus", s.torus, "torus spec for --simulate, e.g. 8x8x16,bw=425MB/s");
+  app.add_option("--node-gflops", s.node_gflops, "--simulate: local FFT rate per node, GFlop/s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--json", s.json, "print JSON (one object per size) instead of a table");
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int rc = 0;
+  try {
+    app.parse(argc, argv);
+    std::erase(s.n3, 0);
+    std::erase(s.n1, 0);
+    for (auto n : s.n3) toru::expect(n >= 1, "--n3", "sizes >= 1", std::to_string(n));
+    for (auto n : s.n1) toru::expect(n >= 1, "--n1", "sizes >= 1", std::to_string(n));
+    if (s.simulate)
+      rc = rank == 0 ? simulate(s) : 0;
+    else
+      rc = run(s);
+  } catch (const CLI::ParseError& e) {
+    rc = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
+  } catch (const std::exception& e) {
+    if (rank == 0) fmt::print(stderr, "toru-fft-bench: {}\n", e.what());
+    rc = 1;
+  }
+  MPI_Finalize();
+  return rc;
+}
