@@ -9,10 +9,14 @@
 // so that it never waits for packing or phase A; without MPI_THREAD_MULTIPLE one thread drives
 // both phases with nonblocking collectives.
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <limits>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "alltoall_impl.hpp"
@@ -31,6 +35,27 @@ struct indirect_state {
 };
 
 namespace {
+
+// Waits for a request without holding a core: spins on MPI_Test for a short while (shared-memory
+// exchanges finish within it), then sleeps with exponential backoff between tests. On a network-bound
+// exchange the phases take milliseconds per chunk, and a spinning phase-B thread next to a spinning
+// phase-A thread would take the CPU that the kernel's network stack (and, oversubscribed, the other
+// ranks) needs. The socket buffers absorb the short pauses in progress.
+void wait_politely(MPI_Request* req, const char* what) {
+  using clock = std::chrono::steady_clock;
+  constexpr auto spin = std::chrono::microseconds(50);
+  constexpr auto max_nap = std::chrono::microseconds(200);
+  const auto start = clock::now();
+  auto nap = std::chrono::microseconds(2);
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(req, &done, MPI_STATUS_IGNORE), what);
+    if (done) return;
+    if (clock::now() - start < spin) continue;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(2 * nap, max_nap);
+  }
+}
 
 void exclusive_scan(const int* count, int* displ, int n) {
   std::int64_t off = 0;
@@ -172,20 +197,19 @@ struct indirect_run {
                              &st.b_rdispl[o], MPI_BYTE, cs.line, req),
               "MPI_Ialltoallv (phase B)");
   }
-  void run_b(int c) const {
-    const std::size_t o = static_cast<std::size_t>(c) * st.Z;
-    check_mpi(MPI_Alltoallv(region0(c), &st.b_scount[o], &st.b_sdispl[o], MPI_BYTE, region1(c), &st.b_rcount[o],
-                            &st.b_rdispl[o], MPI_BYTE, cs.line),
-              "MPI_Alltoallv (phase B)");
-  }
   void finish(int c) const {
     unpack(c);
     plan.call_hook(c);
   }
 
-  // One thread: A(c+1) and B(c) are both in flight while this thread packs and copies.
+  // Up to `window` phase-B exchanges in flight: a line all-to-all is a synchronising step, and with
+  // one at a time the bottleneck links idle between chunks while the slowest peer finishes.
+  static constexpr int window = 3;
+
+  // One thread: A(c+1) and up to `window` B's are in flight while this thread packs and copies.
   void single_threaded() const {
     std::vector<MPI_Request> a(static_cast<std::size_t>(C), MPI_REQUEST_NULL), b(a);
+    int finished = 0;
     pack(0);
     post_a(0, &a[0]);
     for (int c = 0; c < C; ++c) {
@@ -194,51 +218,70 @@ struct indirect_run {
         pack(c + 1);
         post_a(c + 1, &a[uc + 1]);
       }
-      check_mpi(MPI_Wait(&a[uc], MPI_STATUS_IGNORE), "MPI_Wait (phase A)");
+      wait_politely(&a[uc], "MPI_Test (phase A)");
       transpose(c);
       post_b(c, &b[uc]);
-      if (c > 0) {
-        check_mpi(MPI_Wait(&b[uc - 1], MPI_STATUS_IGNORE), "MPI_Wait (phase B)");
-        finish(c - 1);
+      while (c + 1 - finished >= window) {
+        wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)");
+        finish(finished++);
       }
     }
-    check_mpi(MPI_Wait(&b[static_cast<std::size_t>(C) - 1], MPI_STATUS_IGNORE), "MPI_Wait (phase B)");
-    finish(C - 1);
+    while (finished < C) {
+      wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)");
+      finish(finished++);
+    }
   }
 
-  // Phase B on the communicator's thread, back to back; this thread packs, runs A, transposes,
-  // unpacks and calls the hook.
+  // Phase B on the communicator's thread, which keeps up to `window` line exchanges in flight and
+  // reports them complete in order; this thread packs, runs A, transposes, unpacks and calls the hook.
   void threaded() const {
-    struct progress {
+    // Shared with the worker's tasks, which may still be returning when this function has.
+    struct shared {
       std::mutex mutex;
       std::condition_variable cv;
-      int done = 0;
+      int done = 0;  // chunks whose phase B completed, in order (published to this thread)
       std::exception_ptr error;
-    } pr;
-    int submitted = 0, finished = 0;
-    auto submit_b = [&](int c) {
-      cs.worker->submit([this, c, &pr] {
-        std::exception_ptr e;
-        try {
-          run_b(c);
-        } catch (...) {
-          e = std::current_exception();
-        }
-        std::lock_guard lock(pr.mutex);
-        if (e && !pr.error) pr.error = e;
-        ++pr.done;
-        pr.cv.notify_one();
-      });
-      ++submitted;
+      std::vector<MPI_Request> b;     // worker only
+      int posted = 0, completed = 0;  // worker only
     };
-    // Finishes every chunk phase B has delivered; with `wait_for`, blocks until that many are.
+    auto sh = std::make_shared<shared>();
+    sh->b.assign(static_cast<std::size_t>(C), MPI_REQUEST_NULL);
+    // Worker side: complete the oldest exchanges until at most `keep` are in flight.
+    auto complete_until = [this](shared& st, int keep) {
+      while (st.posted - st.completed > keep) {
+        wait_politely(&st.b[static_cast<std::size_t>(st.completed)], "MPI_Test (phase B)");
+        ++st.completed;
+        std::lock_guard lock(st.mutex);
+        st.done = st.completed;
+        st.cv.notify_one();
+      }
+    };
+    auto fail = [](shared& st) {
+      std::lock_guard lock(st.mutex);
+      if (!st.error) st.error = std::current_exception();
+      st.done = std::numeric_limits<int>::max();  // release the caller; the exchange is lost anyway
+      st.cv.notify_one();
+    };
+    auto submit_b = [&](int c) {
+      cs.worker->submit([this, c, sh, complete_until, fail] {
+        try {
+          post_b(c, &sh->b[static_cast<std::size_t>(c)]);
+          ++sh->posted;
+          complete_until(*sh, c + 1 == C ? 0 : window - 1);  // the last chunk drains everything
+        } catch (...) {
+          fail(*sh);
+        }
+      });
+    };
+    int finished = 0;
+    // Finishes every chunk phase B has delivered; blocks until at least `wait_for` have been.
     auto drain = [&](int wait_for) {
       int done = 0;
       {
-        std::unique_lock lock(pr.mutex);
-        pr.cv.wait(lock, [&] { return pr.done >= wait_for; });
-        if (pr.error) std::rethrow_exception(pr.error);
-        done = pr.done;
+        std::unique_lock lock(sh->mutex);
+        sh->cv.wait(lock, [&] { return sh->done >= wait_for; });
+        if (sh->error) std::rethrow_exception(sh->error);
+        done = std::min(sh->done, C);
       }
       while (finished < done) finish(finished++);
     };
@@ -252,16 +295,26 @@ struct indirect_run {
           pack(c + 1);
           post_a(c + 1, &a[uc + 1]);
         }
-        check_mpi(MPI_Wait(&a[uc], MPI_STATUS_IGNORE), "MPI_Wait (phase A)");
+        wait_politely(&a[uc], "MPI_Test (phase A)");
         transpose(c);
         submit_b(c);
         drain(0);
       }
       drain(C);
     } catch (...) {
-      // The thread may still be using our buffers: let it finish what it has before unwinding.
-      std::unique_lock lock(pr.mutex);
-      pr.cv.wait(lock, [&] { return pr.done >= submitted; });
+      // The worker may still be sending from our buffers: let it complete what it posted.
+      cs.worker->submit([sh, complete_until, fail] {
+        try {
+          complete_until(*sh, 0);
+        } catch (...) {
+          fail(*sh);
+        }
+        std::lock_guard lock(sh->mutex);
+        sh->done = std::numeric_limits<int>::max();
+        sh->cv.notify_one();
+      });
+      std::unique_lock lock(sh->mutex);
+      sh->cv.wait(lock, [&] { return sh->done == std::numeric_limits<int>::max(); });
       throw;
     }
   }
