@@ -10,19 +10,43 @@
 namespace toru::swap {
 namespace {
 
-std::vector<std::vector<int>> successors(const graph& g) {
-  std::vector<std::vector<int>> s(g.ops.size());
-  for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+// Successor lists in one flat array (compressed rows): planning builds them for every candidate,
+// and a vector per op made the allocator the hot spot.
+struct adjacency {
+  std::vector<int> offset, target;
+  struct range {
+    const int *b, *e;
+    const int* begin() const { return b; }
+    const int* end() const { return e; }
+  };
+  range operator[](int i) const { return {target.data() + offset[i], target.data() + offset[i + 1]}; }
+};
+
+adjacency successors(const graph& g) {
+  const int n = static_cast<int>(g.ops.size());
+  adjacency a;
+  a.offset.assign(n + 1, 0);
+  for (int i = 0; i < n; ++i) {
     for (int t : g.ops[i].inputs)
-      if (g.tensors[t].producer >= 0) s[g.tensors[t].producer].push_back(i);
-    for (int c : g.ops[i].control_inputs) s[c].push_back(i);
+      if (g.tensors[t].producer >= 0) ++a.offset[g.tensors[t].producer + 1];
+    for (int c : g.ops[i].control_inputs) ++a.offset[c + 1];
   }
-  return s;
+  for (int i = 0; i < n; ++i) a.offset[i + 1] += a.offset[i];
+  a.target.resize(a.offset[n]);
+  std::vector<int> fill(a.offset.begin(), a.offset.end() - 1);
+  for (int i = 0; i < n; ++i) {
+    for (int t : g.ops[i].inputs)
+      if (g.tensors[t].producer >= 0) a.target[fill[g.tensors[t].producer]++] = i;
+    for (int c : g.ops[i].control_inputs) a.target[fill[c]++] = i;
+  }
+  return a;
 }
 
-bool swappable(const tensor& t) {
+// Recomputed tensors are never swapped: they exist to avoid the transfer.
+bool swappable(const graph& g, const tensor& t) {
   return t.producer >= 0 && t.shape.size() > 1 &&
-         (t.kind == tensor_kind::activation || t.kind == tensor_kind::gradient);
+         (t.kind == tensor_kind::activation || t.kind == tensor_kind::gradient) &&
+         g.ops[t.producer].cat != category::recompute;
 }
 
 }  // namespace
@@ -56,14 +80,24 @@ levels topo_levels(const graph& g) {
   return l;
 }
 
-std::vector<unit> find_units(const graph& g, int max_units) {
+std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
   std::vector<int> fwd;
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i)
     if (g.ops[i].cat == category::forward) fwd.push_back(i);
   std::vector<int> unit_of(g.ops.size(), -1);
   const bool annotated =
       !fwd.empty() && std::all_of(fwd.begin(), fwd.end(), [&](int f) { return g.ops[f].block >= 0; });
-  if (annotated) {
+  if (annotated && fine) {
+    // Layer units: a block is cut after each activation, so every conv-bn-relu is its own unit.
+    int id = -1, block = -2;
+    bool cut = true;
+    for (int f : fwd) {
+      if (g.ops[f].block != block || cut) ++id;
+      block = g.ops[f].block;
+      cut = g.ops[f].type == "relu" || g.ops[f].type == "gelu";
+      unit_of[f] = id;
+    }
+  } else if (annotated) {
     for (int f : fwd) unit_of[f] = g.ops[f].block;
   } else {
     // Cut where exactly one activation crosses, then merge pieces to at most max_units.
@@ -240,8 +274,9 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
       const int u = stack.back();
       stack.pop_back();
       p.order.push_back(u);
-      for (auto it = succ[u].rbegin(); it != succ[u].rend(); ++it)
-        if (--indeg[*it] == 0) stack.push_back(*it);
+      const auto next = succ[u];
+      for (const int* it = next.end(); it != next.begin();)
+        if (--indeg[*--it] == 0) stack.push_back(*it);
     }
   }
   std::vector<int> pos(n);
@@ -278,7 +313,7 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
   if (options.threshold != swap_options::off) {
     for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t) {
       const auto& tt = g.tensors[t];
-      if (!swappable(tt)) continue;
+      if (!swappable(g, tt)) continue;
       const int lp = level[tt.producer];
       std::vector<int> far;
       for (int c : tt.consumers)
@@ -382,9 +417,19 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
     }
     free_pos[k] = std::max(f, 0);
   }
-  std::vector<std::vector<int>> frees_at(n), swapins_at(n);
-  for (std::size_t k = 0; k < p.objects.size(); ++k) frees_at[free_pos[k]].push_back(static_cast<int>(k));
-  for (std::size_t i = 0; i < groups.size(); ++i) swapins_at[pos[groups[i].trigger]].push_back(static_cast<int>(i));
+  // Items bucketed by position (counting sort, stable).
+  auto bucket = [n](std::size_t count, auto key) {
+    adjacency b;
+    b.offset.assign(n + 1, 0);
+    for (std::size_t k = 0; k < count; ++k) ++b.offset[key(k) + 1];
+    for (int i = 0; i < n; ++i) b.offset[i + 1] += b.offset[i];
+    b.target.resize(count);
+    std::vector<int> fill(b.offset.begin(), b.offset.end() - 1);
+    for (std::size_t k = 0; k < count; ++k) b.target[fill[key(k)]++] = static_cast<int>(k);
+    return b;
+  };
+  const adjacency frees_at = bucket(p.objects.size(), [&](std::size_t k) { return free_pos[k]; });
+  const adjacency swapins_at = bucket(groups.size(), [&](std::size_t i) { return pos[groups[i].trigger]; });
 
   p.steps.reserve(static_cast<std::size_t>(n) * 2 + 2 * groups.size());
   for (int i = 0; i < n; ++i) {

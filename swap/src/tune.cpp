@@ -48,7 +48,7 @@ struct candidate {
 class tuner {
  public:
   tuner(const graph& training, const tune_options& o)
-      : base_(std::make_shared<const graph>(training)), o_(o), units_(find_units(training)) {}
+      : base_(std::make_shared<const graph>(training)), o_(o), units_(find_units(training, 64, o.fine_units)) {}
 
   int evaluations = 0;
   const std::vector<unit>& units() const { return units_; }
@@ -75,6 +75,8 @@ class tuner {
   // mode or an earlier prefetch can use. Cheaper than a full re-tune for every unit tried.
   candidate eval_relaxed(const std::shared_ptr<const graph>& g, const swap_options& cur) {
     candidate best = eval(g, cur);
+    // Looser settings only use more memory: when the current ones overflow, so would they.
+    if (!best.r.fits) return best;
     std::vector<swap_options> vs;
     auto with = [&](auto f) {
       swap_options v = cur;
@@ -87,10 +89,6 @@ class tuner {
       with([](swap_options& v) { v.sync = sync_mode::h2d; });
     }
     if (cur.ahead > 0) with([](swap_options& v) { v.ahead *= 2; });
-    with([](swap_options& v) { v.groupby = std::max(4, 2 * v.groupby); });
-    with([](swap_options& v) {
-      v.order = v.order == schedule_order::by_level ? schedule_order::depth_first : schedule_order::by_level;
-    });
     for (const auto& v : vs) {
       auto c = eval(g, v);
       if (better(c, best)) best = std::move(c);
@@ -290,15 +288,26 @@ outcome run_hybrid(tuner& t, unit_order order, const candidate& swap_only) {
   outcome out;
   out.order = order;
   out.c = swap_only;
-  for (const auto& u : us) {
+  // Greedy in adaptive chunks: a run of accepted units doubles the chunk, a rejected chunk is
+  // halved and retried, a rejected single unit is skipped. Same decisions as unit-by-unit on long
+  // accepted runs (the stem and first stage of a CNN) at a fraction of the simulations.
+  std::size_t i = 0, chunk = 1;
+  while (i < us.size()) {
+    const std::size_t n = std::min(chunk, us.size() - i);
     auto chosen = out.chosen;
-    chosen.push_back(u.id);
+    for (std::size_t k = 0; k < n; ++k) chosen.push_back(us[i + k].id);
     auto g = t.with_units(chosen);
     candidate cand = t.eval_relaxed(g, out.c.swap);
     if (!cand.r.fits && !out.c.r.fits) cand = t.tune_swap(g);  // still searching for a first fit
     if (tuner::better(cand, out.c)) {
       out.c = std::move(cand);
       out.chosen = std::move(chosen);
+      i += n;
+      chunk *= 2;
+    } else if (n > 1) {
+      chunk = n / 2;
+    } else {
+      ++i;
     }
   }
   if (!out.chosen.empty()) {

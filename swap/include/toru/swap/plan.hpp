@@ -73,7 +73,9 @@ struct unit {
 
 /// Units from the builders' block annotations, or, for graphs without them (ONNX), from cuts of the
 /// forward order where one activation crosses, merged to at most `max_units` units of similar size.
-std::vector<unit> find_units(const graph& training, int max_units = 64);
+/// `fine`: with block annotations, cut each block after every activation (conv-bn-relu units): more
+/// checkpoints kept, less recomputed at once.
+std::vector<unit> find_units(const graph& training, int max_units = 64, bool fine = false);
 
 /// Copy of `training` where each chosen unit's `dropped` tensors are rebuilt by recompute ops (clones
 /// of the unit's forward ops, run after the unit's triggers) and read from there by the backward ops.

@@ -41,6 +41,7 @@ struct tune_options {
   device_spec device;
   sim_options sim;
   bool both_orders = true;  // hybrid: also try the net-time order and keep the faster
+  bool fine_units = true;   // recompute units per conv-bn-relu (layer) rather than per block (find_units)
 };
 
 struct tuned_plan {
