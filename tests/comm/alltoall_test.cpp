@@ -190,6 +190,29 @@ INSTANTIATE_TEST_SUITE_P(
                     case_t{alltoall_algorithm::indirect, 4, 0}),
     name_of);
 
+// More than two axes, and the node hierarchy (ranks per node x nodes, switched axes): the indirect
+// algorithm must still deliver every block, plane and line being whatever the torus makes them.
+TEST(alltoall, indirect_on_three_axes_and_on_a_node_hierarchy) {
+  const int P = toru::test::nranks();
+  std::vector<std::string> shapes;
+  if (P == 8) shapes = {"2x2x2", "X=2x2x2[bw=100MB/s]", "T=4[switch,bw=5GB/s]xN=2[switch,bw=1GB/s]"};
+  if (P == 6) shapes = {"T=3[switch,bw=5GB/s]xN=2[switch,bw=500MB/s]", "1x2x3"};
+  if (P == 4) shapes = {"T=2[switch]xN=2[switch,bw=100MB/s]"};
+  if (shapes.empty()) GTEST_SKIP() << "shapes for 4, 6 and 8 ranks";
+  for (const auto& shape : shapes) {
+    SCOPED_TRACE(shape);
+    communicator comm(MPI_COMM_WORLD, {.torus = shape});
+    EXPECT_EQ(toru::test::nranks(comm.plane()) * toru::test::nranks(comm.line()), P);
+    for (int chunks : {1, 3}) {
+      alltoall_plan plan(comm, 29, MPI_LONG_LONG, {.algorithm = alltoall_algorithm::indirect, .chunks = chunks});
+      const auto in = random_data(29 * static_cast<std::size_t>(P), 11);
+      std::vector<elem> out(in.size());
+      plan.execute(in.data(), out.data());
+      EXPECT_EQ(out, reference(in, 29));
+    }
+  }
+}
+
 TEST(alltoall, automatic_without_a_torus_is_direct) {
   communicator comm(MPI_COMM_WORLD);
   alltoall_plan plan(comm, 100, MPI_DOUBLE);
