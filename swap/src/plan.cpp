@@ -51,9 +51,8 @@ bool swappable(const graph& g, const tensor& t) {
 
 }  // namespace
 
-levels topo_levels(const graph& g) {
+static levels levels_from(const graph& g, const adjacency& succ) {
   const int n = static_cast<int>(g.ops.size());
-  const auto succ = successors(g);
   std::vector<int> indeg(n, 0);
   for (int i = 0; i < n; ++i)
     for (int j : succ[i]) ++indeg[j];
@@ -79,6 +78,8 @@ levels topo_levels(const graph& g) {
   for (int i = 0; i < n; ++i) l.by_level[l.level[i]].push_back(i);
   return l;
 }
+
+levels topo_levels(const graph& g) { return levels_from(g, successors(g)); }
 
 std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
   std::vector<int> fwd;
@@ -256,13 +257,13 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
   }
   p.g = std::move(training);
   const graph& g = *p.g;
-  p.lv = topo_levels(g);
+  const auto succ = successors(g);
+  p.lv = levels_from(g, succ);
   const auto& level = p.lv.level;
   const int n = static_cast<int>(g.ops.size());
   p.order.resize(n);
   std::iota(p.order.begin(), p.order.end(), 0);
   std::stable_sort(p.order.begin(), p.order.end(), [&](int a, int b) { return level[a] < level[b]; });
-  const auto succ = successors(g);
   if (options.order == schedule_order::depth_first) {
     std::vector<int> indeg(n, 0), stack;
     for (int i = 0; i < n; ++i)
@@ -311,11 +312,12 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
   std::vector<group> groups;
   std::vector<int> first_group(g.tensors.size(), -1), group_count(g.tensors.size(), 0);
   if (options.threshold != swap_options::off) {
+    std::vector<int> far;
     for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t) {
       const auto& tt = g.tensors[t];
       if (!swappable(g, tt)) continue;
       const int lp = level[tt.producer];
-      std::vector<int> far;
+      far.clear();
       for (int c : tt.consumers)
         if (level[c] - lp > options.threshold) far.push_back(c);
       if (far.empty()) continue;
@@ -376,6 +378,7 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
 
   // Device objects: copy 0 of every non-parameter tensor, one per swap-in group.
   std::vector<int> original(g.tensors.size(), -1);
+  p.objects.reserve(g.tensors.size() + groups.size());
   for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t) {
     const auto& tt = g.tensors[t];
     if (tt.kind == tensor_kind::parameter) continue;
@@ -391,7 +394,11 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
   }
   // Which object each op input reads, and each object's last reader (position).
   std::vector<int> last(p.objects.size(), -1);
-  p.input_objects.assign(n, {});
+  p.input_objects.offset.assign(n + 1, 0);
+  for (int o = 0; o < n; ++o)
+    p.input_objects.offset[o + 1] = p.input_objects.offset[o] + static_cast<int>(g.ops[o].inputs.size());
+  p.input_objects.item.clear();
+  p.input_objects.item.reserve(p.input_objects.offset[n]);
   for (int o = 0; o < n; ++o) {
     for (int t : g.ops[o].inputs) {
       int obj = original[t];
@@ -399,7 +406,7 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
         for (int k = first_group[t]; k < first_group[t] + group_count[t]; ++k)
           if (std::find(groups[k].consumers.begin(), groups[k].consumers.end(), o) != groups[k].consumers.end())
             obj = group_object[k];
-      p.input_objects[o].push_back(obj);
+      p.input_objects.item.push_back(obj);
       if (obj >= 0) last[obj] = std::max(last[obj], pos[o]);
     }
   }

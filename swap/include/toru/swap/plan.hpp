@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "toru/swap/graph.hpp"
@@ -107,7 +108,13 @@ struct plan {
   std::vector<int> order;  // compute order (level, then id)
   std::vector<step> steps;
   std::vector<memory_object> objects;
-  std::vector<std::vector<int>> input_objects;  // per op, the object read for each input
+  /// Per op, the object read for each input (-1 for parameters), in input order: input_objects[op].
+  struct per_op_lists {
+    std::vector<int> offset, item;
+    std::span<const int> operator[](int op) const {
+      return {item.data() + offset[op], static_cast<std::size_t>(offset[op + 1] - offset[op])};
+    }
+  } input_objects;
   swap_options options;
   std::vector<int> recomputed_units;
 };
