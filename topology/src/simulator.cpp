@@ -288,12 +288,15 @@ simulator::result simulator::run() const {
     }
     if (next == inf) throw error(errc::internal, "simulator: no progress possible (a resource has zero capacity?)");
     const double dt = next - now;
+    const double before = now;
     now = next;
     std::vector<int> still;
     for (int i : active) {
       auto& a = acts[static_cast<std::size_t>(i)];
       const double rate = a.s * a.solo;
-      if (rate > 0 && a.remaining <= rate * dt * (1 + 1e-12)) {
+      // Compare finishing times, not remaining work: when remaining/rate is below the spacing of
+      // doubles near `now`, dt rounds to 0 and only this test lets the activity end.
+      if (rate > 0 && (before + a.remaining / rate <= next || a.remaining <= rate * dt * (1 + 1e-12))) {
         a.remaining = 0;
         finish_part(a.task, now + a.tail);
       } else {

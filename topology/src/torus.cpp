@@ -258,7 +258,7 @@ void json_expect_keys(const nlohmann::json& j, const std::string& where, std::in
                   fmt::format("{}: unknown key '{}' (expected one of {})", where, key, fmt::join(keys, ", ")));
 }
 
-// The shortest text with a unit that parses back to exactly v.
+// The shortest text with a unit that parses back to exactly v ("0.5us", not "499.99999999999994ns").
 std::string exact_quantity(double v, bool bandwidth) {
   struct u {
     const char* suffix;
@@ -266,14 +266,18 @@ std::string exact_quantity(double v, bool bandwidth) {
   };
   static constexpr u bw[] = {{"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"KB/s", 1e3}, {"B/s", 1}};
   static constexpr u tm[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
-  std::string best;
+  std::string best = fmt::format("{}{}", v, bandwidth ? "B/s" : "s");
   for (const auto& x : bandwidth ? std::span<const u>(bw) : std::span<const u>(tm)) {
-    if (v != 0 && std::abs(v) < x.f) continue;
-    std::string s = fmt::format("{}{}", v / x.f, x.suffix);
-    const double back = bandwidth ? parse_bandwidth(s, "") : parse_time(s, "");
-    if (back == v && (best.empty() || s.size() < best.size())) best = std::move(s);
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::string s = fmt::format("{:.{}g}{}", v / x.f, digits, x.suffix);
+      if (s.find('e') != std::string::npos) break;
+      const double back = bandwidth ? parse_bandwidth(s, "") : parse_time(s, "");
+      if (back == v) {
+        if (s.size() < best.size()) best = std::move(s);
+        break;
+      }
+    }
   }
-  if (best.empty()) best = fmt::format("{}{}", v, bandwidth ? "B/s" : "s");
   return best;
 }
 
@@ -363,7 +367,11 @@ torus torus::load(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw error(errc::invalid_argument, fmt::format("torus file '{}': expected JSON: {}", path, e.what()));
   }
-  return from_json(j);
+  try {
+    return from_json(j);
+  } catch (const error& e) {
+    throw error(e.code(), fmt::format("torus file '{}': {}", path, e.message()));
+  }
 }
 
 nlohmann::json torus::to_json() const {
