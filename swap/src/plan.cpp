@@ -114,7 +114,8 @@ std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
       --crossing[last];
     }
     std::partial_sum(crossing.begin(), crossing.end(), crossing.begin());
-    const int target = std::max<int>(1, static_cast<int>(fwd.size()) / std::max(1, max_units));
+    // At least 4 ops per unit: a unit of one op has nothing inside to drop.
+    const int target = std::max<int>(4, static_cast<int>(fwd.size()) / std::max(1, max_units));
     int id = 0, size = 0;
     for (int i = 0; i < static_cast<int>(fwd.size()); ++i) {
       unit_of[fwd[i]] = id;
@@ -132,6 +133,12 @@ std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
   for (int f : fwd) units[unit_of[f]].ops.push_back(f);
 
   auto inside = [&](int op, int u) { return op >= 0 && unit_of[op] == u; };
+  std::vector<int> backward_of(g.ops.size(), -1);
+  for (int i = 0; i < static_cast<int>(g.ops.size()); ++i)
+    if (g.ops[i].cat == category::backward && g.ops[i].forward_op >= 0 && g.ops[i].type != "add_n")
+      backward_of[g.ops[i].forward_op] = i;
+  const auto succ = successors(g);
+  std::vector<char> reached(g.ops.size());
   for (auto& u : units) {
     if (u.ops.empty()) continue;
     std::vector<int> outputs;
@@ -148,10 +155,18 @@ std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
         else if (backward && tt.kind == tensor_kind::activation && g.ops[f].type != "loss")
           u.dropped.push_back(t);
       }
-    for (int o : outputs) {
-      const int gr = g.tensors[o].grad;
-      if (gr >= 0 && g.tensors[gr].producer >= 0) u.triggers.push_back(g.tensors[gr].producer);
-    }
+    // Triggers: the backward ops that deliver gradient from *outside* the unit (an output's
+    // accumulated gradient may also include the unit's own contributions, which would be a cycle).
+    for (int o : outputs)
+      for (int c : g.tensors[o].consumers) {
+        if (g.ops[c].cat != category::forward || inside(c, u.id)) continue;
+        int from = backward_of[c];
+        if (g.ops[c].grad_passthrough) {
+          const int gr = g.tensors[g.ops[c].outputs.at(0)].grad;
+          from = gr >= 0 ? g.tensors[gr].producer : -1;
+        }
+        if (from >= 0) u.triggers.push_back(from);
+      }
     std::sort(u.triggers.begin(), u.triggers.end());
     u.triggers.erase(std::unique(u.triggers.begin(), u.triggers.end()), u.triggers.end());
     if (u.triggers.empty()) {  // the loss unit: nothing runs between its forward and its backward
@@ -179,6 +194,26 @@ std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
         u.recompute_ops.push_back(f);
         u.flops += g.ops[f].flops;
       }
+    // Guard: no trigger may depend on a backward reader of a dropped tensor (it would wait on the
+    // recomputation it triggers).
+    std::fill(reached.begin(), reached.end(), 0);
+    std::vector<int> work;
+    for (int t : u.dropped)
+      for (int c : g.tensors[t].consumers)
+        if (g.ops[c].cat == category::backward) work.push_back(c);
+    while (!work.empty()) {
+      const int v = work.back();
+      work.pop_back();
+      if (reached[v]) continue;
+      reached[v] = 1;
+      for (int w : succ[v]) work.push_back(w);
+    }
+    if (std::any_of(u.triggers.begin(), u.triggers.end(), [&](int tr) { return reached[tr] != 0; })) {
+      u.dropped.clear();
+      u.recompute_ops.clear();
+      u.flops = 0;
+      continue;
+    }
     for (int t : u.dropped) u.bytes += g.tensors[t].bytes;
   }
   std::erase_if(units, [](const unit& u) { return u.ops.empty(); });

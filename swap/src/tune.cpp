@@ -38,6 +38,18 @@ strategy parse_strategy(std::string_view name) {
 
 namespace {
 
+// Layer units when they can drop a fair share of what block units drop (CNNs with batch norm:
+// the conv outputs), block units otherwise (plain conv-relu chains, where a layer unit keeps all).
+std::vector<unit> pick_units(const graph& g, bool fine) {
+  auto blocks = find_units(g, 64, false);
+  if (!fine) return blocks;
+  auto layers = find_units(g, 64, true);
+  std::int64_t b = 0, l = 0;
+  for (const auto& u : blocks) b += u.bytes;
+  for (const auto& u : layers) l += u.bytes;
+  return 4 * l >= b ? layers : blocks;
+}
+
 struct candidate {
   swap_options swap;
   plan p;
@@ -48,7 +60,7 @@ struct candidate {
 class tuner {
  public:
   tuner(const graph& training, const tune_options& o)
-      : base_(std::make_shared<const graph>(training)), o_(o), units_(find_units(training, 64, o.fine_units)) {}
+      : base_(std::make_shared<const graph>(training)), o_(o), units_(pick_units(training, o.fine_units)) {}
 
   int evaluations = 0;
   const std::vector<unit>& units() const { return units_; }

@@ -158,3 +158,31 @@ TEST(tune, largest_fitting_batch_grows_with_swapping) {
   EXPECT_FALSE(ts::fits(make(none + 1), ts::strategy::none, o));
   EXPECT_FALSE(ts::fits(make(swap + 1), ts::strategy::swap, o));
 }
+
+TEST(units, recomputing_every_unit_keeps_every_model_acyclic) {
+  for (const auto& name : ts::model_names()) {
+    ts::model_options mo;
+    mo.batch = 2;
+    if (ts::model_is_3d(name)) mo.height = mo.width = 32;
+    if (ts::model_is_sequence(name)) mo.layers = 3, mo.sequence = 64;
+    auto f = ts::build_model(name, mo);
+    for (int variant = 0; variant < 3; ++variant) {
+      if (variant == 2)
+        for (auto& o : f.ops) o.block = -1;  // as an ONNX import would have it
+      const auto t = ts::make_training_graph(f);
+      const auto units = ts::find_units(t, 64, variant == 1);
+      std::vector<int> all;
+      for (const auto& u : units)
+        if (u.bytes > 0) all.push_back(u.id);
+      // Layer units of plain conv-relu chains keep everything (variant 1); the others must drop.
+      if (variant != 1) {
+        EXPECT_FALSE(all.empty()) << name << " variant " << variant;
+      }
+      const auto r = ts::apply_recompute(t, units, all);
+      EXPECT_NO_THROW(ts::topo_levels(r)) << name << " variant " << variant;
+      if (variant == 1) continue;
+      EXPECT_LT(ts::replay_memory(ts::make_plan(r, {})).peak, ts::replay_memory(ts::make_plan(t, {})).peak)
+          << name << " variant " << variant;
+    }
+  }
+}
