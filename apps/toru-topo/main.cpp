@@ -6,6 +6,8 @@
 //   mpirun -n 8 toru-topo --torus 2x2x2 --map ZYX
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -51,8 +53,8 @@ x nodes, node-aware).)";
 
 struct options {
   std::string torus_spec, map, bytes_text = "65536", alpha_text = "0";
-  bool json = false, node = false;
-  int chunks = 0;
+  bool json = false, node = false, explicit_routes = false;
+  int chunks = 0, repeat = 101;
 };
 
 std::string kind_of(const topo::axis& a) { return a.switched ? "switch" : a.wrap ? "torus" : "mesh"; }
@@ -87,6 +89,19 @@ double simulate_indirect(const topo::torus& t, double m, int chunks, double alph
     prev_b = sim.add_alltoall({l}, m / chunks * per_plane, after_b, fmt::format("B{}", c));
   }
   return sim.run().makespan;
+}
+
+// Median wall time of `reps` calls of f, in seconds.
+template <class F>
+double median_seconds(int reps, F&& f) {
+  std::vector<double> t;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+  return t[t.size() / 2];
 }
 
 int run(const options& opt, MPI_Comm comm) {
@@ -149,11 +164,23 @@ int run(const options& opt, MPI_Comm comm) {
   if (rank != 0) return 0;
 
   const topo::torus& t = *shape;
-  const auto model = topo::alltoall_loads(t, bytes);
+  topo::alltoall_model model;
+  const double model_seconds = median_seconds(opt.repeat, [&] { model = topo::alltoall_loads(t, bytes); });
+  // The peer of the closed form: route every message of the all-to-all explicitly.
+  std::optional<topo::load_map> routed;
+  double routed_seconds = 0;
+  if (opt.explicit_routes) {
+    toru::expect(t.size() <= 4096, "--explicit", "a torus of at most 4096 nodes (P^2 messages are routed)",
+                 std::to_string(t.size()) + " nodes");
+    routed_seconds = median_seconds(3, [&] { routed = topo::link_loads(t, topo::alltoall_pattern(t, bytes)); });
+  }
   const int longest = t.longest_axis();
   const double per_node = model.bound_seconds > 0 ? static_cast<double>(t.size() - 1) * bytes / model.bound_seconds : 0;
   std::optional<double> indirect;
-  if (opt.chunks > 0) indirect = simulate_indirect(t, bytes, opt.chunks, alpha);
+  double simulate_seconds = 0;
+  if (opt.chunks > 0)
+    simulate_seconds =
+        median_seconds(std::min(opt.repeat, 5), [&] { indirect = simulate_indirect(t, bytes, opt.chunks, alpha); });
 
   if (opt.json) {
     nlohmann::json axes = nlohmann::json::array();
@@ -189,6 +216,14 @@ int run(const options& opt, MPI_Comm comm) {
       j["indirect_pipelined"] = {{"chunks", opt.chunks},
                                  {"seconds", *indirect},
                                  {"percent_of_bound", *indirect > 0 ? 100 * model.bound_seconds / *indirect : 0.0}};
+    j["timing"] = {{"closed_form_seconds", model_seconds}, {"repeats", opt.repeat}};
+    if (indirect) j["timing"]["simulate_seconds"] = simulate_seconds;
+    if (routed) {
+      j["explicit"] = {{"bound_seconds", routed->seconds},
+                       {"axis_max", routed->axis_max},
+                       {"route_seconds", routed_seconds},
+                       {"agrees", std::abs(routed->seconds - model.bound_seconds) <= 1e-9 * model.bound_seconds}};
+    }
     if (!node_json.is_null()) j["node"] = node_json;
     std::cout << j.dump(2) << std::endl;
     return 0;
@@ -223,6 +258,13 @@ int run(const options& opt, MPI_Comm comm) {
   if (indirect)
     fmt::print("  simulated two-phase indirect all-to-all, {} chunks: {} = {:.1f}% of bound\n", opt.chunks,
                topo::format_time(*indirect), *indirect > 0 ? 100 * model.bound_seconds / *indirect : 0.0);
+  fmt::print("  closed form evaluated in {} (median of {})\n", topo::format_time(model_seconds), opt.repeat);
+  if (indirect) fmt::print("  simulation ran in {}\n", topo::format_time(simulate_seconds));
+  if (routed)
+    fmt::print("  explicit routing of all {} messages: bound {} in {} ({:.0f}x the closed form's time), {}\n",
+               t.size() * (t.size() - 1), topo::format_time(routed->seconds), topo::format_time(routed_seconds),
+               model_seconds > 0 ? routed_seconds / model_seconds : 0.0,
+               std::abs(routed->seconds - model.bound_seconds) <= 1e-9 * model.bound_seconds ? "agrees" : "DISAGREES");
   if (!node_json.is_null())
     fmt::print("\nnode (rank 0, hwloc): {} - {} package(s), {} NUMA node(s), {} cores, {} PUs, {} GPU device(s)\n",
                node_json["hostname"].get<std::string>(), node_json["packages"].get<int>(),
@@ -248,6 +290,11 @@ int main(int argc, char** argv) {
   app.add_option("--alpha", opt.alpha_text, "Per-message start-up time for latency floors and --chunks (2us)")
       ->capture_default_str();
   app.add_option("--chunks", opt.chunks, "Simulate the pipelined two-phase all-to-all with this many chunks");
+  app.add_flag("--explicit", opt.explicit_routes,
+               "Also route every message explicitly (tori up to 4096 nodes) and compare with the closed form");
+  app.add_option("--repeat", opt.repeat, "Repetitions for the timing of the closed form (median)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--node", opt.node, "Show the hwloc view of rank 0's node");
   app.add_flag("--json", opt.json, "Print JSON for scripts instead of text");
   app.footer(footer);
