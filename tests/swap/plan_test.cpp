@@ -11,6 +11,7 @@
 #include "toru/swap/models.hpp"
 #include "toru/swap/plan.hpp"
 #include "toru/swap/simulate.hpp"
+#include "toru/swap/timeline.hpp"
 
 namespace ts = toru::swap;
 using swap_test::make_chain;
@@ -327,4 +328,23 @@ TEST(simulate, memory_budget_and_overflow_point) {
   o.threshold = 1;
   o.sync = ts::sync_mode::both;
   EXPECT_TRUE(ts::simulate(ts::make_plan(c.g, o), d, {.memory_fraction = 1.0, .opt = ts::optimizer::sgd}).fits);
+}
+
+TEST(timeline, svg_shows_memory_budget_and_three_queues) {
+  auto c = make_chain();
+  ts::swap_options o;
+  o.threshold = 1;
+  const auto p = ts::make_plan(c.g, o);
+  auto d = ms_device();
+  EXPECT_THROW(ts::timeline_svg(p, ts::simulate(p, d), "x"), toru::error);  // no trace recorded
+  const auto r = ts::simulate(p, d, {.record_trace = true});
+  ASSERT_EQ(r.trace.size(), 7u + 1u + 1u);  // 7 ops, one swap-out, one swap-in
+  const std::string svg = ts::timeline_svg(p, r, "chain <test>");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("chain &lt;test&gt;"), std::string::npos);  // escaped title
+  EXPECT_NE(svg.find("budget"), std::string::npos);
+  for (const char* lane : {"compute", "device→host", "host→device"}) EXPECT_NE(svg.find(lane), std::string::npos);
+  EXPECT_NE(svg.find("<title>t "), std::string::npos);  // the swap copies are labelled with the tensor
+  EXPECT_NE(svg.find("<title>Z "), std::string::npos);
 }
