@@ -63,32 +63,38 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
       r.chunks = C;
       const double chunk_bytes = bytes_per_pair / C;  // per pair and chunk
       const double copy = P * chunk_bytes / opts.copy_bandwidth;
-      int prev_a = -1, prev_b = -1, prev_copy = -1;
       auto deps = [](std::initializer_list<int> ids) {
         std::vector<int> v;
         for (int id : ids)
           if (id >= 0) v.push_back(id);
         return v;
       };
-      std::vector<int> b_of(static_cast<std::size_t>(C));
+      // The calling thread's program order (alltoall_indirect.cpp): iteration c packs chunk c+1 and
+      // posts A(c+1), then waits for A(c), transposes chunk c and hands it to phase B; chunks are
+      // unpacked as phase B delivers them. Copies share one "copy" resource (the calling thread);
+      // phases of one kind run in chunk order.
+      const auto uC = static_cast<std::size_t>(C);
+      std::vector<int> pack(uC + 1, -1), a(uC, -1), tr(uC, -1), b(uC, -1);
+      auto add_a = [&](int c) {
+        const auto uc = static_cast<std::size_t>(c);
+        a[uc] = plane_axes.empty() ? pack[uc]
+                                   : sim.add_alltoall(plane_axes, Z * chunk_bytes, deps({pack[uc], c ? a[uc - 1] : -1}),
+                                                      fmt::format("A {}", c), Q - 1);
+      };
+      pack[0] = sim.add_compute("copy", copy, {}, "pack 0");
+      add_a(0);
       for (int c = 0; c < C; ++c) {
-        // One copy thread: pack(c) after the previous copy task; transpose(c) after A(c); unpack(c-1)
-        // is interleaved where the real pipeline does it (after B(c-1)).
-        const int pack = sim.add_compute("copy", copy, deps({prev_copy}), fmt::format("pack {}", c));
-        const int a = plane_axes.empty() ? pack
-                                         : sim.add_alltoall(plane_axes, Z * chunk_bytes, deps({pack, prev_a}),
-                                                            fmt::format("A {}", c), Q - 1);
-        const int tr = sim.add_compute("copy", copy, deps({a, pack}), fmt::format("transpose {}", c));
-        const int b = sim.add_alltoall({L}, Q * chunk_bytes, deps({tr, prev_b}), fmt::format("B {}", c), Z - 1);
-        b_of[static_cast<std::size_t>(c)] = b;
-        prev_copy = tr;
-        if (c > 0)
-          prev_copy = sim.add_compute("copy", copy, deps({b_of[static_cast<std::size_t>(c) - 1], tr}),
-                                      fmt::format("unpack {}", c - 1));
-        prev_a = a;
-        prev_b = b;
+        const auto uc = static_cast<std::size_t>(c);
+        if (c + 1 < C) {
+          pack[uc + 1] = sim.add_compute("copy", copy, deps({c ? tr[uc - 1] : -1}), fmt::format("pack {}", c + 1));
+          add_a(c + 1);
+        }
+        tr[uc] = sim.add_compute("copy", copy, deps({a[uc], pack[uc + 1], c ? tr[uc - 1] : -1}),
+                                 fmt::format("transpose {}", c));
+        b[uc] =
+            sim.add_alltoall({L}, Q * chunk_bytes, deps({tr[uc], c ? b[uc - 1] : -1}), fmt::format("B {}", c), Z - 1);
+        sim.add_compute("copy", copy, {b[uc]}, fmt::format("unpack {}", c));
       }
-      sim.add_compute("copy", copy, deps({prev_b, prev_copy}), fmt::format("unpack {}", C - 1));
       break;
     }
   }
