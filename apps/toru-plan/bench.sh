@@ -33,28 +33,31 @@ echo
 row() {  # model image batch device
   local s h a
   s=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy swap 2>/dev/null || echo '{}')
+  f=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy swap --tflms 2>/dev/null || echo '{}')
   h=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy hybrid 2>/dev/null || echo '{}')
   a=$(json --model "$1" --image "$2" --batch "$3" --device "$4" --strategy auto 2>/dev/null || echo '{}')
-  python3 - "$1" "$2" "$3" "$4" "$s" "$h" "$a" <<'PY'
+  python3 - "$1" "$2" "$3" "$4" "$s" "$h" "$a" "$f" <<'PY'
 import json, sys
-m, img, b, dev, s, h, a = sys.argv[1:8]
-s, h, a = json.loads(s), json.loads(h), json.loads(a)
+m, img, b, dev, s, h, a, f = sys.argv[1:9]
+s, h, a, f = json.loads(s), json.loads(h), json.loads(a), json.loads(f)
 g = lambda j, k, f="{:.3f}": f.format(j[k]) if k in j else "no fit"
-gain = f"{100 * (s['step_seconds'] / h['step_seconds'] - 1):+.1f}%" if s and h else "n/a"
+gain = lambda base: f"{100 * (base['step_seconds'] / h['step_seconds'] - 1):+.1f}%" if base and h else "n/a"
 gib = 2 ** 30
-print(f"| {m} {img}² b{b} | {dev} | {g(s,'step_seconds')} ({g(s,'percent_of_bound','{:.0f}')}%) | "
-      f"{g(h,'step_seconds')} ({g(h,'percent_of_bound','{:.0f}')}%) | **{gain}** | "
+print(f"| {m} {img}² b{b} | {dev} | {g(f,'step_seconds')} | {g(s,'step_seconds')} ({g(s,'percent_of_bound','{:.0f}')}%) | "
+      f"{g(h,'step_seconds')} ({g(h,'percent_of_bound','{:.0f}')}%) | **{gain(f)}** | **{gain(s)}** | "
       f"{a.get('strategy','-')} {g(a,'step_seconds')} | {g(a,'bound_seconds')} | "
       f"{(a.get('swapped_bytes',0)/gib):.1f} | {a.get('ops_recomputed','-')} |")
 PY
 }
 echo "### Hybrid (recompute + swap) vs swap-only step time (published: +15.5%, +15.3%, +12.4% on V100 + NVLink2)"
 echo
-echo "Step time in seconds (percent of the phase bound max(C_f, S_out/BW) + max(C_b + R, S_in/BW)); gain = swap / hybrid - 1."
+echo "Step time in seconds (percent of the phase bound max(C_f, S_out/BW) + max(C_b + R, S_in/BW)). Two swap-only"
+echo 'baselines: TFLMS v2'"'"'s own parameter search (`--strategy swap --tflms`, the published baseline; "no fit" where'
+echo "its level order cannot fit the budget) and toru's time-tuned swap planner. Gain = swap-only / hybrid - 1."
 echo "'auto' is the fastest of none / swap / recompute / hybrid; its swapped GiB and recomputed ops are listed."
 echo
-echo "| case | device | swap-only | hybrid | gain | auto picks | bound (auto) | swapped GiB | recomputed ops |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| case | device | swap-only, TFLMS search | swap-only, toru search | hybrid | gain vs TFLMS | gain vs toru swap | auto picks | bound (auto) | swapped GiB | recomputed ops |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 row resnet50 8000 1 v100-nvlink2
 row resnet152 7500 1 v100-nvlink2
 row deeplabv3plus 1000 16 v100-nvlink2

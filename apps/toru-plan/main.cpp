@@ -30,7 +30,7 @@ struct settings {
   std::int64_t batch = 1, image = 0;
   std::optional<double> memory_gib, host_gib, h2d, d2h, flops;
   double fraction = 0.9;
-  bool json_out = false, max_batch = false, max_input = false, list = false;
+  bool json_out = false, max_batch = false, max_input = false, list = false, tflms = false;
 };
 
 // Parses "N", "HxW" or "DxHxW" into extents.
@@ -195,6 +195,7 @@ int run(const settings& s) {
   to.device = device(s);
   to.sim.memory_fraction = s.fraction;
   to.sim.record_trace = !s.timeline.empty();
+  to.tflms_search = s.tflms;
   const ts::strategy strat = ts::parse_strategy(s.strategy);
   const auto fwd = forward_graph(s, s.batch);  // validates the model before any search
   json j = {{"model", name},
@@ -323,6 +324,7 @@ int main(int argc, char** argv) {
   app.add_option("--flops", s.flops, "Achieved compute rate in TFLOP/s (overrides the preset)");
   app.add_option("--memory-fraction", s.fraction, "Usable fraction of device memory (default 0.9, as TFLMS)");
   app.add_option("--strategy", s.strategy, "none, swap, recompute, hybrid or auto (default auto)");
+  app.add_flag("--tflms", s.tflms, "With --strategy swap: TFLMS v2's own parameter search (the published baseline)");
   app.add_flag("--max-batch", s.max_batch, "Largest batch that fits for each strategy");
   app.add_flag("--max-input", s.max_input, "Largest input size that fits for each strategy");
   app.add_option("--timeline", s.timeline, "Write an SVG of memory and the three queues over one step");

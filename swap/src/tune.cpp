@@ -135,6 +135,51 @@ class tuner {
     return best;
   }
 
+  // TFLMS v2's own search (LMS._search_params), for a like-for-like baseline: level order,
+  // swapout delay 1, escalate sync mode until threshold 1 fits, then the largest feasible threshold,
+  // ahead and groupby by binary search, in that order. No time model.
+  candidate tflms_swap(const std::shared_ptr<const graph>& g) {
+    swap_options s;
+    candidate none = eval(g, s);
+    if (none.r.fits) return none;
+    candidate c;
+    for (int m = 0; m <= 3; ++m) {
+      s.threshold = 1;
+      s.ahead = 1;
+      s.groupby = 0;
+      s.sync = static_cast<sync_mode>(m);
+      c = eval(g, s);
+      if (c.r.fits) break;
+    }
+    if (!c.r.fits) return c;
+    const int levels = c.p.lv.count();
+    auto largest = [&](int lo, int hi, auto set) {
+      candidate best = c;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        swap_options v = best.swap;
+        set(v, mid);
+        auto m = eval(g, v);
+        if (m.r.fits) {
+          lo = mid;
+          best = std::move(m);
+        } else {
+          hi = mid - 1;
+        }
+      }
+      return best;
+    };
+    c = largest(1, levels, [](swap_options& v, int x) { v.threshold = x; });
+    if (c.swap.sync == sync_mode::none || c.swap.sync == sync_mode::d2h) {
+      c = largest(1, levels, [](swap_options& v, int x) { v.ahead = x; });
+      swap_options v = c.swap;
+      v.groupby = levels;
+      auto all = eval(g, v);
+      c = all.r.fits ? std::move(all) : largest(0, levels, [](swap_options& w, int x) { w.groupby = x; });
+    }
+    return c;
+  }
+
   // TFLMS search, then coordinate descent on simulated time.
   candidate tune_swap(const std::shared_ptr<const graph>& g) {
     candidate none = lean_none(g);
@@ -375,7 +420,7 @@ tuned_plan tune(const graph& training, strategy s, const tune_options& options) 
       best.c = t.lean_none(t.base());
       break;
     case strategy::swap:
-      best.c = t.tune_swap(t.base());
+      best.c = options.tflms_search ? t.tflms_swap(t.base()) : t.tune_swap(t.base());
       break;
     case strategy::recompute:
       best = run_recompute(t);
@@ -396,7 +441,10 @@ tuned_plan tune(const graph& training, strategy s, const tune_options& options) 
       break;
     }
   }
-  if (!best.c.r.fits) no_fit(t, s, leanest(t, s));
+  if (!best.c.r.fits) {
+    // The TFLMS baseline's leanest plan is its own (level order), not toru's.
+    no_fit(t, s, s == strategy::swap && options.tflms_search ? best.c.r.peak_bytes : leanest(t, s));
+  }
   tuned_plan out;
   out.requested = s;
   out.chosen = chosen;

@@ -186,3 +186,21 @@ TEST(units, recomputing_every_unit_keeps_every_model_acyclic) {
     }
   }
 }
+
+TEST(tune, tflms_search_is_the_published_baseline) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 160}));
+  auto o = on(6.0);
+  o.tflms_search = true;
+  const auto base = ts::tune(t, ts::strategy::swap, o);
+  EXPECT_TRUE(base.result.fits);
+  EXPECT_EQ(base.p.options.order, ts::schedule_order::by_level);
+  EXPECT_EQ(base.p.options.swapout_delay, 1);
+  EXPECT_EQ(base.p.options.prefetch_max_bytes, INT64_MAX);
+  // The largest feasible threshold: one more level does not fit.
+  auto looser = base.p.options;
+  ++looser.threshold;
+  EXPECT_FALSE(ts::simulate(ts::make_plan(t, looser), o.device, o.sim).fits);
+  o.tflms_search = false;
+  const auto tuned = ts::tune(t, ts::strategy::swap, o);
+  EXPECT_LE(tuned.result.step_seconds, base.result.step_seconds * (1 + 1e-9));
+}

@@ -40,8 +40,9 @@ enum class unit_order { swapped_bytes, net_time };
 struct tune_options {
   device_spec device;
   sim_options sim;
-  bool both_orders = true;  // hybrid: also try the net-time order and keep the faster
-  bool fine_units = true;   // recompute units per conv-bn-relu (layer) rather than per block (find_units)
+  bool both_orders = true;    // hybrid: also try the net-time order and keep the faster
+  bool tflms_search = false;  // strategy swap: TFLMS v2's own parameter search only (a baseline)
+  bool fine_units = true;     // recompute units per conv-bn-relu (layer) rather than per block (find_units)
 };
 
 struct tuned_plan {
