@@ -13,6 +13,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <functional>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -106,20 +107,27 @@ double max_rel_error(double local_err, double scale) {
   return g / scale;
 }
 
-// Times `run` (warm-up, then barrier + run per rep, max over ranks) and returns the median.
-template <class Fill, class Run>
-double time_it(const settings& s, Fill&& fill, Run&& run) {
-  std::vector<double> t;
-  for (int r = 0; r < s.warmup + s.reps; ++r) {
-    fill();  // FFTW-MPI may overwrite its input; refill outside the timing for both
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), mx = 0;
-    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (r >= s.warmup) t.push_back(mx);
-  }
-  return median(t);
+// One contender of a comparison: refills its input (FFTW-MPI may overwrite it; refilled outside
+// the timing for everybody) and runs one transform.
+struct contender {
+  std::function<void()> fill, run;
+  std::vector<double> times;
+};
+
+// Warm-up, then for every rep each contender once, in rotating order, behind a barrier, timed as
+// the max over ranks: on a shared, noisy machine every contender sees the same noise.
+void time_interleaved(const settings& s, std::vector<contender*> cs) {
+  for (int r = 0; r < s.warmup + s.reps; ++r)
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      contender& c = *cs[(i + static_cast<std::size_t>(r)) % cs.size()];
+      c.fill();
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t0 = std::chrono::steady_clock::now();
+      c.run();
+      double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), mx = 0;
+      MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (r >= s.warmup) c.times.push_back(mx);
+    }
 }
 
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
@@ -148,24 +156,20 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
                             .planner = s.measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
                             .chunks = s.chunks};
   json row{{"kind", "3d"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
-  double toru_t[2] = {0, 0}, toru_err = 0;
-  for (int ov = 1; ov >= 0; --ov) {
-    opts.overlap = ov == 1;
-    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
-    std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
-    std::vector<std::byte> ws(plan.workspace_size());
-    for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
-    const std::vector<cpx> saved = in;
-    auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-    toru_t[ov] = time_it(s, fill, [&] { plan.forward(in.data(), out.data(), ws.data()); });
-    if (ov == 1) {
-      double e = 0;
-      for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3(k, n))); });
-      toru_err = max_rel_error(e, N * 2.1);
-      row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
-      row["grid"] = {plan.grid()[0], plan.grid()[1]};
-    }
-  }
+  opts.overlap = true;
+  toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
+  opts.overlap = false;
+  toru::fft::fft3d<double> plan_serial(MPI_COMM_WORLD, n, opts);
+  std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
+  std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
+  for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
+  const std::vector<cpx> saved = in;
+  auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
+  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}};
+  row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
+  row["grid"] = {plan.grid()[0], plan.grid()[1]};
+
   // FFTW-MPI: slab over n0 (its only decomposition), same flags and output order.
   ptrdiff_t local_n0 = 0, start0 = 0, local_n1 = 0, start1 = 0;
   const unsigned mpi_flags = flags | (s.transposed ? FFTW_MPI_TRANSPOSED_OUT : 0);
@@ -179,9 +183,14 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
     for (std::int64_t j = 0; j < n0; ++j)
       for (std::int64_t k = 0; k < n0; ++k) fin[(i * n0 + j) * n0 + k] = input3({start0 + i, j, k}, n);
   const std::vector<cpx> fsaved(fin, fin + local_n0 * n0 * n0);
-  auto ffill = [&] { std::copy(fsaved.begin(), fsaved.end(), fin); };
-  const double fftw_t = time_it(s, ffill, [&] { fftw_execute(fp); });
+  contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}};
+  time_interleaved(s, {&t_on, &t_off, &t_fftw});
+
+  plan.forward(in.data(), out.data());
   double e = 0;
+  for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3(k, n))); });
+  const double toru_err = max_rel_error(e, N * 2.1);
+  e = 0;
   if (s.transposed) {  // [n1 local][n0][n2]
     for (ptrdiff_t j = 0; j < local_n1; ++j)
       for (std::int64_t i = 0; i < n0; ++i)
@@ -198,6 +207,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   fftw_free(fin);
   fftw_free(fout);
   (void)rank;
+  const double toru_t[2] = {median(t_off.times), median(t_on.times)}, fftw_t = median(t_fftw.times);
   row["toru_median_s"] = toru_t[1];
   row["toru_no_overlap_median_s"] = toru_t[0];
   row["fftw_mpi_median_s"] = fftw_t;
@@ -217,28 +227,20 @@ json bench1d(const settings& s, std::int64_t n, int P) {
                             .planner = s.measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
                             .chunks = s.chunks};
   json row{{"kind", "1d"}, {"n", n}, {"points", N}, {"ranks", P}};
-  double toru_t[2] = {0, 0}, toru_err = 0;
-  for (int ov = 1; ov >= 0; --ov) {
-    opts.overlap = ov == 1;
-    toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
-    std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
-    std::vector<std::byte> ws(plan.workspace_size());
-    for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);
-    const std::vector<cpx> saved = in;
-    auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-    toru_t[ov] = time_it(s, fill, [&] { plan.forward(in.data(), out.data(), ws.data()); });
-    if (ov == 1) {
-      double e = 0;
-      for (std::int64_t i = 0; i < plan.out_count(); ++i) {
-        std::int64_t k = plan.out_start() + i;
-        if (s.transposed) k = k / plan.n2() + plan.n1() * (k % plan.n2());
-        e = std::max(e, std::abs(out[i] - spectrum1(k, n)));
-      }
-      toru_err = max_rel_error(e, N * 2.1);
-      row["n1"] = plan.n1();
-      row["n2"] = plan.n2();
-    }
-  }
+  opts.overlap = true;
+  toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
+  opts.overlap = false;
+  toru::fft::fft1d<double> plan_serial(MPI_COMM_WORLD, n, opts);
+  std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
+  std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
+  for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);
+  const std::vector<cpx> saved = in;
+  auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
+  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}};
+  row["n1"] = plan.n1();
+  row["n2"] = plan.n2();
+
   ptrdiff_t ni = 0, istart = 0, no = 0, ostart = 0;
   const unsigned mpi_flags = flags | (s.transposed ? FFTW_MPI_SCRAMBLED_OUT : 0);
   const ptrdiff_t alloc =
@@ -247,14 +249,26 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   cpx* fout = reinterpret_cast<cpx*>(fftw_alloc_complex(std::max<ptrdiff_t>(alloc, 1)));
   fftw_plan fp = fftw_mpi_plan_dft_1d(n, reinterpret_cast<fftw_complex*>(fin), reinterpret_cast<fftw_complex*>(fout),
                                       MPI_COMM_WORLD, FFTW_FORWARD, mpi_flags);
-  double fftw_t = 0, fftw_err = -1;
+  for (ptrdiff_t i = 0; i < ni; ++i) fin[i] = input1(istart + i, n);
+  const std::vector<cpx> fsaved(fin, fin + ni);
+  contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}};
+  if (fp)  // FFTW-MPI cannot plan some sizes (e.g. primes); toru is then timed alone
+    time_interleaved(s, {&t_on, &t_off, &t_fftw});
+  else
+    time_interleaved(s, {&t_on, &t_off});
+
+  plan.forward(in.data(), out.data());
+  double e = 0;
+  for (std::int64_t i = 0; i < plan.out_count(); ++i) {
+    std::int64_t k = plan.out_start() + i;
+    if (s.transposed) k = k / plan.n2() + plan.n1() * (k % plan.n2());
+    e = std::max(e, std::abs(out[i] - spectrum1(k, n)));
+  }
+  const double toru_err = max_rel_error(e, N * 2.1);
+  double fftw_err = -1;
   if (fp) {
-    for (ptrdiff_t i = 0; i < ni; ++i) fin[i] = input1(istart + i, n);
-    const std::vector<cpx> fsaved(fin, fin + ni);
-    auto ffill = [&] { std::copy(fsaved.begin(), fsaved.end(), fin); };
-    fftw_t = time_it(s, ffill, [&] { fftw_execute(fp); });
     if (!s.transposed) {  // FFTW's scrambled order is not documented well enough to check
-      double e = 0;
+      e = 0;
       for (ptrdiff_t i = 0; i < no; ++i) e = std::max(e, std::abs(fout[i] - spectrum1(ostart + i, n)));
       fftw_err = max_rel_error(e, N * 2.1);
     }
@@ -262,6 +276,8 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   }
   fftw_free(fin);
   fftw_free(fout);
+  const double toru_t[2] = {median(t_off.times), median(t_on.times)};
+  const double fftw_t = fp ? median(t_fftw.times) : 0;
   row["toru_median_s"] = toru_t[1];
   row["toru_no_overlap_median_s"] = toru_t[0];
   row["fftw_mpi_median_s"] = fp ? json(fftw_t) : json(nullptr);

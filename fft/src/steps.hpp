@@ -103,7 +103,7 @@ class transpose_step final : public step<T> {
   std::int64_t recv_elems() const { return recv_total_; }
 
  private:
-  void pack(const cpx* src, cpx* send) const;
+  void pack(const cpx* src, cpx* send, cpx* recv) const;
   void unpack(const cpx* recv, cpx* dst, std::int64_t u0, std::int64_t u1) const;
 
   transpose_geometry g_;
