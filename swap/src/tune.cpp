@@ -202,6 +202,8 @@ class tuner {
       }
     }
     const int tmax = lo;
+    // The descent starts from the better of this and TFLMS's own answer, so it never ends worse.
+    if (auto tf = tflms_swap(g); better(tf, best)) best = std::move(tf);
     const bool h2d_sync = best.swap.sync == sync_mode::h2d || best.swap.sync == sync_mode::both;
     const bool d2h_sync = best.swap.sync == sync_mode::d2h || best.swap.sync == sync_mode::both;
     for (int pass = 0; pass < 2; ++pass) {
