@@ -7,7 +7,7 @@ configure_package_config_file(cmake/toruConfig.cmake.in ${PROJECT_BINARY_DIR}/to
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/toruConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/toruConfig.cmake ${PROJECT_BINARY_DIR}/toruConfigVersion.cmake
-  cmake/FindFFTW.cmake cmake/FindHWLOC.cmake DESTINATION ${TORU_CMAKE_DIR})
+  cmake/FindFFTW.cmake cmake/FindHWLOC.cmake cmake/FindNCCL.cmake DESTINATION ${TORU_CMAKE_DIR})
 
 set(TORU_PC_LIBS "")
 foreach(module IN LISTS TORU_MODULES)
