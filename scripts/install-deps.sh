@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git python3
   openmpi-bin libopenmpi-dev
   libfftw3-dev libfftw3-mpi-dev
   libhwloc-dev
