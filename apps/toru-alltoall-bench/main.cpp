@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -155,16 +157,21 @@ int measure(const settings& s) {
     // Small exchanges take microseconds and are the noisiest: more repetitions there.
     const int reps = bytes <= (64 << 10) ? 5 * s.reps : s.reps;
     // Rows interleaved within each repetition, so drifting machine load hits all of them alike.
-    // The starting row rotates, so no row always runs first after the barrier.
-    for (int rep = -s.warmup; rep < reps; ++rep)
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const std::size_t k = (i + static_cast<std::size_t>(rep + s.warmup)) % rows.size();
+    // The row order is shuffled every repetition (same seed on every rank), so no row always runs
+    // first after the barrier or right after the same neighbour (whose cache footprint it would inherit).
+    std::vector<std::size_t> order(rows.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::mt19937 shuffler(12345);
+    for (int rep = -s.warmup; rep < reps; ++rep) {
+      std::shuffle(order.begin(), order.end(), shuffler);
+      for (const std::size_t k : order) {
         MPI_Barrier(comm.mpi());
         const double t0 = MPI_Wtime();
         run(k);
         const double t = MPI_Wtime() - t0;
         if (rep >= 0) rows[k].times.push_back(t);
       }
+    }
     std::vector<double> med(rows.size()), fastest(rows.size());
     for (std::size_t k = 0; k < rows.size(); ++k) {
       MPI_Allreduce(MPI_IN_PLACE, rows[k].times.data(), static_cast<int>(rows[k].times.size()), MPI_DOUBLE, MPI_MAX,

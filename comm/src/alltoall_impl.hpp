@@ -54,6 +54,7 @@ struct plan_impl {
   chunk_hook hook;
   std::size_t algorithm_ws = 0;  // bytes the algorithm itself needs
   std::size_t staging_ws = 0;    // bytes to copy `in` aside for an in-place run of a non-in-place algorithm
+  bool plain_direct = false;     // MPI_Alltoall, one chunk: execute's fast path
   std::size_t send_bytes_ = 0;   // bytes of `in` and `out` the exchange touches
   std::size_t recv_bytes_ = 0;
   std::shared_ptr<const indirect_state> indirect;
