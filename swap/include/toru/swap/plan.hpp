@@ -9,10 +9,14 @@
 //  - a swap-in is triggered after an op found by scanning levels level(dest)-ahead-1 down to at most
 //    10 levels further (but after the producer) for an op that reaches dest; ahead < 0 chains the
 //    swap-ins one destination level apart (TFLMS "sequential" strategy); sync modes as in TFLMS.
+// Departures (program order with release fences, depth-first order, size-dependent rules) are in
+// docs/swap.md.
 // All functions are pure and thread-safe.
 //
 //   auto t = toru::swap::make_training_graph(toru::swap::build_model("resnet50", {.batch = 64}));
-//   auto p = toru::swap::make_plan(t, {.swap = {.threshold = 4}});
+//   toru::swap::swap_options o;
+//   o.threshold = 4;
+//   auto p = toru::swap::make_plan(t, o);
 //   // p.steps: the program, p.objects: device allocations with their lifetimes
 #pragma once
 

@@ -3,19 +3,22 @@
 //
 //  - none:      no swapping, no recomputation.
 //  - swap:      TFLMS search (escalate sync mode until threshold 1 fits, binary-search the largest
-//               feasible threshold), then a coordinate descent on simulated time over threshold,
-//               ahead, groupby and swap-out delay.
+//               feasible threshold; the better of that and TFLMS's full ahead/groupby answer), then a
+//               coordinate descent on simulated time over order, threshold, ahead, groupby, swap-out
+//               delay and the size rules. tune_options::tflms_search returns TFLMS's answer alone.
 //  - recompute: no swapping; units recomputed in order of bytes freed per recompute second until fit.
-//  - hybrid:    start from the tuned swap plan; walk the units in decreasing swapped bytes (the
-//               published order) and, separately, in decreasing net time saved
-//               (bytes/BW_d2h - recompute time); keep a unit when the simulated step gets faster; re-tune
-//               the swap parameters; keep whichever order's plan is faster.
+//  - hybrid:    start from the tuned swap plan; walk the units (layer or block granularity, see
+//               pick in tune.cpp) in decreasing swapped bytes (the published order) and, separately,
+//               in decreasing net time saved (bytes/BW_d2h - recompute time), in adaptive chunks;
+//               keep what makes the simulated step faster; re-tune the swap parameters; keep the
+//               faster order, or the recompute-only plan if that is faster still.
 //  - automatic: the fastest feasible of the above.
 // Thread-safe (no shared state); each call is single-threaded.
 //
-//   auto t = toru::swap::tune(training, toru::swap::strategy::hybrid, {.device =
-//   toru::swap::device_preset("v100-nvlink2")}); std::printf("%.3f s, %.0f%% of bound\n", t.result.step_seconds,
-//   t.result.percent_of_bound());
+//   toru::swap::tune_options o;
+//   o.device = toru::swap::device_preset("v100-nvlink2");
+//   auto t = toru::swap::tune(training, toru::swap::strategy::hybrid, o);
+//   std::printf("%.3f s, %.0f%% of bound\n", t.result.step_seconds, t.result.percent_of_bound());
 #pragma once
 
 #include <cstdint>
