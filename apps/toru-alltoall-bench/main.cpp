@@ -112,8 +112,8 @@ int measure(const settings& s) {
   if (rank == 0 && !s.json) {
     fmt::print("all-to-all on {} ranks, torus {} ({}), {} reps after {} warm-up, median of per-rep max over ranks\n", P,
                comm.torus().to_string(), have_torus ? "given" : "derived", s.reps, s.warmup);
-    fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>12} {:>9} {:>6}{}\n", "bytes", "algorithm", "chunks", "median",
-               "min", "GB/s/rank", "vs MPI", "check", have_torus ? "  % of bound" : "");
+    fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>12} {:>9} {:>9} {:>6}{}\n", "bytes", "algorithm", "chunks",
+               "median", "min", "GB/s/rank", "vs MPI", "paired", "check", have_torus ? "  % of bound" : "");
   }
   for (double bytes_d : sizes(s)) {
     const auto bytes = static_cast<std::size_t>(bytes_d);
@@ -180,8 +180,17 @@ int measure(const settings& s) {
       fastest[k] = *std::min_element(rows[k].times.begin(), rows[k].times.end());
     }
     double mpi_time = 0;
+    const std::vector<double>* mpi_times = nullptr;
     for (std::size_t k = 0; k < rows.size(); ++k)
-      if (rows[k].label == "mpi") mpi_time = med[k];
+      if (rows[k].label == "mpi") mpi_time = med[k], mpi_times = &rows[k].times;
+    // Paired ratio: the median over repetitions of (this row / MPI_Alltoall in the same repetition).
+    // Both ran within one shuffled round, so load that comes and goes in bursts cancels out.
+    auto paired = [&](const std::vector<double>& t) {
+      if (!mpi_times) return 0.0;
+      std::vector<double> q(t.size());
+      for (std::size_t i = 0; i < t.size(); ++i) q[i] = (*mpi_times)[i] > 0 ? t[i] / (*mpi_times)[i] : 0;
+      return median(q);
+    };
     const double bound = have_torus ? toru::topology::alltoall_bound(comm.torus(), bytes_d) : 0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto& r = rows[k];
@@ -189,6 +198,7 @@ int measure(const settings& s) {
       const int chunks = r.plan ? r.plan->chunks() : 1;
       const double gbps = med[k] > 0 ? bytes_d * (P - 1) / med[k] / 1e9 : 0;
       const double ratio = mpi_time > 0 ? med[k] / mpi_time : 0;
+      const double ratio_paired = paired(r.times);
       if (rank != 0) continue;
       if (s.json) {
         nlohmann::json j{{"algorithm", r.label},
@@ -200,14 +210,15 @@ int measure(const settings& s) {
                          {"min_s", fastest[k]},
                          {"gbps_per_rank", gbps},
                          {"ratio_vs_mpi", ratio},
+                         {"paired_ratio_vs_mpi", ratio_paired},
                          {"correct", ok[k] == 1},
                          {"torus", comm.torus().to_string()}};
         if (have_torus) j["percent_of_bound"] = 100 * bound / med[k];
         out_rows.push_back(j);
       } else {
-        fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>12.3f} {:>9.3f} {:>6}{}\n",
+        fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>12.3f} {:>9.3f} {:>9.3f} {:>6}{}\n",
                    toru::topology::format_bytes(bytes_d), r.label == "auto" ? "auto:" + algo.substr(0, 4) : r.label,
-                   chunks, fmt_time(med[k]), fmt_time(fastest[k]), gbps, ratio, ok[k] ? "ok" : "WRONG",
+                   chunks, fmt_time(med[k]), fmt_time(fastest[k]), gbps, ratio, ratio_paired, ok[k] ? "ok" : "WRONG",
                    have_torus ? fmt::format("  {:>10.1f}%", 100 * bound / med[k]) : "");
       }
     }
