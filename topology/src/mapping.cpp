@@ -64,17 +64,12 @@ std::vector<int> parse_order(const torus& t, std::string_view order) {
   return axes;
 }
 
-std::vector<std::vector<int>> order_coords(const torus& t, const std::vector<int>& order) {
-  std::vector<std::vector<int>> out(static_cast<std::size_t>(t.size()),
-                                    std::vector<int>(static_cast<std::size_t>(t.ndims())));
-  for (std::int64_t r = 0; r < t.size(); ++r) {
-    std::int64_t rest = r;
-    for (int a : order) {
-      out[static_cast<std::size_t>(r)][static_cast<std::size_t>(a)] = static_cast<int>(rest % t[a].extent);
-      rest /= t[a].extent;
-    }
+// Coordinates of rank r under an order (fastest axis first), written to c.
+void order_coords_into(const torus& t, const std::vector<int>& order, std::int64_t r, std::span<int> c) {
+  for (int a : order) {
+    c[static_cast<std::size_t>(a)] = static_cast<int>(r % t[a].extent);
+    r /= t[a].extent;
   }
-  return out;
 }
 
 double env_bandwidth(const char* name, double fallback) {
@@ -116,14 +111,29 @@ mapping::mapping(torus shape, std::vector<std::vector<int>> coords_of_rank) : sh
   }
 }
 
+mapping::mapping(torus shape, const std::vector<int>& order) : shape_(std::move(shape)) {
+  // An order is a bijection by construction: no checks, no per-rank allocations (big tori).
+  const auto n = static_cast<std::size_t>(shape_.size());
+  const auto nd = static_cast<std::size_t>(shape_.ndims());
+  coords_.resize(n * nd);
+  node_of_rank_.resize(n);
+  rank_of_node_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::span<int> c(coords_.data() + r * nd, nd);
+    order_coords_into(shape_, order, static_cast<std::int64_t>(r), c);
+    node_of_rank_[r] = shape_.node_unchecked(c);
+    rank_of_node_[static_cast<std::size_t>(node_of_rank_[r])] = static_cast<int>(r);
+  }
+}
+
 mapping mapping::identity(const torus& shape) {
   std::vector<int> order(static_cast<std::size_t>(shape.ndims()));
   std::iota(order.begin(), order.end(), 0);
-  return mapping(shape, order_coords(shape, order));
+  return mapping(shape, order);
 }
 
 mapping mapping::from_order(const torus& shape, std::string_view order) {
-  return mapping(shape, order_coords(shape, parse_order(shape, order)));
+  return mapping(shape, parse_order(shape, order));
 }
 
 mapping mapping::from_file(const torus& shape, const std::string& path) {
@@ -262,17 +272,19 @@ std::string mapping::describe() const {
   std::iota(order.begin(), order.end(), 0);
   const bool short_names =
       std::all_of(shape_.axes().begin(), shape_.axes().end(), [](const axis& a) { return a.name.size() == 1; });
+  std::vector<int> c(order.size());
   do {
-    if (order_coords(shape_, order) == [&] {
-          std::vector<std::vector<int>> c;
-          for (int r = 0; r < nranks(); ++r) c.emplace_back(coords(r).begin(), coords(r).end());
-          return c;
-        }()) {
+    bool same = true;
+    for (int r = 0; r < nranks() && same; ++r) {
+      order_coords_into(shape_, order, r, c);
+      same = std::equal(c.begin(), c.end(), coords(r).begin());
+    }
+    if (same) {
       std::vector<std::string> names;
       for (int a : order) names.push_back(shape_[a].name);
       return fmt::format("order {}", fmt::join(names, short_names ? "" : ","));
     }
-  } while (shape_.size() <= 4096 && std::next_permutation(order.begin(), order.end()));
+  } while (std::next_permutation(order.begin(), order.end()));
   return "explicit";
 }
 

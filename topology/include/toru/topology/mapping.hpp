@@ -64,6 +64,8 @@ class mapping {
   }
 
  private:
+  // Rank r sits where the mixed-radix digits of r over `order` (fastest first) say.
+  mapping(torus shape, const std::vector<int>& order);
   torus shape_;
   std::vector<int> coords_;  // nranks x ndims
   std::vector<std::int64_t> node_of_rank_;
