@@ -376,9 +376,16 @@ outcome run_hybrid(tuner& t, unit_order order, const candidate& swap_only) {
   return out;
 }
 
-[[noreturn]] void no_fit(const tuner& t, strategy s, std::int64_t peak) {
+[[noreturn]] void no_fit(const tuner& t, strategy s, std::int64_t peak, std::int64_t host_peak) {
   const auto& o = t.options();
   const double gib = 1024.0 * 1024.0 * 1024.0;
+  const auto budget = static_cast<std::int64_t>(o.sim.memory_fraction * static_cast<double>(o.device.memory_bytes));
+  if (peak <= budget && o.device.host_memory_bytes > 0 && host_peak > o.device.host_memory_bytes)
+    throw error(errc::out_of_memory,
+                fmt::format("host memory budget: strategy '{}' fits the device but its swapped tensors need {:.2f} GiB "
+                            "of host memory, more than the {:.2f} GiB allowed on {}",
+                            to_string(s), static_cast<double>(host_peak) / gib,
+                            static_cast<double>(o.device.host_memory_bytes) / gib, o.device.name));
   throw error(
       errc::out_of_memory,
       fmt::format("memory budget: strategy '{}' has no plan within {:.2f} GiB ({:.0f}% of {:.2f} GiB on {}); "
@@ -445,7 +452,8 @@ tuned_plan tune(const graph& training, strategy s, const tune_options& options) 
   }
   if (!best.c.r.fits) {
     // The TFLMS baseline's leanest plan is its own (level order), not toru's.
-    no_fit(t, s, s == strategy::swap && options.tflms_search ? best.c.r.peak_bytes : leanest(t, s));
+    no_fit(t, s, s == strategy::swap && options.tflms_search ? best.c.r.peak_bytes : leanest(t, s),
+           best.c.r.host_peak_bytes);
   }
   tuned_plan out;
   out.requested = s;

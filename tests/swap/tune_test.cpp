@@ -204,3 +204,27 @@ TEST(tune, tflms_search_is_the_published_baseline) {
   const auto tuned = ts::tune(t, ts::strategy::swap, o);
   EXPECT_LE(tuned.result.step_seconds, base.result.step_seconds * (1 + 1e-9));
 }
+
+TEST(tune, host_budget_is_respected_or_named) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 256}));
+  auto o = on(8.0);
+  o.device.host_memory_bytes = static_cast<std::int64_t>(4 * gib);
+  try {
+    const auto p = ts::tune(t, ts::strategy::swap, o);
+    EXPECT_LE(p.result.host_peak_bytes, o.device.host_memory_bytes);
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::out_of_memory);
+  }
+  o.device.host_memory_bytes = 1 << 20;  // 1 MiB: no swap plan can fit
+  try {
+    ts::tune(t, ts::strategy::swap, o);
+    FAIL() << "expected a host-memory error";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::out_of_memory);
+    EXPECT_NE(e.message().find("host memory"), std::string::npos) << e.message();
+  }
+  // Recompute needs no host memory.
+  auto big = on(16.0);
+  big.device.host_memory_bytes = 1 << 20;
+  EXPECT_EQ(ts::tune(t, ts::strategy::recompute, big).result.host_peak_bytes, 0);
+}
