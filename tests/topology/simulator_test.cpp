@@ -104,13 +104,16 @@ TEST(simulator, explicit_alltoall_on_rings_and_2x2x2_meets_the_bound) {
   }
 }
 
-TEST(simulator, explicit_alltoall_on_mesh_is_not_below_the_bound) {
-  const auto t = torus::parse("2x3x4,mesh");
-  simulator sim(t, no_latency);
-  sim.add_messages(alltoall_pattern(t, m));
-  const double makespan = sim.run().makespan, bound = alltoall_bound(t, m);
-  EXPECT_GE(makespan, bound * (1 - 1e-12));
-  EXPECT_LT(makespan, 1.5 * bound);  // fair sharing is not optimal scheduling, but not far off
+TEST(simulator, explicit_alltoall_on_mesh_and_mixed_tori_meets_the_bound) {
+  // Fair sharing is no optimal scheduler, but on these symmetric patterns no link ever idles
+  // while it still has bytes to carry, so the makespan is the busiest link's load.
+  for (const char* spec : {"2x3x4,mesh", "4[mesh]x5x3[switch]", "3[switch]x2x5[mesh,bw=3GB/s]"}) {
+    const auto t = torus::parse(spec);
+    simulator sim(t, no_latency);
+    sim.add_messages(alltoall_pattern(t, m));
+    const double makespan = sim.run().makespan, bound = alltoall_bound(t, m);
+    EXPECT_LT(rel(makespan, bound), 1e-9) << spec;
+  }
 }
 
 TEST(simulator, messages_latency_and_sharing) {
