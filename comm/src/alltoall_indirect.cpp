@@ -36,22 +36,29 @@ struct indirect_state {
 
 namespace {
 
-// Waits for a request without holding a core: spins on MPI_Test for a short while (shared-memory
-// exchanges finish within it), then sleeps with exponential backoff between tests. On a network-bound
-// exchange the phases take milliseconds per chunk, and a spinning phase-B thread next to a spinning
-// phase-A thread would take the CPU that the kernel's network stack (and, oversubscribed, the other
-// ranks) needs. The socket buffers absorb the short pauses in progress.
-void wait_politely(MPI_Request* req, const char* what) {
+// Waits for a request without holding a core for long: spins on MPI_Test for 20 us, then yields
+// between tests; after 1 ms, and only when the communicator spans nodes, it sleeps with exponential
+// backoff between tests. A shared-memory exchange needs the CPU for its copies and progresses only
+// inside MPI calls: sleeping there would stretch every protocol step to a timer tick. On a network-bound exchange a
+// chunk takes milliseconds, and a phase-B thread spinning next to a spinning phase-A thread would take the CPU that the
+// kernel's network stack (and oversubscribed ranks) need; the socket buffers absorb the short pauses in progress.
+void wait_politely(MPI_Request* req, const char* what, bool may_sleep) {
   using clock = std::chrono::steady_clock;
-  constexpr auto spin = std::chrono::microseconds(50);
-  constexpr auto max_nap = std::chrono::microseconds(200);
+  constexpr auto spin = std::chrono::microseconds(20);
+  constexpr auto yield = std::chrono::milliseconds(1);
+  constexpr auto max_nap = std::chrono::microseconds(100);
   const auto start = clock::now();
-  auto nap = std::chrono::microseconds(2);
+  auto nap = std::chrono::microseconds(10);
   for (;;) {
     int done = 0;
     check_mpi(MPI_Test(req, &done, MPI_STATUS_IGNORE), what);
     if (done) return;
-    if (clock::now() - start < spin) continue;
+    const auto waited = clock::now() - start;
+    if (waited < spin) continue;
+    if (waited < yield || !may_sleep) {
+      std::this_thread::yield();
+      continue;
+    }
     std::this_thread::sleep_for(nap);
     nap = std::min(2 * nap, max_nap);
   }
@@ -143,6 +150,7 @@ struct indirect_run {
   std::byte* buf0;
   std::byte* buf1;
   int C;
+  bool may_sleep;  // waits may sleep: the communicator spans nodes
 
   std::byte* region0(int c) const { return buf0 + st.region[static_cast<std::size_t>(c)]; }
   std::byte* region1(int c) const { return buf1 + st.region[static_cast<std::size_t>(c)]; }
@@ -218,16 +226,16 @@ struct indirect_run {
         pack(c + 1);
         post_a(c + 1, &a[uc + 1]);
       }
-      wait_politely(&a[uc], "MPI_Test (phase A)");
+      wait_politely(&a[uc], "MPI_Test (phase A)", may_sleep);
       transpose(c);
       post_b(c, &b[uc]);
       while (c + 1 - finished >= window) {
-        wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)");
+        wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)", may_sleep);
         finish(finished++);
       }
     }
     while (finished < C) {
-      wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)");
+      wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)", may_sleep);
       finish(finished++);
     }
   }
@@ -249,7 +257,7 @@ struct indirect_run {
     // Worker side: complete the oldest exchanges until at most `keep` are in flight.
     auto complete_until = [this](shared& st, int keep) {
       while (st.posted - st.completed > keep) {
-        wait_politely(&st.b[static_cast<std::size_t>(st.completed)], "MPI_Test (phase B)");
+        wait_politely(&st.b[static_cast<std::size_t>(st.completed)], "MPI_Test (phase B)", may_sleep);
         ++st.completed;
         std::lock_guard lock(st.mutex);
         st.done = st.completed;
@@ -295,7 +303,7 @@ struct indirect_run {
           pack(c + 1);
           post_a(c + 1, &a[uc + 1]);
         }
-        wait_politely(&a[uc], "MPI_Test (phase A)");
+        wait_politely(&a[uc], "MPI_Test (phase A)", may_sleep);
         transpose(c);
         submit_b(c);
         drain(0);

@@ -30,6 +30,7 @@ struct comm_state {
   int line_size = 1;           // Z
   std::vector<int> global_of;  // [p * Z + z] -> rank in comm
 
+  bool spans_nodes = false;              // ranks on more than one shared-memory node
   std::unique_ptr<phase_worker> worker;  // phase-B thread; null when not threaded
 
   comm_state() = default;

@@ -99,6 +99,17 @@ communicator::communicator(MPI_Comm comm, communicator_options opts) : state_(st
     s.global_of[static_cast<std::size_t>(p * s.line_size + c[static_cast<std::size_t>(L)])] = r;
   }
 
+  {
+    // Whether the line or the plane crosses a node boundary: only then may waiting sleep (a
+    // shared-memory exchange progresses only while a rank is inside MPI).
+    MPI_Comm node = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    int mine = mpi_size(node) < s.size ? 1 : 0, any = 0;
+    MPI_Comm_free(&node);
+    check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, s.comm), "MPI_Allreduce");
+    s.spans_nodes = any == 1;
+  }
+
   if (opts.threads == 1) {
     int provided = MPI_THREAD_SINGLE;
     check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
