@@ -41,7 +41,7 @@ transpose_step<T>::transpose_step(comm_ptr comm, transpose_geometry g, std::uniq
   sc[g_.me] = 0;
   rc[g_.me] = 0;
   ex_ = std::make_unique<exchange>(std::move(comm), std::move(sc), std::move(sd), std::move(rc), std::move(rd), type,
-                                   op_ ? chunks : 1, overlap && op_, algorithm);
+                                   chunks, overlap, algorithm);  // unpacking alone also overlaps
 }
 
 namespace {

@@ -10,7 +10,8 @@
 // output in whole rows of n1. With options1d{.output = order::transposed} (FFTW_MPI_SCRAMBLED_OUT)
 // the last transpose is skipped: rank r holds k1 in [k1_start, k1_start + k1_count) and, at local
 // index (k1 - k1_start) * n2 + k2, the coefficient X[k1 + n1 * k2]; backward() accepts that order.
-// Two all-to-alls instead of three. Plans are immutable; calls are const and collective.
+// Two all-to-alls instead of three. Plans are immutable; calls are const and collective, and must
+// not run concurrently on one plan or on plans built over the same communicator.
 #pragma once
 
 #include <mpi.h>

@@ -23,7 +23,8 @@
 //
 // Sign convention: forward = exp(-2 pi i jk/n), backward = exp(+2 pi i jk/n), both unnormalized
 // unless a scale is passed. Plans are immutable; forward/backward are const and collective (all
-// ranks, same order). Without a caller workspace, calls on one plan must not run concurrently.
+// ranks, same order). Thread safety: calls are collectives on the plan's communicator, so calls on
+// one plan, or on plans built over the same communicator, must not run concurrently.
 #pragma once
 
 #include <mpi.h>
