@@ -34,8 +34,8 @@ namespace {
 constexpr const char* footer = R"(
 TORUS SPEC
   axes separated by 'x':  16x16x32
-  an axis:                [NAME=]EXTENT[\[OPTIONS\]]      e.g. Z=32[mesh,bw=2GB/s]
-  options for all axes:   a trailing ,OPTIONS list         e.g. 16x16x32,bw=425MB/s,lat=2us
+  an axis:                EXTENT, NAME=EXTENT, either followed by [OPTIONS]   e.g. Z=32[mesh,bw=2GB/s]
+  options for all axes:   a trailing ,OPTIONS list                          e.g. 16x16x32,bw=425MB/s,lat=2us
   OPTIONS (comma-separated):
     torus | ring          wrap-around links (default); extent 2 has ONE link
     mesh                  no wrap-around link
