@@ -396,19 +396,32 @@ outcome run_hybrid(tuner& t, unit_order order, const candidate& swap_only) {
                   static_cast<double>(peak) / gib));
 }
 
-std::int64_t leanest(tuner& t, strategy s) {
-  std::int64_t best = t.lean_none(t.base()).r.peak_bytes;
-  if (s == strategy::none) return best;
-  if (s == strategy::swap || s == strategy::hybrid || s == strategy::automatic)
-    best = std::min(best, t.leanest_swap(t.base()).r.peak_bytes);
+// The leanest plans of a strategy: the smallest device peak among them, and whether one of them also
+// meets the host budget (sim_result::fits checks both).
+struct lean_summary {
+  std::int64_t peak = INT64_MAX;
+  bool any_fits = false;
+};
+
+lean_summary leanest_plans(tuner& t, strategy s) {
+  lean_summary out;
+  auto see = [&](const candidate& c) {
+    out.peak = std::min(out.peak, c.r.peak_bytes);
+    out.any_fits = out.any_fits || c.r.fits;
+  };
+  see(t.lean_none(t.base()));
+  if (s == strategy::none) return out;
+  if (s == strategy::swap || s == strategy::hybrid || s == strategy::automatic) see(t.leanest_swap(t.base()));
   const auto all = t.recomputable();
   if (!all.empty() && s != strategy::swap) {
     auto g = t.with_units(all);
-    best = std::min(best, t.lean_none(g).r.peak_bytes);
-    if (s != strategy::recompute) best = std::min(best, t.leanest_swap(g).r.peak_bytes);
+    see(t.lean_none(g));
+    if (s != strategy::recompute) see(t.leanest_swap(g));
   }
-  return best;
+  return out;
 }
+
+std::int64_t leanest(tuner& t, strategy s) { return leanest_plans(t, s).peak; }
 
 }  // namespace
 
@@ -476,8 +489,20 @@ tuned_plan tune(const graph& training, strategy s, const tune_options& options) 
 bool fits(const graph& training, strategy s, const tune_options& options) {
   validate(options.device);
   tuner t(training, options);
-  return leanest(t, s) <=
-         static_cast<std::int64_t>(options.sim.memory_fraction * static_cast<double>(options.device.memory_bytes));
+  const auto lean = leanest_plans(t, s);
+  if (lean.any_fits) return true;
+  const auto budget =
+      static_cast<std::int64_t>(options.sim.memory_fraction * static_cast<double>(options.device.memory_bytes));
+  if (lean.peak > budget || options.device.host_memory_bytes == 0) return false;
+  // The leanest device plans swap the most and overflow the host budget; a plan that swaps less (a
+  // larger threshold, more recomputation) may meet both. The full search decides, as tune() would.
+  try {
+    tune(training, s, options);
+    return true;
+  } catch (const error& e) {
+    if (e.code() != errc::out_of_memory) throw;
+    return false;
+  }
 }
 
 std::int64_t leanest_peak(const graph& training, strategy s, const tune_options& options) {

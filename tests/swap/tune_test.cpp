@@ -159,6 +159,28 @@ TEST(tune, largest_fitting_batch_grows_with_swapping) {
   EXPECT_FALSE(ts::fits(make(swap + 1), ts::strategy::swap, o));
 }
 
+TEST(tune, largest_fitting_honours_the_host_budget) {
+  auto make = [](std::int64_t b) { return ts::make_training_graph(ts::build_model("resnet50", {.batch = b})); };
+  auto o = on(4.0);
+  const auto none = ts::largest_fitting(make, ts::strategy::none, o);
+  const auto unlimited = ts::largest_fitting(make, ts::strategy::swap, o);
+  // A host budget well below what the largest swap plan keeps on the host.
+  const auto at_max = ts::tune(make(unlimited), ts::strategy::swap, o);
+  ASSERT_GT(at_max.result.host_peak_bytes, 0);
+  o.device.host_memory_bytes = at_max.result.host_peak_bytes / 3;
+  const auto limited = ts::largest_fitting(make, ts::strategy::swap, o);
+  EXPECT_LT(limited, unlimited);
+  EXPECT_GE(limited, none);  // not swapping needs no host memory
+  // The answer agrees with the full search: a plan within both budgets at `limited`, none above.
+  const auto p = ts::tune(make(limited), ts::strategy::swap, o);
+  EXPECT_TRUE(p.result.fits);
+  EXPECT_LE(p.result.host_peak_bytes, o.device.host_memory_bytes);
+  EXPECT_FALSE(ts::fits(make(limited + 1), ts::strategy::swap, o));
+  EXPECT_THROW(ts::tune(make(limited + 1), ts::strategy::swap, o), toru::error);
+  // Hybrid may recompute instead of swapping, so it goes at least as far.
+  EXPECT_GE(ts::largest_fitting(make, ts::strategy::hybrid, o), limited);
+}
+
 TEST(units, recomputing_every_unit_keeps_every_model_acyclic) {
   for (const auto& name : ts::model_names()) {
     ts::model_options mo;

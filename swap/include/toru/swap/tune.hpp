@@ -63,8 +63,10 @@ struct tuned_plan {
 /// the peak of the leanest plan found ("needs at least X GiB").
 tuned_plan tune(const graph& training, strategy s, const tune_options& options);
 
-/// Whether some plan of strategy `s` fits: the leanest configurations only (threshold 1, every sync
-/// mode; every unit recomputed), as TFLMS does. Cheaper than tune().
+/// Whether some plan of strategy `s` fits both the device and the host budget. The leanest
+/// configurations are tried first (threshold 1, every sync mode; every unit recomputed), as TFLMS
+/// does; when they fit the device but swap more than `device.host_memory_bytes`, the full tune()
+/// search decides (plans that swap less). Cheaper than tune() in the common case.
 bool fits(const graph& training, strategy s, const tune_options& options);
 
 /// Peak bytes of the leanest plan of strategy `s` that the planner builds.
