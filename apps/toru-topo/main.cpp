@@ -53,7 +53,7 @@ x nodes, node-aware).)";
 
 struct options {
   std::string torus_spec, map, bytes_text = "65536", alpha_text = "0";
-  bool json = false, node = false, explicit_routes = false;
+  bool json = false, node = false, explicit_routes = false, torus_given = false, map_given = false;
   int chunks = 0, repeat = 101;
 };
 
@@ -112,8 +112,9 @@ int run(const options& opt, MPI_Comm comm) {
   toru::validate_collectively(comm, [&] {
     bytes = topo::parse_bytes(opt.bytes_text, "--alltoall-bytes");
     alpha = topo::parse_time(opt.alpha_text, "--alpha");
+    toru::expect(!opt.map_given || !opt.map.empty(), "--map", "an order string, a map file or 'cart'", "''");
     toru::expect(opt.chunks >= 0, "--chunks", "an integer >= 0", std::to_string(opt.chunks));
-    if (!opt.torus_spec.empty())
+    if (opt.torus_given)
       shape = looks_like_file(opt.torus_spec) ? topo::torus::load(opt.torus_spec) : topo::torus::parse(opt.torus_spec);
   });
 
@@ -127,7 +128,7 @@ int run(const options& opt, MPI_Comm comm) {
     source = fmt::format("derived for this job of {} rank(s)", size);
     ranks_per_node = shape->ndims() == 2 ? (*shape)[0].extent : 0;
   }
-  const bool live = size > 1 || shape->size() == 1 || opt.torus_spec.empty();
+  const bool live = size > 1 || shape->size() == 1 || !opt.torus_given;
   const bool map_is_file = !opt.map.empty() && opt.map != "cart" && looks_like_file(opt.map);
   std::optional<topo::cart> cart;
   if (live) {
@@ -160,7 +161,7 @@ int run(const options& opt, MPI_Comm comm) {
     source = opt.map.empty() ? "default (rank r on node r)" : map_is_file ? "map file " + opt.map : "--map " + opt.map;
     source += " (offline: evaluated by one process)";
   }
-  if (opt.node || opt.torus_spec.empty()) node_json = topo::probe_node().to_json();
+  if (opt.node || !opt.torus_given) node_json = topo::probe_node().to_json();
   if (rank != 0) return 0;
 
   const topo::torus& t = *shape;
@@ -284,8 +285,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"toru-topo: the torus model, rank mapping and all-to-all bound of toru", "toru-topo"};
   options opt;
-  app.add_option("--torus", opt.torus_spec, "Torus spec (see below) or JSON file; default: this job's layout");
-  app.add_option("--map", opt.map, "Rank mapping: an order string (XYZ), a map file, or 'cart'");
+  auto* torus_option =
+      app.add_option("--torus", opt.torus_spec, "Torus spec (see below) or JSON file; default: this job's layout");
+  auto* map_option = app.add_option("--map", opt.map, "Rank mapping: an order string (XYZ), a map file, or 'cart'");
   app.add_option("--alltoall-bytes", opt.bytes_text, "Bytes per rank pair (64KiB, 1MB, ...)")->capture_default_str();
   app.add_option("--alpha", opt.alpha_text, "Per-message start-up time for latency floors and --chunks (2us)")
       ->capture_default_str();
@@ -302,6 +304,8 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     app.parse(argc, argv);
+    opt.torus_given = torus_option->count() > 0;
+    opt.map_given = map_option->count() > 0;
     rc = run(opt, MPI_COMM_WORLD);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {
