@@ -267,10 +267,10 @@ int run(const options& opt, MPI_Comm comm) {
                model_seconds > 0 ? routed_seconds / model_seconds : 0.0,
                std::abs(routed->seconds - model.bound_seconds) <= 1e-9 * model.bound_seconds ? "agrees" : "DISAGREES");
   if (!node_json.is_null())
-    fmt::print("\nnode (rank 0, hwloc): {} - {} package(s), {} NUMA node(s), {} cores, {} PUs, {} GPU device(s)\n",
-               node_json["hostname"].get<std::string>(), node_json["packages"].get<int>(),
-               node_json["numa_nodes"].get<int>(), node_json["cores"].get<int>(), node_json["pus"].get<int>(),
-               node_json["gpus"].size());
+    fmt::print(
+        "\nnode (rank 0, hwloc): {} - {} package(s), {} NUMA node(s), {} cores, {} PUs, {} GPU device(s), {} NIC(s)\n",
+        node_json["hostname"].get<std::string>(), node_json["packages"].get<int>(), node_json["numa_nodes"].get<int>(),
+        node_json["cores"].get<int>(), node_json["pus"].get<int>(), node_json["gpus"].size(), node_json["nics"].size());
   return 0;
 }
 

@@ -13,11 +13,16 @@ TEST(node, probe_counts_are_consistent) {
   EXPECT_GE(n.pus, n.cores);
   EXPECT_GE(n.numa_nodes, 1);
   EXPECT_GE(n.packages, 1);
-  EXPECT_EQ(static_cast<int>(std::thread::hardware_concurrency()) >= n.pus || n.pus > 0, true);
   const auto j = n.to_json();
   EXPECT_EQ(j["cores"].get<int>(), n.cores);
   EXPECT_EQ(j["gpus"].size(), n.gpus.size());
   for (const auto& g : n.gpus) EXPECT_FALSE(g.name.empty());
+  EXPECT_EQ(j["nics"].size(), n.nics.size());
+  for (const auto& d : n.nics) {
+    EXPECT_FALSE(d.name.empty());
+    EXPECT_TRUE(d.kind == "network" || d.kind == "openfabrics") << d.kind;
+    EXPECT_LT(d.numa_node, n.numa_nodes);
+  }
 }
 
 TEST(node, comm_thread_core_slices) {

@@ -37,6 +37,19 @@ int count(hwloc_topology_t t, hwloc_obj_type_t type) {
   return n < 0 ? 0 : n;
 }
 
+// The PCI address above an OS device and the NUMA node closest to it.
+std::pair<std::string, int> locate(hwloc_obj_t o) {
+  std::string bus;
+  for (hwloc_obj_t p = o->parent; p; p = p->parent) {
+    if (p->type == HWLOC_OBJ_PCI_DEVICE && bus.empty())
+      bus = fmt::format("{:04x}:{:02x}:{:02x}.{:01x}", p->attr->pcidev.domain, p->attr->pcidev.bus, p->attr->pcidev.dev,
+                        p->attr->pcidev.func);
+    if (p->memory_arity > 0 && p->memory_first_child && p->memory_first_child->type == HWLOC_OBJ_NUMANODE)
+      return {bus, static_cast<int>(p->memory_first_child->logical_index)};
+  }
+  return {bus, -1};
+}
+
 }  // namespace
 
 nlohmann::json node_view::to_json() const {
@@ -47,8 +60,16 @@ nlohmann::json node_view::to_json() const {
                  {"model", d.model},
                  {"pci_bus_id", d.pci_bus_id},
                  {"numa_node", d.numa_node}});
-  return {{"hostname", hostname}, {"packages", packages}, {"numa_nodes", numa_nodes},
-          {"cores", cores},       {"pus", pus},           {"gpus", g}};
+  nlohmann::json n = nlohmann::json::array();
+  for (const auto& d : nics)
+    n.push_back({{"name", d.name}, {"kind", d.kind}, {"pci_bus_id", d.pci_bus_id}, {"numa_node", d.numa_node}});
+  return {{"hostname", hostname},
+          {"packages", packages},
+          {"numa_nodes", numa_nodes},
+          {"cores", cores},
+          {"pus", pus},
+          {"gpus", g},
+          {"nics", n}};
 }
 
 node_view probe_node() {
@@ -63,21 +84,26 @@ node_view probe_node() {
   v.pus = count(t, HWLOC_OBJ_PU);
   for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_osdev(t, o)) != nullptr;) {
     const auto type = o->attr->osdev.type;
-    if (type != HWLOC_OBJ_OSDEV_GPU && type != HWLOC_OBJ_OSDEV_COPROC) continue;
-    gpu_device d;
-    d.name = o->name ? o->name : "";
-    d.kind = type == HWLOC_OBJ_OSDEV_GPU ? "gpu" : "coproc";
-    if (const char* model = hwloc_obj_get_info_by_name(o, "GPUModel")) d.model = model;
-    for (hwloc_obj_t p = o->parent; p; p = p->parent) {
-      if (p->type == HWLOC_OBJ_PCI_DEVICE && d.pci_bus_id.empty())
-        d.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.{:01x}", p->attr->pcidev.domain, p->attr->pcidev.bus,
-                                   p->attr->pcidev.dev, p->attr->pcidev.func);
-      if (p->memory_arity > 0 && p->memory_first_child && p->memory_first_child->type == HWLOC_OBJ_NUMANODE) {
-        d.numa_node = static_cast<int>(p->memory_first_child->logical_index);
-        break;
-      }
+    const bool gpu = type == HWLOC_OBJ_OSDEV_GPU || type == HWLOC_OBJ_OSDEV_COPROC;
+    const bool nic = type == HWLOC_OBJ_OSDEV_NETWORK || type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+    if (!gpu && !nic) continue;
+    const auto [pci_bus_id, numa_node] = locate(o);
+    if (gpu) {
+      gpu_device d;
+      d.name = o->name ? o->name : "";
+      d.kind = type == HWLOC_OBJ_OSDEV_GPU ? "gpu" : "coproc";
+      if (const char* model = hwloc_obj_get_info_by_name(o, "GPUModel")) d.model = model;
+      d.pci_bus_id = pci_bus_id;
+      d.numa_node = numa_node;
+      v.gpus.push_back(std::move(d));
+    } else {
+      nic_device d;
+      d.name = o->name ? o->name : "";
+      d.kind = type == HWLOC_OBJ_OSDEV_NETWORK ? "network" : "openfabrics";
+      d.pci_bus_id = pci_bus_id;
+      d.numa_node = numa_node;
+      v.nics.push_back(std::move(d));
     }
-    v.gpus.push_back(std::move(d));
   }
   return v;
 }

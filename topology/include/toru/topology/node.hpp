@@ -26,6 +26,14 @@ struct gpu_device {
   int numa_node = -1;      // logical index of the closest NUMA node, -1 if unknown
 };
 
+/// A network interface as hwloc sees it: where to place the ranks that drive it.
+struct nic_device {
+  std::string name;        // OS device name ("eth0", "ib0", "mlx5_0", ...)
+  std::string kind;        // "network" (a netdev) or "openfabrics" (an RDMA device)
+  std::string pci_bus_id;  // "0000:3b:00.0" when on a PCI device, else ""
+  int numa_node = -1;      // logical index of the closest NUMA node, -1 if unknown
+};
+
 struct node_view {
   std::string hostname;
   int packages = 0;
@@ -33,6 +41,7 @@ struct node_view {
   int cores = 0;
   int pus = 0;                   // hardware threads
   std::vector<gpu_device> gpus;  // OS devices of type GPU or co-processor
+  std::vector<nic_device> nics;  // OS devices of type network or OpenFabrics
   nlohmann::json to_json() const;
 };
 
