@@ -29,8 +29,7 @@ inline bool all_ranks_have_gpu() {
 }  // namespace toru::test
 
 /// Skips the test on all ranks, with the reason, unless every rank has a GPU.
-#define TORU_SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                              \
-    if (!::toru::test::all_ranks_have_gpu())                                        \
-      GTEST_SKIP() << "no GPU on every rank: " << ::toru::gpu_absence_reason();     \
+#define TORU_SKIP_WITHOUT_GPU()                                                                                        \
+  do {                                                                                                                 \
+    if (!::toru::test::all_ranks_have_gpu()) GTEST_SKIP() << "no GPU on every rank: " << ::toru::gpu_absence_reason(); \
   } while (0)

@@ -28,18 +28,30 @@ std::string format_location(const std::source_location& loc) {
 
 std::string_view to_string(errc code) noexcept {
   switch (code) {
-    case errc::success: return "success";
-    case errc::invalid_argument: return "invalid_argument";
-    case errc::mismatch: return "mismatch";
-    case errc::unsupported: return "unsupported";
-    case errc::mpi: return "mpi";
-    case errc::fftw: return "fftw";
-    case errc::hwloc: return "hwloc";
-    case errc::cuda: return "cuda";
-    case errc::no_device: return "no_device";
-    case errc::io: return "io";
-    case errc::out_of_memory: return "out_of_memory";
-    case errc::internal: return "internal";
+    case errc::success:
+      return "success";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::mismatch:
+      return "mismatch";
+    case errc::unsupported:
+      return "unsupported";
+    case errc::mpi:
+      return "mpi";
+    case errc::fftw:
+      return "fftw";
+    case errc::hwloc:
+      return "hwloc";
+    case errc::cuda:
+      return "cuda";
+    case errc::no_device:
+      return "no_device";
+    case errc::io:
+      return "io";
+    case errc::out_of_memory:
+      return "out_of_memory";
+    case errc::internal:
+      return "internal";
   }
   return "unknown";
 }

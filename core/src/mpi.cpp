@@ -67,10 +67,10 @@ void expect_same_on_all_ranks(MPI_Comm comm, std::int64_t value, std::string_vie
   check_mpi(MPI_Allreduce(&value, &lo, 1, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
   check_mpi(MPI_Allreduce(&value, &hi, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
   if (lo != hi)
-    throw error(errc::mismatch,
-                fmt::format("{} differs across ranks (from {} to {}); every rank must pass the same value", what, lo,
-                            hi),
-                where);
+    throw error(
+        errc::mismatch,
+        fmt::format("{} differs across ranks (from {} to {}); every rank must pass the same value", what, lo, hi),
+        where);
 }
 
 }  // namespace toru

@@ -34,19 +34,32 @@ void expect_same_on_all_ranks(MPI_Comm comm, std::int64_t value, std::string_vie
 /// The MPI datatype of a C++ arithmetic type.
 template <class T>
 MPI_Datatype mpi_type() {
-  if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
-  else if constexpr (std::is_same_v<T, std::byte> || std::is_same_v<T, unsigned char>) return MPI_BYTE;
-  else if constexpr (std::is_same_v<T, int>) return MPI_INT;
-  else if constexpr (std::is_same_v<T, unsigned>) return MPI_UNSIGNED;
-  else if constexpr (std::is_same_v<T, long>) return MPI_LONG;
-  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
-  else if constexpr (std::is_same_v<T, unsigned long>) return MPI_UNSIGNED_LONG;
-  else if constexpr (std::is_same_v<T, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
-  else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
-  else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return MPI_C_FLOAT_COMPLEX;
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return MPI_C_DOUBLE_COMPLEX;
-  else static_assert(sizeof(T) == 0, "no MPI datatype for this type");
+  if constexpr (std::is_same_v<T, char>)
+    return MPI_CHAR;
+  else if constexpr (std::is_same_v<T, std::byte> || std::is_same_v<T, unsigned char>)
+    return MPI_BYTE;
+  else if constexpr (std::is_same_v<T, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<T, unsigned>)
+    return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<T, long>)
+    return MPI_LONG;
+  else if constexpr (std::is_same_v<T, long long>)
+    return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long>)
+    return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long long>)
+    return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<T, float>)
+    return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return MPI_C_FLOAT_COMPLEX;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return MPI_C_DOUBLE_COMPLEX;
+  else
+    static_assert(sizeof(T) == 0, "no MPI datatype for this type");
 }
 
 }  // namespace toru
