@@ -255,20 +255,20 @@ struct indirect_run {
     auto sh = std::make_shared<shared>();
     sh->b.assign(static_cast<std::size_t>(C), MPI_REQUEST_NULL);
     // Worker side: complete the oldest exchanges until at most `keep` are in flight.
-    auto complete_until = [this](shared& st, int keep) {
-      while (st.posted - st.completed > keep) {
-        wait_politely(&st.b[static_cast<std::size_t>(st.completed)], "MPI_Test (phase B)", may_sleep);
-        ++st.completed;
-        std::lock_guard lock(st.mutex);
-        st.done = st.completed;
-        st.cv.notify_one();
+    auto complete_until = [this](shared& state, int keep) {
+      while (state.posted - state.completed > keep) {
+        wait_politely(&state.b[static_cast<std::size_t>(state.completed)], "MPI_Test (phase B)", may_sleep);
+        ++state.completed;
+        std::lock_guard lock(state.mutex);
+        state.done = state.completed;
+        state.cv.notify_one();
       }
     };
-    auto fail = [](shared& st) {
-      std::lock_guard lock(st.mutex);
-      if (!st.error) st.error = std::current_exception();
-      st.done = std::numeric_limits<int>::max();  // release the caller; the exchange is lost anyway
-      st.cv.notify_one();
+    auto fail = [](shared& state) {
+      std::lock_guard lock(state.mutex);
+      if (!state.error) state.error = std::current_exception();
+      state.done = std::numeric_limits<int>::max();  // release the caller; the exchange is lost anyway
+      state.cv.notify_one();
     };
     auto submit_b = [&](int c) {
       cs.worker->submit([this, c, sh, complete_until, fail] {
@@ -333,9 +333,16 @@ struct indirect_run {
 void alltoall_indirect(const plan_impl& plan, const void* in, void* out, std::byte* ws) {
   const auto& st = *plan.indirect;
   const std::size_t total = st.region.back();
-  indirect_run run{
-      plan, plan.x,     plan.comm.state(), st, static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
-      ws,   ws + total, plan.chunks};
+  indirect_run run{plan,
+                   plan.x,
+                   plan.comm.state(),
+                   st,
+                   static_cast<const std::byte*>(in),
+                   static_cast<std::byte*>(out),
+                   ws,
+                   ws + total,
+                   plan.chunks,
+                   plan.comm.state().spans_nodes};
   // The thread pays off only when there is a phase A to overlap phase B with; otherwise handing
   // chunks over costs a wake-up each and gains nothing.
   if (plan.comm.state().worker && plan.chunks > 1 && st.Q > 1)
