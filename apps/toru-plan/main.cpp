@@ -228,7 +228,7 @@ int run(const settings& s) {
       throw toru::error(toru::errc::invalid_argument,
                         "--max-input: expected --model (an ONNX model has fixed input extents)");
     const bool vol = ts::model_is_3d(s.model), seq = ts::model_is_sequence(s.model);
-    const std::int64_t step = vol ? 8 : (seq ? 64 : 32);
+    const std::int64_t step = ts::input_multiple(s.model);
     if (!s.json_out)
       fmt::print("largest input that fits (multiples of {}), {} batch {} on {}:\n", step, name, s.batch,
                  to.device.name);

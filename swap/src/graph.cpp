@@ -221,6 +221,34 @@ graph make_training_graph(const graph& forward, const training_options& options)
       for (int x : grad_inputs) partial[x].push_back(dys.at(0));
       continue;
     }
+    bool has_param = false, has_data = false;
+    for (int x : grad_inputs) (g.tensors[x].kind == tensor_kind::parameter ? has_param : has_data) = true;
+    int weight_op = -1;
+    if (options.split_weight_grad && (fo.type == "conv" || fo.type == "linear") && has_param && has_data) {
+      op wo;
+      wo.name = "grad_weight/" + fo.name;
+      wo.type = fo.type + "_grad_weight";
+      wo.cat = category::backward;
+      wo.forward_op = f;
+      wo.inputs = dys;
+      for (int s : fo.saved)
+        if (g.tensors[s].kind != tensor_kind::parameter &&
+            std::find(wo.inputs.begin(), wo.inputs.end(), s) == wo.inputs.end())
+          wo.inputs.push_back(s);
+      std::vector<int> param_grads;
+      for (int x : grad_inputs) {
+        const auto& xt = g.tensors[x];
+        if (xt.kind != tensor_kind::parameter) continue;
+        const int dw = g.add_tensor("d" + xt.name, xt.shape, xt.type, tensor_kind::param_gradient);
+        wo.outputs.push_back(dw);
+        partial[x].push_back(dw);
+        param_grads.push_back(dw);
+      }
+      wo.flops = 0.5 * fo.backward_flops;
+      weight_op = g.add_op(std::move(wo));
+      updates.emplace_back(f, std::move(param_grads));
+      std::erase_if(grad_inputs, [&](int x) { return g.tensors[x].kind == tensor_kind::parameter; });
+    }
     op bo;
     bo.name = "grad/" + fo.name;
     bo.type = fo.type + "_grad";
@@ -228,7 +256,10 @@ graph make_training_graph(const graph& forward, const training_options& options)
     bo.forward_op = f;
     bo.inputs = dys;
     for (int s : fo.saved)
-      if (std::find(bo.inputs.begin(), bo.inputs.end(), s) == bo.inputs.end()) bo.inputs.push_back(s);
+      if ((weight_op < 0 || g.tensors[s].kind == tensor_kind::parameter) &&
+          std::find(bo.inputs.begin(), bo.inputs.end(), s) == bo.inputs.end())
+        bo.inputs.push_back(s);
+    if (weight_op >= 0) bo.control_inputs.push_back(weight_op);
     std::vector<int> param_grads;
     bool data_grad = false;
     for (int x : grad_inputs) {
@@ -244,7 +275,7 @@ graph make_training_graph(const graph& forward, const training_options& options)
         data_grad = true;
     }
     bo.flops = fo.backward_flops;
-    if (is_product(fo.type) && !data_grad) bo.flops *= 0.5;
+    if (is_product(fo.type) && (!data_grad || weight_op >= 0)) bo.flops *= 0.5;
     g.add_op(std::move(bo));
     if (!param_grads.empty()) updates.emplace_back(f, std::move(param_grads));
   }

@@ -183,6 +183,55 @@ graph unet3d(const model_options& o) {
   return std::move(b.g);
 }
 
+// Isensee et al. 2017 (BraTS 2017), as in smatzek/3DUnetCNN unet3d/model/isensee2017.py: the 3D
+// U-Net of IBM's TFLMS 3D image-segmentation example. Depth 5, 16 base filters, 4 input channels,
+// 4 labels; every convolution block is conv (bias) -> instance norm -> LeakyReLU; residual context
+// modules; up-sampling modules (upsample, conv block); localization modules (3x3x3 then 1x1x1 block);
+// deep supervision from the three finest levels. Spatial dropout omitted, as in every builder.
+graph unet3d_isensee(const model_options& o) {
+  builder b("unet3d-isensee", o.type);
+  const std::int64_t d = o.depth > 0 ? o.depth : o.height;
+  for (auto e : {d, o.height, o.width})
+    if (e % 16 != 0)
+      throw error(errc::invalid_argument,
+                  fmt::format("unet3d-isensee input: expected extents divisible by 16 (four stride-2 convolutions), "
+                              "got {}x{}x{}",
+                              d, o.height, o.width));
+  int y = b.input("image", {o.batch, 4, d, o.height, o.width});
+  // Instance norm keeps the batch-norm accounting (saves its input; gamma and beta); LeakyReLU's
+  // gradient reads its input (TensorFlow LeakyReluGrad, PyTorch leaky_relu_backward).
+  auto block = [&](int x, std::int64_t c, std::int64_t k = 3, std::int64_t s = 1) {
+    const int n = b.batchnorm(b.conv(x, c, {k}, {s}, {k / 2}, {1}, true));
+    return b.elementwise(n, "leaky_relu", true, false, 1);
+  };
+  const int depth = 5;
+  const std::int64_t base = 16;
+  std::vector<int> level_out;
+  for (int l = 0; l < depth; ++l) {
+    b.begin_block();
+    const std::int64_t c = base << l;
+    const int in = block(y, c, 3, l == 0 ? 1 : 2);
+    y = b.add(in, block(block(in, c), c));
+    level_out.push_back(y);
+  }
+  std::vector<int> seg(3, -1);
+  for (int l = depth - 2; l >= 0; --l) {
+    b.begin_block();
+    const auto& s = b.shape(level_out[l]);
+    const int up = block(b.upsample(y, {s[2], s[3], s[4]}), s[1]);
+    y = block(block(b.concat({level_out[l], up}), s[1]), s[1], 1);
+    if (l < 3) seg[l] = block(y, 4, 1);
+  }
+  b.begin_block();
+  int out = seg[2];
+  for (int l = 1; l >= 0; --l) {
+    const auto& s = b.shape(seg[l]);
+    out = b.add(b.upsample(out, {s[2], s[3], s[4]}), seg[l]);
+  }
+  b.loss(b.sigmoid(out));
+  return std::move(b.g);
+}
+
 graph deeplabv3plus(const model_options& o) {
   builder b("deeplabv3plus", o.type);
   const int x = b.input("image", {o.batch, 3, o.height, o.width});
@@ -250,6 +299,7 @@ const std::map<std::string, builder_fn, std::less<>>& table() {
       {"alexnet", alexnet},
       {"googlenet", googlenet},
       {"unet3d", unet3d},
+      {"unet3d-isensee", unet3d_isensee},
       {"deeplabv3plus", deeplabv3plus},
       {"transformer", transformer},
   };
@@ -264,7 +314,14 @@ std::vector<std::string> model_names() {
   return n;
 }
 
-bool model_is_3d(std::string_view name) { return name == "unet3d"; }
+bool model_is_3d(std::string_view name) { return name == "unet3d" || name == "unet3d-isensee"; }
+
+std::int64_t input_multiple(std::string_view name) {
+  if (name == "unet3d-isensee") return 16;
+  if (name == "unet3d") return 8;
+  if (model_is_sequence(name)) return 64;
+  return 32;
+}
 bool model_is_sequence(std::string_view name) { return name == "transformer"; }
 
 graph build_model(std::string_view name, const model_options& o) {

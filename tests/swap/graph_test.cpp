@@ -101,6 +101,27 @@ TEST(models, unet3d_and_deeplab_shapes) {
   EXPECT_EQ(logits.shape, (std::vector<std::int64_t>{1, 21, 512, 512}));
 }
 
+// Isensee et al. 2017 as in smatzek/3DUnetCNN: parameters counted by hand from the layer list
+// (conv k^3*cin*cout + cout bias, instance norm 2*c): encoder 5 levels x 3 blocks, decoder 4 levels
+// x (up-sampling block, 3x3x3 and 1x1x1 localization blocks), 3 segmentation 1x1x1 blocks.
+TEST(models, unet3d_isensee_structure) {
+  const auto u = ts::build_model("unet3d-isensee", {.batch = 2, .height = 64, .width = 48, .depth = 32});
+  EXPECT_EQ(u.parameter_count(), 8'269'700);
+  const auto& out = u.tensors[u.ops[u.ops.size() - 2].outputs[0]];  // sigmoid before the loss
+  EXPECT_EQ(out.shape, (std::vector<std::int64_t>{2, 4, 32, 64, 48}));
+  auto count = [&](const char* type) {
+    return std::count_if(u.ops.begin(), u.ops.end(), [&](const ts::op& o) { return o.type == type; });
+  };
+  EXPECT_EQ(count("conv"), 30);
+  EXPECT_EQ(count("leaky_relu"), 30);
+  EXPECT_EQ(count("concat"), 4);
+  EXPECT_EQ(count("upsample"), 6);  // 4 decoder levels + 2 deep-supervision
+  EXPECT_EQ(count("add"), 7);       // 5 residual context modules + 2 deep-supervision sums
+  EXPECT_THROW(ts::build_model("unet3d-isensee", {.height = 72, .width = 72}), toru::error);  // not / 16
+  EXPECT_EQ(ts::input_multiple("unet3d-isensee"), 16);
+  EXPECT_TRUE(ts::model_is_3d("unet3d-isensee"));
+}
+
 TEST(models, bad_input_is_rejected) {
   EXPECT_THROW(ts::build_model("resnet9000", {}), toru::error);
   EXPECT_THROW(ts::build_model("resnet50", {.batch = 0}), toru::error);
@@ -131,15 +152,29 @@ TEST(training_graph, mlp_matches_hand_derivation) {
   g.add_op(mk("relu", "relu", {h}, {r}, {r}, 64, 128, false));
   g.add_op(mk("fc2", "linear", {r, w2}, {y}, {r, w2}, 2 * 4 * 16 * 3, 4 * 4 * 16 * 3, false));
   g.add_op(mk("loss", "loss", {y, lab}, {l}, {y, lab}, 60, 60, false));
+  // One op per gradient (split_weight_grad = false).
+  const auto one = ts::make_training_graph(g, {.split_weight_grad = false});
+  ASSERT_EQ(one.ops.size(), 4u + 4u + 2u);
+  const auto& g2one = find_op(one, "grad/fc2");
+  EXPECT_EQ(names(one, g2one.inputs), (std::vector<std::string>{"dfc2/out", "relu/out", "fc2/weight"}));
+  EXPECT_EQ(names(one, g2one.outputs), (std::vector<std::string>{"drelu/out", "dfc2/weight"}));
+  EXPECT_DOUBLE_EQ(g2one.flops, 4.0 * 4 * 16 * 3);
+  // Default: fc2's weight and data gradients are two ops, weight first; fc1 has only a weight gradient.
   const auto t = ts::make_training_graph(g);
-  ASSERT_EQ(t.ops.size(), 4u + 4u + 2u);
+  ASSERT_EQ(t.ops.size(), 4u + 5u + 2u);
   const auto& gl = find_op(t, "grad/loss");
   EXPECT_EQ(names(t, gl.inputs), (std::vector<std::string>{"fc2/out", "labels"}));
   EXPECT_EQ(names(t, gl.outputs), (std::vector<std::string>{"dfc2/out"}));
+  const auto& w2g = find_op(t, "grad_weight/fc2");
+  EXPECT_EQ(names(t, w2g.inputs), (std::vector<std::string>{"dfc2/out", "relu/out"}));
+  EXPECT_EQ(names(t, w2g.outputs), (std::vector<std::string>{"dfc2/weight"}));
+  EXPECT_DOUBLE_EQ(w2g.flops, 2.0 * 4 * 16 * 3);
   const auto& g2 = find_op(t, "grad/fc2");
-  EXPECT_EQ(names(t, g2.inputs), (std::vector<std::string>{"dfc2/out", "relu/out", "fc2/weight"}));
-  EXPECT_EQ(names(t, g2.outputs), (std::vector<std::string>{"drelu/out", "dfc2/weight"}));
-  EXPECT_DOUBLE_EQ(g2.flops, 4.0 * 4 * 16 * 3);
+  EXPECT_EQ(names(t, g2.inputs), (std::vector<std::string>{"dfc2/out", "fc2/weight"}));
+  EXPECT_EQ(names(t, g2.outputs), (std::vector<std::string>{"drelu/out"}));
+  EXPECT_DOUBLE_EQ(g2.flops, 2.0 * 4 * 16 * 3);
+  ASSERT_EQ(g2.control_inputs.size(), 1u);
+  EXPECT_EQ(t.ops[g2.control_inputs[0]].name, "grad_weight/fc2");
   const auto& gr = find_op(t, "grad/relu");
   EXPECT_EQ(names(t, gr.inputs), (std::vector<std::string>{"drelu/out", "relu/out"}));
   EXPECT_EQ(names(t, gr.outputs), (std::vector<std::string>{"dfc1/out"}));
@@ -173,8 +208,13 @@ TEST(training_graph, residual_cnn_accumulates_fork_gradient) {
   g.add_op(mk("add", "add", {r, c2}, {s}, {}, 0, 0, true));
   g.add_op(mk("loss", "loss", {s, lab}, {l}, {s, lab}, 0, 0, false));
   const auto t = ts::make_training_graph(g);
+  const auto& wc2 = find_op(t, "grad_weight/conv2");
+  EXPECT_EQ(names(t, wc2.inputs), (std::vector<std::string>{"ds", "r"}));  // dc2 is ds itself
   const auto& gc2 = find_op(t, "grad/conv2");
-  EXPECT_EQ(names(t, gc2.inputs), (std::vector<std::string>{"ds", "r", "w2"}));  // dc2 is ds itself
+  EXPECT_EQ(names(t, gc2.inputs), (std::vector<std::string>{"ds", "w2"}));
+  EXPECT_TRUE(std::none_of(t.ops.begin(), t.ops.end(), [](const ts::op& o) {
+    return o.name == "grad_weight/conv1";
+  }));  // x needs no gradient: one op
   const auto& acc = find_op(t, "add_n/r");
   EXPECT_EQ(acc.inputs.size(), 2u);
   EXPECT_EQ(names(t, acc.outputs), (std::vector<std::string>{"dr"}));

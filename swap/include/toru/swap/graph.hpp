@@ -89,6 +89,12 @@ enum class optimizer { sgd, momentum, adam };
 
 struct training_options {
   optimizer opt = optimizer::momentum;
+  // Conv/linear layers with both a data and a weight gradient get two backward ops, as TensorFlow
+  // (Conv2DBackpropFilter / Conv2DBackpropInput) and cuDNN (BackwardFilter / BackwardData) have
+  // them: "grad_weight/f" reads the output gradient and the saved input, then "grad/f" reads the
+  // output gradient and the weight (control edge from grad_weight/f). The saved input can then be
+  // released (or swapped in) without coexisting with the input gradient. false: one op for both.
+  bool split_weight_grad = true;
 };
 
 /// Bytes of optimizer state per parameter byte (0, 1 or 2).

@@ -2,7 +2,9 @@
 //
 // Layer definitions follow the public reference implementations: ResNet-50/101/152 and VGG-16,
 // AlexNet, GoogLeNet from torchvision (ResNet v1.5: stride on the 3x3 conv); 3D U-Net from
-// ellisdg/3DUnetCNN (depth 4, 32 base filters, 4 input channels, 3 labels, no batch norm);
+// ellisdg/3DUnetCNN (depth 4, 32 base filters, 4 input channels, 3 labels, no batch norm) and the
+// Isensee et al. 2017 variant of IBM's TFLMS example, smatzek/3DUnetCNN ("unet3d-isensee": depth 5,
+// 16 base filters, instance norm, LeakyReLU, residual context modules, deep supervision);
 // DeepLabV3+ from VainF/DeepLabV3Plus-Pytorch (ResNet-101 backbone, output stride 16, 21 classes);
 // a pre-LN transformer block stack (BERT-base shapes by default, no embedding or LM head). Dropout is
 // omitted (no parameters, negligible memory in these accounts). Every builder appends a `loss` op.
@@ -40,6 +42,9 @@ std::vector<std::string> model_names();
 bool model_is_3d(std::string_view name);
 /// Whether the model takes a sequence rather than an image (transformer).
 bool model_is_sequence(std::string_view name);
+/// Granularity of the input extent the model accepts and --max-input steps by: 8 (3D U-Net, three
+/// poolings), 16 (unet3d-isensee, four stride-2 convolutions), 64 tokens (transformer), 32 pixels.
+std::int64_t input_multiple(std::string_view name);
 
 /// Builds the forward graph. Throws toru::error (invalid_argument) for an unknown name, a
 /// non-positive size, or an input too small for the model's downsampling.
