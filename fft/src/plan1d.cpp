@@ -1,6 +1,7 @@
 #include "plan1d.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <numbers>
 
@@ -66,7 +67,9 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
     expect(opts.n1 >= 0 && (opts.n1 == 0 || n_ % opts.n1 == 0), "options.n1",
            fmt::format("0 (automatic) or a divisor of n = {}", n_), std::to_string(opts.n1));
     expect(opts.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(opts.chunks));
-    expect(n_ <= INT32_MAX * std::int64_t{64}, "n", "a size FFTW's int batch sizes can plan", std::to_string(n_));
+    const std::int64_t f1 = opts.n1 ? opts.n1 : default_n1(n_);
+    expect(f1 <= INT32_MAX && n_ / f1 <= INT32_MAX, "n", "n1 and n / n1 below 2^31 (FFTW's int lengths)",
+           fmt::format("{} = {} x {}", n_, f1, n_ / f1));
   });
   n = n_;
   n1 = opts.n1 ? opts.n1 : default_n1(n);

@@ -1,6 +1,7 @@
 #include "plan3d.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -44,7 +45,8 @@ box3d make_box(std::array<std::int64_t, 3> low, std::array<std::int64_t, 3> size
 }  // namespace
 
 layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& o) {
-  for (int a = 0; a < 3; ++a) expect(n[a] >= 1, fmt::format("n[{}]", a), "a size >= 1", std::to_string(n[a]));
+  for (int a = 0; a < 3; ++a)
+    expect(n[a] >= 1 && n[a] <= INT32_MAX, fmt::format("n[{}]", a), "a size in [1, 2^31-1]", std::to_string(n[a]));
   expect(o.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(o.chunks));
   layout3d L;
   L.n = n;
