@@ -20,15 +20,19 @@ j=$(json --model resnet50 --max-batch --device v100-nvlink2)
 for s in none swap recompute hybrid; do echo "| $s | $(echo "$j" | get "['max_batch_$s']") |"; done
 echo "| **swap / none** | **$(echo "$j" | get "['max_batch_ratio_swap']" | xargs printf '%.2f')x** |"
 echo
-echo "### Largest input, 3D U-Net (4 ch, base 32, depth 4) batch 1 fp32, V100-16GB + NVLink2 (published TFLMS: 5.6x)"
+echo "### Largest input, 3D U-Nets batch 1 fp32, V100-16GB + NVLink2 (published TFLMS: 5.6x in voxels)"
 echo
-echo "| strategy | largest cube | voxels |"
-echo "|---|---|---|"
-j=$(json --model unet3d --max-input --device v100-nvlink2)
-for s in none swap recompute hybrid; do
-  echo "| $s | $(echo "$j" | get "['max_input_$s']")^3 | $(echo "$j" | get "['max_input_elements_$s']" | xargs printf '%.3g') |"
+echo "unet3d: ellisdg/3DUnetCNN (4 ch, base 32, depth 4, no normalization). unet3d-isensee: Isensee et al. 2017"
+echo "as in IBM's TFLMS example smatzek/3DUnetCNN (4 ch, base 16, depth 5, instance norm, LeakyReLU, deep supervision)."
+echo
+echo "| model | none | swap | recompute | hybrid | **swap / none (voxels)** |"
+echo "|---|---|---|---|---|---|"
+for m in unet3d unet3d-isensee; do
+  j=$(json --model $m --max-input --device v100-nvlink2)
+  line="| $m"
+  for s in none swap recompute hybrid; do line+=" | $(echo "$j" | get "['max_input_$s']")^3"; done
+  echo "$line | **$(echo "$j" | get "['max_input_ratio_swap']" | xargs printf '%.2f')x** |"
 done
-echo "| **swap / none** | | **$(echo "$j" | get "['max_input_ratio_swap']" | xargs printf '%.2f')x** |"
 echo
 row() {  # model image batch device
   local s h a
