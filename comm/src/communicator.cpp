@@ -73,6 +73,9 @@ communicator::communicator(MPI_Comm comm, communicator_options opts) : state_(st
     m = topology::derive_mapping(comm);
     if (!opts.order.empty()) m = topology::make_mapping(comm, m->shape(), opts.order);
   }
+  // The thread options decide which collectives follow: they must agree, or ranks would part ways.
+  expect_same_on_all_ranks(comm, opts.threads * 2 + (opts.bind_threads ? 1 : 0),
+                           "communicator_options::threads and bind_threads");
   s.cart.emplace(comm, *m);
   s.comm = s.cart->comm();
   check_mpi(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
