@@ -303,8 +303,9 @@ TEST(alltoall_errors, torus_that_does_not_match_the_rank_count) {
   }
   EXPECT_THROW(communicator(MPI_COMM_WORLD, {.torus = "4x?"}), toru::error);
   EXPECT_THROW(communicator(MPI_COMM_WORLD, {.threads = 2}), toru::error);
-  if (P > 1)  // options that decide which collectives follow must agree
+  if (P > 1) {  // options that decide which collectives follow must agree
     EXPECT_THROW(communicator(MPI_COMM_WORLD, {.threads = toru::test::rank() == 0 ? 0 : 1}), toru::error);
+  }
 }
 
 TEST(alltoall_errors, counts_differing_across_ranks) {
