@@ -473,9 +473,28 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
   const adjacency frees_at = bucket(p.objects.size(), [&](std::size_t k) { return free_pos[k]; });
   const adjacency swapins_at = bucket(groups.size(), [&](std::size_t i) { return pos[groups[i].trigger]; });
 
+  // In-place ops: the input whose storage the output takes over is released just before the op.
+  auto in_place_type = [](const std::string& t) {
+    return t == "relu" || t == "add" || t == "add_n" || t == "relu_grad";
+  };
+  std::vector<char> released_early(p.objects.size(), 0);
   p.steps.reserve(static_cast<std::size_t>(n) * 2 + 2 * groups.size());
   for (int i = 0; i < n; ++i) {
     const int o = p.order[i];
+    const auto& op_o = g.ops[o];
+    if (options.in_place && !op_o.outputs.empty() && original[op_o.outputs[0]] >= 0 && in_place_type(op_o.type)) {
+      const std::int64_t out_bytes = g.tensors[op_o.outputs[0]].bytes;
+      for (int k : p.input_objects[o]) {
+        if (k < 0 || released_early[k]) continue;
+        const auto& ob = p.objects[k];
+        if (ob.bytes != out_bytes || free_pos[k] != i || ob.alloc_step < 0) continue;
+        if (ob.copy == 0 && first_group[ob.tensor] >= 0) continue;  // swapped out: its release is a fence
+        released_early[k] = 1;
+        p.objects[k].free_step = static_cast<int>(p.steps.size());
+        p.steps.push_back({step_kind::free, -1, k, false, true});
+        break;
+      }
+    }
     const int at = static_cast<int>(p.steps.size());
     p.steps.push_back({step_kind::compute, o});
     for (int t : g.ops[o].outputs)
@@ -486,6 +505,7 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
         p.steps.push_back({step_kind::swap_out, -1, original[t]});
       }
     for (int k : frees_at[i]) {
+      if (released_early[k]) continue;
       p.objects[k].free_step = static_cast<int>(p.steps.size());
       const bool fence = p.objects[k].copy == 0 && first_group[p.objects[k].tensor] >= 0;
       p.steps.push_back({step_kind::free, -1, k, fence});

@@ -62,6 +62,11 @@ struct swap_options {
   // (swapout_delay 0): only the small ones hold memory while their copy overlaps compute.
   std::int64_t delay_max_bytes = INT64_MAX;
   schedule_order order = schedule_order::by_level;
+  // In-place elementwise ops, as frameworks run them: ReLU (PyTorch inplace=True, TensorFlow buffer
+  // forwarding), the residual add (torchvision's `out += identity`), gradient accumulation (add_n) and
+  // the ReLU gradient (TensorFlow forwards the incoming gradient's buffer). The output takes over the
+  // storage of a same-sized input whose last reader is this op and which is not being swapped out.
+  bool in_place = true;
   std::vector<int> serialize_levels;  // levels whose ops are chained by control edges (TFLMS serialization)
 };
 
@@ -90,9 +95,10 @@ enum class step_kind { compute, swap_out, swap_in, free };
 
 struct step {
   step_kind kind = step_kind::compute;
-  int op = -1;         // compute: the op
-  int object = -1;     // swap_out / swap_in / free: the device object
-  bool fence = false;  // free of a swapped-out object: compute waits for its device-to-host copy
+  int op = -1;            // compute: the op
+  int object = -1;        // swap_out / swap_in / free: the device object
+  bool fence = false;     // free of a swapped-out object: compute waits for its device-to-host copy
+  bool in_place = false;  // free just before an in-place op: its output takes over this storage
 };
 
 /// One device allocation: an op output (copy 0) or a swap-in copy of it (copy >= 1).
