@@ -101,6 +101,9 @@ class tuner {
       with([](swap_options& v) { v.sync = sync_mode::h2d; });
     }
     if (cur.ahead > 0) with([](swap_options& v) { v.ahead *= 2; });
+    // Memory freed by recomputation may let larger tensors be prefetched rather than just in time.
+    if (cur.prefetch_max_bytes < INT64_MAX / 2) with([](swap_options& v) { v.prefetch_max_bytes *= 2; });
+    if (cur.delay_max_bytes < INT64_MAX / 2) with([](swap_options& v) { v.delay_max_bytes *= 2; });
     for (const auto& v : vs) {
       auto c = eval(g, v);
       if (better(c, best)) best = std::move(c);

@@ -196,6 +196,22 @@ TEST(tune, split_weight_gradients_lower_the_leanest_swap_peak) {
               1e-9 * joint.flops(ts::category::backward));
 }
 
+// The reference case (IBM hybrid: +15.3% over swap-only). Guards the hybrid search: units
+// are accepted together with looser swap settings, including the size rules (memory freed by
+// recomputation lets larger tensors be prefetched), not only with the parameters tuned for swap-only.
+TEST(tune, hybrid_beats_swap_only_on_resnet152_7500) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet152", {.batch = 1, .height = 7500, .width = 7500}));
+  ts::tune_options o;
+  o.device = ts::device_preset("v100-nvlink2");
+  const auto swap = ts::tune(t, ts::strategy::swap, o);
+  const auto hybrid = ts::tune(t, ts::strategy::hybrid, o);
+  EXPECT_TRUE(hybrid.result.fits);
+  EXPECT_LE(hybrid.result.peak_bytes, hybrid.result.budget_bytes);
+  EXPECT_FALSE(hybrid.recompute_units.empty());
+  EXPECT_GE(swap.result.step_seconds / hybrid.result.step_seconds, 1.153);
+  EXPECT_GE(hybrid.result.step_seconds, hybrid.result.global_bound_seconds);
+}
+
 TEST(units, recomputing_every_unit_keeps_every_model_acyclic) {
   for (const auto& name : ts::model_names()) {
     ts::model_options mo;
