@@ -103,8 +103,12 @@ int optimizer_state_factor(optimizer o) noexcept;
 /// Appends the backward graph and one update op per parameterised forward op to a copy of `forward`.
 /// Gradient op of forward op f reads f's `saved` tensors and the gradients of f's outputs, and writes
 /// the gradients of f's inputs that require one; a tensor read by several forward ops gets an `add_n`
-/// accumulation op. The loss (an op whose outputs have no consumers, type "loss") seeds the chain.
-/// Throws toru::error if `forward` contains non-forward ops or no loss op.
+/// accumulation op; conv/linear layers with both gradients get "grad_weight/f" and "grad/f" (see
+/// training_options::split_weight_grad). The loss (an op whose outputs have no consumers, type "loss")
+/// seeds the chain. Pure function, thread-safe. Throws toru::error if `forward` contains non-forward
+/// ops or no loss op.
+///
+///   auto t = toru::swap::make_training_graph(toru::swap::build_model("resnet50", {.batch = 32}));
 graph make_training_graph(const graph& forward, const training_options& options = {});
 
 }  // namespace toru::swap
