@@ -45,5 +45,9 @@ function(toru_add_mpi_test name)
     set_tests_properties(${name}_np${n} PROPERTIES
       LABELS "mpi;${arg_LABELS}" TIMEOUT ${arg_TIMEOUT} PROCESSORS ${n}
       ENVIRONMENT "${TORU_MPI_TEST_ENV}")
+    # A GPU test that skipped (no device) is reported as skipped, never as passed.
+    if("gpu" IN_LIST arg_LABELS)
+      set_tests_properties(${name}_np${n} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+    endif()
   endforeach()
 endfunction()

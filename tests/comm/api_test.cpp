@@ -1,5 +1,4 @@
-// The C interface, the drop-in C calls, measure mode and wisdom, the decision on a described torus,
-// and the GPU paths (skipped without a GPU).
+// The C interface, the drop-in C calls, measure mode and wisdom, the decision on a described torus.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -12,15 +11,10 @@
 
 #include "mpi_test.hpp"
 #include "toru/comm/alltoall_plan.hpp"
-#include "toru/comm/nccl.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/config.hpp"
 #include "toru/core/error.hpp"
 #include "toru/toru.h"
-
-#if TORU_ENABLE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 extern "C" int c_api_plan_roundtrip(MPI_Comm comm, int count, toru_alltoall_algorithm algorithm);
 
@@ -111,55 +105,6 @@ TEST(decision, described_asymmetric_torus_picks_indirect_for_large_blocks) {
   toru::comm::communicator plain(MPI_COMM_WORLD);
   toru::comm::alltoall_plan derived(plain, 1 << 16, MPI_DOUBLE);
   EXPECT_EQ(derived.algorithm(), alltoall_algorithm::direct);
-}
-
-TEST(gpu, device_buffers_staged_or_cuda_aware) {
-  TORU_SKIP_WITHOUT_GPU();
-#if TORU_ENABLE_CUDA
-  const int P = toru::test::nranks();
-  const std::size_t n = 10 * static_cast<std::size_t>(P);
-  std::vector<int> in(n), out(n), want(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = toru::test::rank() * 1000 + static_cast<int>(i);
-  MPI_Alltoall(in.data(), 10, MPI_INT, want.data(), 10, MPI_INT, MPI_COMM_WORLD);
-  int *d_in = nullptr, *d_out = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_in), n * sizeof(int)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_out), n * sizeof(int)), cudaSuccess);
-  cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice);
-  toru::comm::communicator comm(MPI_COMM_WORLD);
-  for (auto a : {alltoall_algorithm::direct, alltoall_algorithm::indirect}) {
-    toru::comm::alltoall_plan plan(comm, 10, MPI_INT, {.algorithm = a});
-    cudaMemset(d_out, 0, n * sizeof(int));
-    plan.execute(d_in, d_out);
-    cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost);
-    EXPECT_EQ(out, want);
-  }
-  cudaFree(d_in);
-  cudaFree(d_out);
-#endif
-}
-
-TEST(gpu, nccl_alltoall) {
-  if (!toru::comm::nccl_communicator::enabled()) GTEST_SKIP() << "built without NCCL";
-  TORU_SKIP_WITHOUT_GPU();
-#if TORU_ENABLE_CUDA
-  const int P = toru::test::nranks();
-  const std::size_t n = 8 * static_cast<std::size_t>(P);
-  std::vector<int> in(n), out(n), want(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = toru::test::rank() * 1000 + static_cast<int>(i);
-  MPI_Alltoall(in.data(), 8, MPI_INT, want.data(), 8, MPI_INT, MPI_COMM_WORLD);
-  toru::comm::communicator comm(MPI_COMM_WORLD);
-  toru::comm::nccl_communicator nccl(comm);
-  int *d_in = nullptr, *d_out = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_in), n * sizeof(int)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_out), n * sizeof(int)), cudaSuccess);
-  cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice);
-  nccl.alltoall(d_in, d_out, 8 * sizeof(int));
-  cudaDeviceSynchronize();
-  cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost);
-  EXPECT_EQ(out, want);
-  cudaFree(d_in);
-  cudaFree(d_out);
-#endif
 }
 
 }  // namespace
