@@ -49,7 +49,7 @@ module toru_fft
   end type
 
   public :: toru_fft_options_default, toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d
-  public :: toru_fft_local_size, toru_fft_workspace_size, toru_fft_execute, toru_fft_destroy
+  public :: toru_fft_local_size, toru_fft_local_size_3d, toru_fft_workspace_size, toru_fft_execute, toru_fft_destroy
   public :: toru_fft_error_message
 
   interface
@@ -89,6 +89,18 @@ module toru_fft
     function toru_fft_local_size(plan, inbox, outbox, alloc) bind(c, name='toru_fft_local_size') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_box
       type(c_ptr), value :: plan
+      type(toru_fft_box), intent(out) :: inbox, outbox
+      integer(c_long_long), intent(out) :: alloc
+      integer(c_int) :: r
+    end function
+
+    function c_local_size_3d(comm, n0, n1, n2, r2c, options, inbox, outbox, alloc) &
+        bind(c, name='toru_fft_local_size_3d_f') result(r)
+      import :: c_int, c_long_long, toru_fft_options, toru_fft_box
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n0, n1, n2
+      integer(c_int), value :: r2c
+      type(toru_fft_options), intent(in) :: options
       type(toru_fft_box), intent(out) :: inbox, outbox
       integer(c_long_long), intent(out) :: alloc
       integer(c_int) :: r
@@ -167,6 +179,24 @@ contains
       r = c_plan_1d(int(comm, c_int), n, options, plan)
     else
       r = c_plan_1d(int(comm, c_int), n, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  !> Not collective, no plan needed: the boxes and alloc of a 3D plan (r2c = .true. for r2c plans).
+  function toru_fft_local_size_3d(comm, n0, n1, n2, r2c, inbox, outbox, alloc, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    logical, intent(in) :: r2c
+    type(toru_fft_box), intent(out) :: inbox, outbox
+    integer(c_long_long), intent(out) :: alloc
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r, flag
+    flag = 0
+    if (r2c) flag = 1
+    if (present(options)) then
+      r = c_local_size_3d(int(comm, c_int), n0, n1, n2, flag, options, inbox, outbox, alloc)
+    else
+      r = c_local_size_3d(int(comm, c_int), n0, n1, n2, flag, toru_fft_options_default(), inbox, outbox, alloc)
     end if
   end function
 

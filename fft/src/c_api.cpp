@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
 #include "toru/toru.h"
@@ -191,6 +192,12 @@ toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_option
   return plan1d(MPI_Comm_f2c(comm), n, options, plan);
 }
 
+toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                     const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                     long long* alloc) {
+  return toru_fft_local_size_3d(MPI_Comm_f2c(comm), n0, n1, n2, r2c, options, in, out, alloc);
+}
+
 toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc) {
   return with_plan(plan, [&](const auto& p) {
     using P = std::decay_t<decltype(p)>;
@@ -202,6 +209,21 @@ toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_b
       to_c(p.outbox(), out);
     }
     if (alloc) *alloc = p.alloc_size();
+  });
+}
+
+toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
+                                   const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                   long long* alloc) {
+  return guarded([&] {
+    const toru_fft_options o = options ? *options : defaults();
+    int size = 0, rank = 0;
+    toru::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    toru::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    const local_layout lay = local_size_3d(size, rank, {n0, n1, n2}, convert3d(o), r2c != 0);
+    to_c(lay.in, in);
+    to_c(lay.out, out);
+    if (alloc) *alloc = lay.alloc;
   });
 }
 

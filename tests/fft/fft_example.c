@@ -35,6 +35,17 @@ int main(int argc, char** argv) {
   toru_fft_box in, out;
   long long alloc = 0;
   CHECK(toru_fft_local_size(plan, &in, &out, &alloc));
+  {
+    /* The plan-less query (like fftw_mpi_local_size_3d) agrees with the plan. */
+    toru_fft_box in2, out2;
+    long long alloc2 = 0;
+    CHECK(toru_fft_local_size_3d(MPI_COMM_WORLD, n[0], n[1], n[2], 0, &opts, &in2, &out2, &alloc2));
+    for (int ax = 0; ax < 3; ++ax)
+      if (in2.low[ax] != in.low[ax] || in2.size[ax] != in.size[ax] || out2.low[ax] != out.low[ax] ||
+          out2.size[ax] != out.size[ax] || out2.order[ax] != out.order[ax])
+        ++failures;
+    if (alloc2 != alloc) ++failures;
+  }
   double complex* a = malloc(sizeof(double complex) * (size_t)alloc);
   double complex* b = malloc(sizeof(double complex) * (size_t)alloc);
   for (long long i = 0; i < in.size[0]; ++i)

@@ -10,9 +10,9 @@ program toru_fft_example
   integer(c_long_long), parameter :: n0 = 8, n1 = 6, n2 = 9, m = 2
   real(dp), parameter :: two_pi = 6.283185307179586476925286766559_dp
   type(c_ptr) :: plan
-  type(toru_fft_box) :: inbox, outbox
+  type(toru_fft_box) :: inbox, outbox, qin, qout
   type(toru_fft_options) :: opts
-  integer(c_long_long) :: alloc, i, j, k, gi(3)
+  integer(c_long_long) :: alloc, qalloc, i, j, k, gi(3)
   complex(c_double_complex), allocatable, target :: spec(:)
   real(c_double), allocatable, target :: x(:), y(:)
   real(dp) :: err, want, total
@@ -29,6 +29,13 @@ program toru_fft_example
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
   r = toru_fft_local_size(plan, inbox, outbox, alloc)
+  ! The plan-less query (like fftw_mpi_local_size_3d) must agree with the plan.
+  r = toru_fft_local_size_3d(MPI_COMM_WORLD, n0, n1, n2, .true., qin, qout, qalloc, opts)
+  if (r /= TORU_SUCCESS .or. qalloc /= alloc .or. any(qin%low /= inbox%low) .or. any(qin%size /= inbox%size) &
+      .or. qin%row_stride /= inbox%row_stride .or. any(qout%size /= outbox%size)) then
+    print *, 'local size query disagrees with the plan'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
   allocate(spec(alloc), x(2 * alloc), y(2 * alloc))
   x = 0
   ! Real input: rows along axis 2 are padded to row_stride reals.

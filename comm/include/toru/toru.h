@@ -176,6 +176,11 @@ toru_result toru_fft_plan_1d(MPI_Comm comm, long long n, const toru_fft_options*
 /* Not collective. in: where the forward input (backward output) lies; out: the forward output
  * (backward input); alloc: complex elements every buffer must hold. Any pointer may be NULL. */
 toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
+/* Not collective, no plan needed (like fftw_mpi_local_size_3d): the boxes and alloc a 3D plan with these
+ * arguments would have on this rank of comm. r2c non-zero: for toru_fft_plan_r2c_3d (real, padded input). */
+toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
+                                   const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                   long long* alloc);
 /* Bytes of caller workspace toru_fft_execute_ws needs. */
 toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes);
 
@@ -198,6 +203,9 @@ toru_result toru_fft_plan_3d_f(MPI_Fint comm, long long n0, long long n1, long l
 toru_result toru_fft_plan_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
                                    const toru_fft_options* options, toru_fft_plan* plan);
 toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                     const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                     long long* alloc);
 
 #ifdef __cplusplus
 } /* extern "C" */
