@@ -9,13 +9,13 @@
 
 #include "toru/toru.h"
 
-#define CHECK(call)                                                                                    \
-  do {                                                                                                 \
-    toru_result r_ = (call);                                                                           \
-    if (r_ != TORU_SUCCESS) {                                                                          \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, toru_error_string(r_), toru_fft_last_error());    \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
-    }                                                                                                  \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    toru_result r_ = (call);                                                                       \
+    if (r_ != TORU_SUCCESS) {                                                                      \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, toru_error_string(r_), toru_fft_last_error()); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
   } while (0)
 
 static const double two_pi = 6.283185307179586476925286766559;
@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   CHECK(toru_fft_local_size(plan, &in, &out, &alloc));
   a = malloc(sizeof(double complex) * (size_t)alloc);
   b = malloc(sizeof(double complex) * (size_t)alloc);
-  for (long long i = 0; i < in.size[0]; ++i) a[i] = sin(0.1 * (double)(in.low[0] + i)) + I * (double)((in.low[0] + i) % 7);
+  for (long long i = 0; i < in.size[0]; ++i)
+    a[i] = sin(0.1 * (double)(in.low[0] + i)) + I * (double)((in.low[0] + i) % 7);
   CHECK(toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b));
   CHECK(toru_fft_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, b, b));
   err = 0;
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rank %d: bad size gave %d (%s)\n", rank, (int)r, toru_fft_last_error());
     ++failures;
   }
-  if (toru_fft_execute(NULL, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, NULL, NULL) != TORU_ERROR_INVALID_ARGUMENT) ++failures;
+  if (toru_fft_execute(NULL, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, NULL, NULL) != TORU_ERROR_INVALID_ARGUMENT)
+    ++failures;
 
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
