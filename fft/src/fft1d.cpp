@@ -1,8 +1,14 @@
 #include "toru/fft/fft1d.hpp"
 
 #include "plan1d.hpp"
+#include "toru/core/error.hpp"
 
 namespace toru::fft {
+
+local_layout1d local_size_1d(int nranks, int rank, std::int64_t n, const options1d& opts) {
+  expect(nranks >= 1 && rank >= 0 && rank < nranks, "rank", "in [0, nranks)", std::to_string(rank));
+  return detail::make_layout1d(nranks, rank, n, opts);
+}
 
 template <precision T, backend B>
 fft1d<T, B>::fft1d(MPI_Comm comm, std::int64_t n, options1d opts)

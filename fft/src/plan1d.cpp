@@ -20,6 +20,36 @@ std::int64_t default_n1(std::int64_t n) {
   return best;
 }
 
+void check_1d(std::int64_t n, const options1d& opts) {
+  expect(n >= 1, "n", "a size >= 1", std::to_string(n));
+  expect(opts.n1 >= 0 && (opts.n1 == 0 || n % opts.n1 == 0), "options.n1",
+         fmt::format("0 (automatic) or a divisor of n = {}", n), std::to_string(opts.n1));
+  expect(opts.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(opts.chunks));
+  const std::int64_t f1 = opts.n1 ? opts.n1 : default_n1(n);
+  expect(f1 <= INT32_MAX && n / f1 <= INT32_MAX, "n", "n1 and n / n1 below 2^31 (FFTW's int lengths)",
+         fmt::format("{} = {} x {}", n, f1, n / f1));
+}
+
+local_layout1d make_layout1d(int P, int me, std::int64_t n, const options1d& opts) {
+  check_1d(n, opts);
+  local_layout1d L;
+  L.n1 = opts.n1 ? opts.n1 : default_n1(n);
+  L.n2 = n / L.n1;
+  // Layouts: A [n1 part][n2] (input), B [n2 part][n1], C [k1 part][n2] (scrambled), D [k2 part][n1].
+  const std::int64_t rowsA = part_count(L.n1, P, me), rowsB = part_count(L.n2, P, me);
+  L.in_start = part_start(L.n1, P, me) * L.n2;
+  L.in_count = rowsA * L.n2;
+  if (opts.output == order::natural) {
+    L.out_start = part_start(L.n2, P, me) * L.n1;
+    L.out_count = rowsB * L.n1;
+  } else {
+    L.out_start = L.in_start;
+    L.out_count = L.in_count;
+  }
+  L.alloc = std::max({rowsA * L.n2, rowsB * L.n1, std::int64_t{1}});
+  return L;
+}
+
 namespace {
 
 /// FFT of rows, with the six-step twiddle exp(-+2 pi i n2 k1 / n) applied after (forward) or
@@ -62,34 +92,20 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
                           {"options.overlap", opts.overlap},
                           {"options.chunks", opts.chunks},
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
-  validate_collectively(comm, [&] {
-    expect(n_ >= 1, "n", "a size >= 1", std::to_string(n_));
-    expect(opts.n1 >= 0 && (opts.n1 == 0 || n_ % opts.n1 == 0), "options.n1",
-           fmt::format("0 (automatic) or a divisor of n = {}", n_), std::to_string(opts.n1));
-    expect(opts.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(opts.chunks));
-    const std::int64_t f1 = opts.n1 ? opts.n1 : default_n1(n_);
-    expect(f1 <= INT32_MAX && n_ / f1 <= INT32_MAX, "n", "n1 and n / n1 below 2^31 (FFTW's int lengths)",
-           fmt::format("{} = {} x {}", n_, f1, n_ / f1));
-  });
-  n = n_;
-  n1 = opts.n1 ? opts.n1 : default_n1(n);
-  n2 = n / n1;
+  validate_collectively(comm, [&] { check_1d(n_, opts); });
   comm_ = communicators(comm, 0, 0).all;
   const int P = comm_->size(), me = comm_->rank();
-
-  // Layouts: A [n1 part][n2] (input), B [n2 part][n1], C [k1 part][n2] (scrambled), D [k2 part][n1].
+  const local_layout1d L = make_layout1d(P, me, n_, opts);
+  n = n_;
+  n1 = L.n1;
+  n2 = L.n2;
+  in_start = L.in_start;
+  in_count = L.in_count;
+  out_start = L.out_start;
+  out_count = L.out_count;
+  alloc = L.alloc;
   const std::int64_t rowsA = part_count(n1, P, me), rowsB = part_count(n2, P, me);
-  in_start = part_start(n1, P, me) * n2;
-  in_count = rowsA * n2;
   const bool natural = opts.output == order::natural;
-  if (natural) {
-    out_start = part_start(n2, P, me) * n1;
-    out_count = rowsB * n1;
-  } else {
-    out_start = in_start;
-    out_count = in_count;
-  }
-  alloc = std::max({rowsA * n2, rowsB * n1, std::int64_t{1}});
 
   using cpx = std::complex<T>;
   const std::int64_t region = std::max({alloc, n1, n2});

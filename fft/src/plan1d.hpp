@@ -38,5 +38,8 @@ class plan1d {
 
 /// The divisor of n closest to sqrt(n) from below.
 std::int64_t default_n1(std::int64_t n);
+/// Throws toru::error on arguments no 1D plan accepts.
+void check_1d(std::int64_t n, const options1d& opts);
+local_layout1d make_layout1d(int nranks, int rank, std::int64_t n, const options1d& opts);
 
 }  // namespace toru::fft::detail

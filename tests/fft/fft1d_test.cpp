@@ -18,8 +18,15 @@ void check_1d(std::int64_t n, std::int64_t n1, order o, bool in_place, bool over
                                     << (in_place ? " in-place" : " out-of-place")
                                     << (sizeof(T) == 8 ? " double" : " float"));
   using cpx = std::complex<T>;
-  toru::fft::fft1d<T> plan(MPI_COMM_WORLD, n, {.n1 = n1, .output = o, .overlap = overlap});
+  const toru::fft::options1d opts{.n1 = n1, .output = o, .overlap = overlap};
+  toru::fft::fft1d<T> plan(MPI_COMM_WORLD, n, opts);
   EXPECT_EQ(plan.n1() * plan.n2(), n);
+  const auto lay = toru::fft::local_size_1d(toru::test::nranks(), toru::test::rank(), n, opts);
+  EXPECT_EQ(lay.in_start, plan.in_start());
+  EXPECT_EQ(lay.in_count, plan.in_count());
+  EXPECT_EQ(lay.out_start, plan.out_start());
+  EXPECT_EQ(lay.out_count, plan.out_count());
+  EXPECT_EQ(lay.alloc, plan.alloc_size());
   std::vector<std::complex<double>> x(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) x[i] = cnoise(i, 5);
   const auto X = toru::test::serial_dft1(x, FFTW_FORWARD);

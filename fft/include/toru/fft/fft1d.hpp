@@ -31,6 +31,17 @@ template <class T>
 class plan1d;
 }
 
+/// What each rank holds in a 1D plan, as fftw_mpi_local_size_1d tells (see fft1d for the orders).
+struct local_layout1d {
+  std::int64_t n1 = 0, n2 = 0;
+  std::int64_t in_start = 0, in_count = 0, out_start = 0, out_count = 0;
+  std::int64_t alloc = 0;  // complex elements per buffer
+};
+
+/// Not collective: the layout a 1D plan with these arguments would have on `rank` of `nranks`.
+/// Throws toru::error on bad arguments (as the plan would).
+local_layout1d local_size_1d(int nranks, int rank, std::int64_t n, const options1d& opts = {});
+
 template <precision T, backend B = fftw>
 class fft1d {
   static_assert(backend_traits<B>::enabled, "this FFT backend is not enabled in this build");
