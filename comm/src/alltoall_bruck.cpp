@@ -28,25 +28,24 @@ void alltoall_bruck(const plan_impl& plan, const void* in, void* out, std::byte*
   if (block > 0) {
     // tmp[i] = block for rank r+i
     for (int i = 0; i < P; ++i)
-      std::memcpy(tmp + block * static_cast<std::size_t>(i), src + block * static_cast<std::size_t>((r + i) % P),
-                  block);
+      copy_bytes(tmp + block * static_cast<std::size_t>(i), src + block * static_cast<std::size_t>((r + i) % P), block);
     constexpr int tag = 7302;
     for (int k = 1; k < P; k <<= 1) {
       std::size_t n = 0;
       for (int i = k; i < P; ++i)
-        if (i & k) std::memcpy(packed_send + block * n++, tmp + block * static_cast<std::size_t>(i), block);
+        if (i & k) copy_bytes(packed_send + block * n++, tmp + block * static_cast<std::size_t>(i), block);
       const int bytes = checked_int(static_cast<std::int64_t>(n * block), "bruck step bytes");
       check_mpi(MPI_Sendrecv(packed_send, bytes, MPI_BYTE, (r + k) % P, tag, packed_recv, bytes, MPI_BYTE,
                              (r - k + P) % P, tag, x.comm, MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
       n = 0;
       for (int i = k; i < P; ++i)
-        if (i & k) std::memcpy(tmp + block * static_cast<std::size_t>(i), packed_recv + block * n++, block);
+        if (i & k) copy_bytes(tmp + block * static_cast<std::size_t>(i), packed_recv + block * n++, block);
     }
     // tmp[i] now holds the block from rank r-i
     for (int i = 0; i < P; ++i)
-      std::memcpy(dst + block * static_cast<std::size_t>((r - i + P) % P), tmp + block * static_cast<std::size_t>(i),
-                  block);
+      copy_bytes(dst + block * static_cast<std::size_t>((r - i + P) % P), tmp + block * static_cast<std::size_t>(i),
+                 block);
   }
   plan.call_hook(0);
 }

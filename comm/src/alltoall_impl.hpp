@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,12 @@
 #include "toru/comm/communicator.hpp"
 
 namespace toru::comm::detail {
+
+/// memcpy that accepts n == 0 with null pointers: empty blocks (count 0) may come with null
+/// buffers, and memcpy's pointers must be valid even for zero bytes (UBSan flags it).
+inline void copy_bytes(void* dst, const void* src, std::size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
 
 /// First element of chunk c of a block of n elements split into nchunks (element granularity).
 inline std::int64_t chunk_begin(std::int64_t n, int c, int nchunks) { return n * c / nchunks; }

@@ -161,7 +161,7 @@ struct indirect_run {
       for (int z = 0; z < st.Z; ++z) {
         const int g = cs.global_of[q * st.Z + z];
         const auto n = static_cast<std::size_t>(chunk_length(x.scounts[g], c, C)) * x.esize;
-        std::memcpy(dst, in + static_cast<std::size_t>(x.sdispls[g] + chunk_begin(x.scounts[g], c, C)) * x.esize, n);
+        copy_bytes(dst, in + static_cast<std::size_t>(x.sdispls[g] + chunk_begin(x.scounts[g], c, C)) * x.esize, n);
         dst += n;
       }
   }
@@ -176,7 +176,7 @@ struct indirect_run {
       for (int z = 0; z < st.Z; ++z) {
         const auto n =
             static_cast<std::size_t>(chunk_length(st.m[static_cast<std::size_t>(q) * st.Z + z], c, C)) * x.esize;
-        std::memcpy(dst + cursor[static_cast<std::size_t>(z)], src, n);
+        copy_bytes(dst + cursor[static_cast<std::size_t>(z)], src, n);
         cursor[static_cast<std::size_t>(z)] += n;
         src += n;
       }
@@ -188,7 +188,7 @@ struct indirect_run {
       for (int q = 0; q < st.Q; ++q) {
         const int g = cs.global_of[q * st.Z + z];
         const auto n = static_cast<std::size_t>(chunk_length(x.rcounts[g], c, C)) * x.esize;
-        std::memcpy(out + static_cast<std::size_t>(x.rdispls[g] + chunk_begin(x.rcounts[g], c, C)) * x.esize, src, n);
+        copy_bytes(out + static_cast<std::size_t>(x.rdispls[g] + chunk_begin(x.rcounts[g], c, C)) * x.esize, src, n);
         src += n;
       }
   }

@@ -289,7 +289,7 @@ void plan_impl::execute_host(const void* in, void* out, void* ws) const {
   }
   const auto& cand = find_candidate(algorithm);
   if (in_place && !cand.in_place_ok(*this)) {
-    if (send_bytes > 0) std::memcpy(w + algorithm_ws, in, send_bytes);
+    copy_bytes(w + algorithm_ws, in, send_bytes);
     in = w + algorithm_ws;
   }
   cand.run(*this, in, out, w);
