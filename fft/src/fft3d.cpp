@@ -20,39 +20,39 @@ local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, 
   return out;
 }
 
-#define TORU_FFT3D_COMMON(CLASS, R2C)                                              \
-  template <precision T, backend B>                                                \
-  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts) \
-      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts)) {}          \
-  template <precision T, backend B>                                                \
-  CLASS<T, B>::~CLASS() = default;                                                 \
-  template <precision T, backend B>                                                \
-  CLASS<T, B>::CLASS(CLASS&&) noexcept = default;                                  \
-  template <precision T, backend B>                                                \
-  CLASS<T, B>& CLASS<T, B>::operator=(CLASS&&) noexcept = default;                 \
-  template <precision T, backend B>                                                \
-  const box3d& CLASS<T, B>::inbox() const {                                        \
-    return impl_->inbox();                                                         \
-  }                                                                                \
-  template <precision T, backend B>                                                \
-  const box3d& CLASS<T, B>::outbox() const {                                       \
-    return impl_->outbox();                                                        \
-  }                                                                                \
-  template <precision T, backend B>                                                \
-  std::int64_t CLASS<T, B>::alloc_size() const {                                   \
-    return impl_->alloc_size();                                                    \
-  }                                                                                \
-  template <precision T, backend B>                                                \
-  std::size_t CLASS<T, B>::workspace_size() const {                                \
-    return impl_->workspace_size();                                                \
-  }                                                                                \
-  template <precision T, backend B>                                                \
-  decomposition CLASS<T, B>::decomp() const {                                      \
-    return impl_->layout().decomp;                                                 \
-  }                                                                                \
-  template <precision T, backend B>                                                \
-  std::array<int, 2> CLASS<T, B>::grid() const {                                   \
-    return {impl_->layout().p0, impl_->layout().p1};                               \
+#define TORU_FFT3D_COMMON(CLASS, R2C)                                                                       \
+  template <precision T, backend B>                                                                         \
+  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts)                          \
+      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts, backend_traits<B>::device_memory)) {} \
+  template <precision T, backend B>                                                                         \
+  CLASS<T, B>::~CLASS() = default;                                                                          \
+  template <precision T, backend B>                                                                         \
+  CLASS<T, B>::CLASS(CLASS&&) noexcept = default;                                                           \
+  template <precision T, backend B>                                                                         \
+  CLASS<T, B>& CLASS<T, B>::operator=(CLASS&&) noexcept = default;                                          \
+  template <precision T, backend B>                                                                         \
+  const box3d& CLASS<T, B>::inbox() const {                                                                 \
+    return impl_->inbox();                                                                                  \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  const box3d& CLASS<T, B>::outbox() const {                                                                \
+    return impl_->outbox();                                                                                 \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  std::int64_t CLASS<T, B>::alloc_size() const {                                                            \
+    return impl_->alloc_size();                                                                             \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  std::size_t CLASS<T, B>::workspace_size() const {                                                         \
+    return impl_->workspace_size();                                                                         \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  decomposition CLASS<T, B>::decomp() const {                                                               \
+    return impl_->layout().decomp;                                                                          \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  std::array<int, 2> CLASS<T, B>::grid() const {                                                            \
+    return {impl_->layout().p0, impl_->layout().p1};                                                        \
   }
 
 TORU_FFT3D_COMMON(fft3d, false)
@@ -121,5 +121,11 @@ template class fft3d<float, fftw>;
 template class fft3d<double, fftw>;
 template class fft3d_r2c<float, fftw>;
 template class fft3d_r2c<double, fftw>;
+#if TORU_ENABLE_CUDA
+template class fft3d<float, cufft>;
+template class fft3d<double, cufft>;
+template class fft3d_r2c<float, cufft>;
+template class fft3d_r2c<double, cufft>;
+#endif
 
 }  // namespace toru::fft

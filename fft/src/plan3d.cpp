@@ -9,6 +9,9 @@
 #include "common.hpp"
 #include "split.hpp"
 #include "toru/core/mpi.hpp"
+#if TORU_ENABLE_CUDA
+#include "backend_cufft.hpp"
+#endif
 
 namespace toru::fft::detail {
 
@@ -128,7 +131,8 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
 }
 
 template <class T>
-plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts) : opts_(opts) {
+plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts, bool device)
+    : opts_(opts) {
   expect_agreement(comm, {{"n[0]", n[0]},
                           {"n[1]", n[1]},
                           {"n[2]", n[2]},
@@ -142,6 +146,15 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   const int P = mpi_size(comm), rank = mpi_rank(comm);
   validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts); });
+  if (device) {
+#if TORU_ENABLE_CUDA
+    gpu_ = gpu::make_context(comm);  // errc::no_device on every rank unless all have a GPU
+#else
+    validate_collectively(comm, [] {
+      throw error(errc::unsupported, "backend cufft: toru was built without CUDA (TORU_ENABLE_CUDA=OFF)");
+    });
+#endif
+  }
 
   const layout3d& L = lay_;
   comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1) : communicators(comm, 0, 0);
@@ -150,9 +163,17 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
   const std::int64_t region = std::max({L.alloc, n[0], n[1], n[1] * L.nc});
   region_bytes_ = (static_cast<std::size_t>(region) * sizeof(cpx) + 63) / 64 * 64;
-  own_ws_ = aligned_buffer(2 * region_bytes_);
-  void* scratch_a = own_ws_.get();
-  void* scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
+  void* scratch_a = nullptr;
+  void* scratch_b = nullptr;
+  if (gpu_) {
+#if TORU_ENABLE_CUDA
+    dev_ws_ = gpu::device_alloc(2 * region_bytes_);
+#endif
+  } else {
+    own_ws_ = aligned_buffer(2 * region_bytes_);
+    scratch_a = own_ws_.get();
+    scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
+  }
   const unsigned flags = fftw_flags(opts.planner);
   const int C = chunk_count(opts.chunks, opts.overlap);
   const MPI_Datatype type = mpi_type<cpx>();
@@ -165,9 +186,15 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                                           scratch_b);
   };
   auto whole = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) -> std::unique_ptr<step<T>> {
+#if TORU_ENABLE_CUDA
+    if (gpu_) return gpu::make_fft_step<T>(gpu_, kind, std::move(dims), units);
+#endif
     return std::make_unique<fft_step<T>>(fft(kind, dims, {units}, true), fft(kind, dims, {units}, false), units);
   };
   auto lines = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) -> std::unique_ptr<line_op<T>> {
+#if TORU_ENABLE_CUDA
+    if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, std::move(dims), chunk_batches(units, C));
+#endif
     return std::make_unique<fft_lines<T>>(fft(kind, std::move(dims), chunk_batches(units, C), true));
   };
   // Geometry of a transpose where axis a (full, length na) gets split by split_a and axis b
@@ -190,7 +217,13 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     }
     return g;
   };
-  auto transpose = [&](const comm_ptr& c, transpose_geometry g, std::unique_ptr<line_op<T>> op) {
+  auto transpose = [&](const comm_ptr& c, transpose_geometry g,
+                       std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
+#if TORU_ENABLE_CUDA
+    // The device exchange uses comm's own host workspace: nothing of it in the caller's.
+    if (gpu_)
+      return gpu::make_transpose<T>(gpu_, c, std::move(g), std::move(op), C, opts.overlap, type, opts.algorithm);
+#endif
     auto s = std::make_unique<transpose_step<T>>(c, std::move(g), std::move(op), C, opts.overlap, type, opts.algorithm);
     ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
     return s;
@@ -260,7 +293,8 @@ plan3d<T>::~plan3d() = default;
 
 template <class T>
 work_buffers plan3d<T>::buffers(void* ws) const {
-  char* base = static_cast<char*>(ws ? ws : own_ws_.get());
+  char* base = static_cast<char*>(ws ? ws : gpu_ ? dev_ws_.get() : own_ws_.get());
+  if (gpu_) return {base, base + region_bytes_, nullptr};
   // Without a caller workspace the exchange uses its own (null tells it so).
   return {base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};
 }
@@ -268,6 +302,23 @@ work_buffers plan3d<T>::buffers(void* ws) const {
 template <class T>
 void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
   const box3d& src_box = forward ? inbox() : outbox();
+  const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
+  const box3d& dst_box = forward ? outbox() : lay_.s0;
+#if TORU_ENABLE_CUDA
+  if (gpu_) {
+    gpu::expect_device_buffers(*gpu_, comm(), in, src_box.extent(), out, lay_.alloc, ws);
+    const work_buffers wb = buffers(ws);
+    const void* src = in;
+    for (const auto& st : forward ? fwd_ : bwd_) {
+      st->run(src, out, wb);
+      src = out;
+    }
+    if (s != scale::none)
+      gpu::scale<T>(*gpu_, static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
+    gpu::synchronize(*gpu_);  // blocking like the host backend: out is ready on return
+    return;
+  }
+#endif
   expect_buffers(comm(), in, src_box.extent(), out, lay_.alloc);
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
@@ -277,8 +328,6 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     src = out;
   }
   if (s != scale::none) {
-    const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
-    const box3d& dst_box = forward ? outbox() : lay_.s0;
     scale_array(static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
   }
 }

@@ -15,6 +15,10 @@
 
 namespace toru::fft::detail {
 
+namespace gpu {
+struct context;  // backend_cufft.hpp
+}
+
 /// Allocation through FFTW (SIMD-aligned), released on destruction.
 class aligned_buffer {
  public:
@@ -50,7 +54,8 @@ layout3d make_layout3d(int nranks, int rank, std::array<std::int64_t, 3> n, bool
 template <class T>
 class plan3d {
  public:
-  plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts);
+  /// device: the cufft backend (buffers, workspace and local FFTs on the current CUDA device).
+  plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts, bool device = false);
   ~plan3d();
 
   const layout3d& layout() const { return lay_; }
@@ -72,6 +77,8 @@ class plan3d {
   grid_comms comms_;
   std::size_t region_bytes_ = 0, ws_bytes_ = 0;
   aligned_buffer own_ws_;
+  std::shared_ptr<gpu::context> gpu_;  // cufft backend only
+  std::shared_ptr<void> dev_ws_;       // cufft backend: device send/receive regions
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
 };
 

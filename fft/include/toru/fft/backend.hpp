@@ -15,7 +15,9 @@ namespace toru::fft {
 
 /// FFTW 3 on the host (double: libfftw3, float: libfftw3f).
 struct fftw {};
-/// cuFFT on the device (buffers in CUDA device memory).
+/// cuFFT on the device: every buffer (in, out, workspace) is CUDA device or managed memory of the
+/// device current when the plan was built; local FFTs are cuFFT plans, exchanges go through
+/// toru::comm with device pointers (CUDA-aware MPI, or staged through pinned host memory).
 struct cufft {};
 
 template <class Backend>
@@ -31,13 +33,12 @@ struct backend_traits<fftw> {
 
 template <>
 struct backend_traits<cufft> {
-  // The distributed cuFFT path (device pack/unpack kernels and device-buffer exchanges) is not
-  // written yet; see docs/fft.md. Local cuFFT transforms are compiled when CUDA is found.
-  static constexpr bool enabled = false;
+  // Built when toru is built with CUDA (TORU_ENABLE_CUDA); plans then need a CUDA device on every
+  // rank (errc::no_device otherwise) and device buffers.
+  static constexpr bool enabled = TORU_ENABLE_CUDA != 0;
   static constexpr bool device_memory = true;
   static constexpr std::string_view name = "cufft";
-  static constexpr std::string_view why_disabled =
-      TORU_ENABLE_CUDA ? "the distributed cuFFT plans are not implemented yet" : "toru was built without CUDA";
+  static constexpr std::string_view why_disabled = TORU_ENABLE_CUDA ? "" : "toru was built without CUDA";
 };
 
 /// A tag type with a backend_traits specialisation.
