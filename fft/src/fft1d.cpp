@@ -12,7 +12,7 @@ local_layout1d local_size_1d(int nranks, int rank, std::int64_t n, const options
 
 template <precision T, backend B>
 fft1d<T, B>::fft1d(MPI_Comm comm, std::int64_t n, options1d opts)
-    : impl_(std::make_unique<detail::plan1d<T>>(comm, n, opts)) {}
+    : impl_(std::make_unique<detail::plan1d<T>>(comm, n, opts, backend_traits<B>::device_memory)) {}
 template <precision T, backend B>
 fft1d<T, B>::~fft1d() = default;
 template <precision T, backend B>
@@ -75,5 +75,9 @@ void fft1d<T, B>::backward(const complex_type* in, complex_type* out, void* ws, 
 
 template class fft1d<float, fftw>;
 template class fft1d<double, fftw>;
+#if TORU_ENABLE_CUDA
+template class fft1d<float, cufft>;
+template class fft1d<double, cufft>;
+#endif
 
 }  // namespace toru::fft

@@ -10,6 +10,9 @@
 #include "common.hpp"
 #include "split.hpp"
 #include "toru/core/mpi.hpp"
+#if TORU_ENABLE_CUDA
+#include "backend_cufft.hpp"
+#endif
 
 namespace toru::fft::detail {
 
@@ -84,7 +87,7 @@ class twiddle_fft final : public line_op<T> {
 }  // namespace
 
 template <class T>
-plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_(opts) {
+plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool device) : opts_(opts) {
   expect_agreement(comm, {{"n", n_},
                           {"options.n1", opts.n1},
                           {"options.output", static_cast<std::int64_t>(opts.output)},
@@ -93,6 +96,15 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
                           {"options.chunks", opts.chunks},
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   validate_collectively(comm, [&] { check_1d(n_, opts); });
+  if (device) {
+#if TORU_ENABLE_CUDA
+    gpu_ = gpu::make_context(comm);  // errc::no_device on every rank unless all have a GPU
+#else
+    validate_collectively(comm, [] {
+      throw error(errc::unsupported, "backend cufft: toru was built without CUDA (TORU_ENABLE_CUDA=OFF)");
+    });
+#endif
+  }
   comm_ = communicators(comm, 0, 0).all;
   const int P = comm_->size(), me = comm_->rank();
   const local_layout1d L = make_layout1d(P, me, n_, opts);
@@ -110,9 +122,17 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
   using cpx = std::complex<T>;
   const std::int64_t region = std::max({alloc, n1, n2});
   region_bytes_ = (static_cast<std::size_t>(region) * sizeof(cpx) + 63) / 64 * 64;
-  own_ws_ = aligned_buffer(2 * region_bytes_);
-  void* scratch_a = own_ws_.get();
-  void* scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
+  void* scratch_a = nullptr;
+  void* scratch_b = nullptr;
+  if (gpu_) {
+#if TORU_ENABLE_CUDA
+    dev_ws_ = gpu::device_alloc(2 * region_bytes_);
+#endif
+  } else {
+    own_ws_ = aligned_buffer(2 * region_bytes_);
+    scratch_a = own_ws_.get();
+    scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
+  }
   const unsigned flags = fftw_flags(opts.planner);
   const int C = chunk_count(opts.chunks, opts.overlap);
   const MPI_Datatype type = mpi_type<cpx>();
@@ -145,7 +165,12 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
     }
     return g;
   };
-  auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) {
+  auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
+#if TORU_ENABLE_CUDA
+    if (gpu_)
+      return gpu::make_transpose<T>(gpu_, comm_, geometry(na, nb), std::move(op), C, opts.overlap, type,
+                                    opts.algorithm);
+#endif
     auto s = std::make_unique<transpose_step<T>>(comm_, geometry(na, nb), std::move(op), C, opts.overlap, type,
                                                  opts.algorithm);
     ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
@@ -154,18 +179,36 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts) : opts_
   const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
   const std::int64_t rowsC = rowsA;  // k1 and n1 are split alike
 
+  // The line ops and the whole-stage FFT of either backend.
+  auto fft_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<line_op<T>> {
+#if TORU_ENABLE_CUDA
+    if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, {static_cast<int>(len)}, chunk_batches(rows, C));
+#endif
+    return std::make_unique<fft_lines<T>>(fft(kind, len, chunk_batches(rows, C), true));
+  };
+  auto twiddle_rows = [&](fft_kind kind, bool forward) -> std::unique_ptr<line_op<T>> {
+#if TORU_ENABLE_CUDA
+    if (gpu_) return gpu::make_twiddle_fft<T>(gpu_, n1, chunk_batches(rowsB, C), twiddle_, forward);
+#endif
+    return std::make_unique<twiddle_fft<T>>(fft(kind, n1, chunk_batches(rowsB, C), true), twiddle_, n1, forward);
+  };
+  auto whole_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<step<T>> {
+#if TORU_ENABLE_CUDA
+    if (gpu_) return gpu::make_fft_step<T>(gpu_, kind, {static_cast<int>(len)}, rows);
+#endif
+    return std::make_unique<fft_step<T>>(fft(kind, len, {rows}, true), fft(kind, len, {rows}, false), rows);
+  };
+
   // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
-  fwd_.push_back(transpose(
-      n2, n1, std::make_unique<twiddle_fft<T>>(fft(fwd, n1, chunk_batches(rowsB, C), true), twiddle_, n1, true)));
-  fwd_.push_back(transpose(n1, n2, std::make_unique<fft_lines<T>>(fft(fwd, n2, chunk_batches(rowsC, C), true))));
+  fwd_.push_back(transpose(n2, n1, twiddle_rows(fwd, true)));
+  fwd_.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));
   if (natural) fwd_.push_back(transpose(n2, n1, nullptr));
   // Backward: D -> C (FFT n2) when natural, or FFT n2 on C; C -> B (twiddle, FFT n1); B -> A.
   if (natural)
-    bwd_.push_back(transpose(n1, n2, std::make_unique<fft_lines<T>>(fft(bwd, n2, chunk_batches(rowsC, C), true))));
+    bwd_.push_back(transpose(n1, n2, fft_rows(bwd, n2, rowsC)));
   else
-    bwd_.push_back(std::make_unique<fft_step<T>>(fft(bwd, n2, {rowsC}, true), fft(bwd, n2, {rowsC}, false), rowsC));
-  bwd_.push_back(transpose(
-      n2, n1, std::make_unique<twiddle_fft<T>>(fft(bwd, n1, chunk_batches(rowsB, C), true), twiddle_, n1, false)));
+    bwd_.push_back(whole_rows(bwd, n2, rowsC));
+  bwd_.push_back(transpose(n2, n1, twiddle_rows(bwd, false)));
   bwd_.push_back(transpose(n1, n2, nullptr));
   ws_bytes_ += 2 * region_bytes_;
 }
@@ -175,6 +218,23 @@ plan1d<T>::~plan1d() = default;
 
 template <class T>
 void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+#if TORU_ENABLE_CUDA
+  if (gpu_) {
+    gpu::expect_device_buffers(*gpu_, comm(), in, forward ? in_count : out_count, out, alloc, ws);
+    char* base = static_cast<char*>(ws ? ws : dev_ws_.get());
+    const work_buffers wb{base, base + region_bytes_, nullptr};  // comm's own host workspace
+    const void* src = in;
+    for (const auto& st : forward ? fwd_ : bwd_) {
+      st->run(src, out, wb);
+      src = out;
+    }
+    if (s != scale::none)
+      gpu::scale<T>(*gpu_, static_cast<std::complex<T>*>(out), forward ? out_count : in_count,
+                    static_cast<T>(scale_factor(s, static_cast<double>(n))));
+    gpu::synchronize(*gpu_);
+    return;
+  }
+#endif
   expect_buffers(comm(), in, forward ? in_count : out_count, out, alloc);
   char* base = static_cast<char*>(ws ? ws : own_ws_.get());
   const work_buffers wb{base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};

@@ -16,7 +16,8 @@ namespace toru::fft::detail {
 template <class T>
 class plan1d {
  public:
-  plan1d(MPI_Comm comm, std::int64_t n, const options1d& opts);
+  /// device: the cufft backend (see plan3d).
+  plan1d(MPI_Comm comm, std::int64_t n, const options1d& opts, bool device = false);
   ~plan1d();
 
   std::int64_t n = 0, n1 = 0, n2 = 0;
@@ -32,6 +33,8 @@ class plan1d {
   comm_ptr comm_;
   std::size_t region_bytes_ = 0, ws_bytes_ = 0;
   aligned_buffer own_ws_;
+  std::shared_ptr<gpu::context> gpu_;     // cufft backend only
+  std::shared_ptr<void> dev_ws_;          // cufft backend: device send/receive regions
   std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
 };
