@@ -1,6 +1,6 @@
 // Device kernels of the cuFFT backend: pack / unpack around the all-to-all, six-step twiddle and
 // scaling. Grid-stride loops over 64-bit indices; the balanced split (split.hpp) is recomputed
-// per element so that no per-rank tables live on the device.
+// per element (backend_cufft_index.hpp) so that no per-rank tables live on the device.
 #include "backend_cufft_kernels.hpp"
 
 #include <algorithm>
@@ -20,37 +20,16 @@ struct vec2<double> {
   using type = double2;
 };
 
-__device__ inline std::int64_t part_start(std::int64_t n, int p, int r) {
-  const std::int64_t base = n / p, rem = n % p;
-  return r * base + (r < rem ? r : rem);
-}
-__device__ inline std::int64_t part_count(std::int64_t n, int p, int r) { return n / p + (r < n % p ? 1 : 0); }
-// The part holding index i of n split over p.
-__device__ inline int part_owner(std::int64_t n, int p, std::int64_t i) {
-  const std::int64_t base = n / p, rem = n % p, big = rem * (base + 1);
-  if (i < big) return static_cast<int>(i / (base + 1));
-  return static_cast<int>(rem + (i - big) / base);
-}
-
-// Send element e lies in block d where a = e / (T*B) is in d's part of axis a: within block d,
-// r = e - T*B*a0 = line*B + j with j < B, so r / (T*B) = line / T < A_d.
+// Index arithmetic: backend_cufft_index.hpp (shared with a CPU test).
 template <class C>
 __global__ void pack_kernel(pack_geometry g, std::int64_t B, const C* __restrict__ src, C* __restrict__ send) {
-  const std::int64_t total = g.T * g.na * B, tb = g.T * B;
+  const std::int64_t total = g.T * g.na * B;
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const int d = part_owner(g.na, g.q, e / tb);
-    const std::int64_t a0 = part_start(g.na, g.q, d), A = part_count(g.na, g.q, d);
-    const std::int64_t r = e - tb * a0, line = r / B, j = r % B;
-    const std::int64_t t = g.dst_t_outer ? line / A : line % g.T;
-    const std::int64_t a = g.dst_t_outer ? line % A : line / g.T;
-    const std::int64_t row = g.src_t_outer ? t * B + j : j * g.T + t;
-    send[e] = src[row * g.na + a0 + a];
+    send[e] = src[pack_source(g, B, e)];
   }
 }
 
-// Destination element (l, b): from source s owning b, whose block starts at L*b_start(s)
-// (L = T*A rows, the same for every source) and holds rows of B_s elements.
 template <class C>
 __global__ void unpack_kernel(pack_geometry g, std::int64_t L, std::int64_t l0, std::int64_t l1,
                               const C* __restrict__ recv, C* __restrict__ dst) {
@@ -58,9 +37,7 @@ __global__ void unpack_kernel(pack_geometry g, std::int64_t L, std::int64_t l0, 
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t l = l0 + e / g.nb, b = e % g.nb;
-    const int s = part_owner(g.nb, g.q, b);
-    const std::int64_t b0 = part_start(g.nb, g.q, s), Bs = part_count(g.nb, g.q, s);
-    dst[l * g.nb + b] = recv[L * b0 + l * Bs + (b - b0)];
+    dst[l * g.nb + b] = recv[unpack_source(g, L, l, b)];
   }
 }
 
@@ -94,10 +71,7 @@ unsigned blocks_for(std::int64_t n) {
 template <class T>
 cudaError_t launch_pack(const pack_geometry& g, const T* src, T* send, cudaStream_t stream) {
   using C = typename vec2<T>::type;
-  const std::int64_t B = [&] {
-    const std::int64_t base = g.nb / g.q, rem = g.nb % g.q;
-    return base + (g.me < rem ? 1 : 0);
-  }();
+  const std::int64_t B = balanced_count(g.nb, g.q, g.me);
   const std::int64_t total = g.T * g.na * B;
   if (total == 0) return cudaSuccess;
   pack_kernel<C>
@@ -109,7 +83,7 @@ template <class T>
 cudaError_t launch_unpack(const pack_geometry& g, const T* recv, T* dst, std::int64_t l0, std::int64_t l1,
                           cudaStream_t stream) {
   using C = typename vec2<T>::type;
-  const std::int64_t A = g.na / g.q + (g.me < g.na % g.q ? 1 : 0);
+  const std::int64_t A = balanced_count(g.na, g.q, g.me);
   const std::int64_t total = (l1 - l0) * g.nb;
   if (total <= 0) return cudaSuccess;
   unpack_kernel<C><<<blocks_for(total), threads, 0, stream>>>(g, g.T * A, l0, l1, reinterpret_cast<const C*>(recv),

@@ -7,14 +7,9 @@
 
 #include <cstdint>
 
-namespace toru::fft::detail::gpu {
+#include "backend_cufft_index.hpp"
 
-/// Geometry of a transpose (see transpose_geometry), with axes split by balanced blocks.
-struct pack_geometry {
-  std::int64_t T, na, nb;
-  int q, me;
-  bool src_t_outer, dst_t_outer;
-};
+namespace toru::fft::detail::gpu {
 
 /// Packs this rank's source rows into q blocks (block d at T*B*a_start(d), rows in d's order).
 template <class T>
