@@ -7,6 +7,7 @@
 
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
+#include "toru/comm/c_guard.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
@@ -20,28 +21,6 @@ struct toru_alltoall_plan_s {
 namespace {
 
 thread_local std::string last_error;
-
-// Runs f, turning any exception into a result code and remembering its message.
-template <class F>
-toru_result guarded(F&& f) noexcept {
-  try {
-    f();
-    last_error.clear();
-    return TORU_SUCCESS;
-  } catch (const toru::error& e) {
-    last_error = e.what();
-    return static_cast<toru_result>(static_cast<int>(e.code()));
-  } catch (const std::bad_alloc& e) {
-    last_error = e.what();
-    return TORU_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return TORU_ERROR_INTERNAL;
-  } catch (...) {
-    last_error = "unknown exception";
-    return TORU_ERROR_INTERNAL;
-  }
-}
 
 toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
   toru::comm::alltoall_options opts;
@@ -66,10 +45,12 @@ toru_result with_plan(toru_alltoall_plan plan, F&& f) noexcept {
     last_error = "plan: expected a plan from toru_alltoall_plan_create, got NULL";
     return TORU_ERROR_INVALID_ARGUMENT;
   }
-  return guarded([&] { std::visit(f, plan->plan); });
+  return toru::detail::c_guarded([&] { std::visit(f, plan->plan); });
 }
 
 }  // namespace
+
+void toru::detail::set_last_error(std::string message) { last_error = std::move(message); }
 
 extern "C" {
 
@@ -105,15 +86,17 @@ const char* toru_error_string(toru_result result) {
 
 const char* toru_last_error(void) { return last_error.c_str(); }
 
+
 toru_result toru_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
-  return guarded([&] { toru::comm::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
+  return toru::detail::c_guarded(
+      [&] { toru::comm::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
                            void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
                            MPI_Comm comm) {
-  return guarded([&] {
+  return toru::detail::c_guarded([&] {
     toru::comm::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   });
 }
@@ -125,7 +108,7 @@ toru_alltoall_options toru_alltoall_options_default(void) {
 toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype type,
                                       const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
-  return guarded([&] {
+  return toru::detail::c_guarded([&] {
     toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
     toru::comm::communicator c(comm, comm_options(options));
     toru::comm::alltoall_plan p(c, count, type, convert(options));
@@ -137,7 +120,7 @@ toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, co
                                        const int* recv_counts, const int* recv_displs, MPI_Datatype type,
                                        const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
-  return guarded([&] {
+  return toru::detail::c_guarded([&] {
     toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
     toru::validate_collectively(comm, [&] {
       toru::expect(send_counts && send_displs && recv_counts && recv_displs, "counts and displacements",
@@ -181,18 +164,18 @@ toru_result toru_alltoall_plan_chunks(toru_alltoall_plan plan, int* chunks) {
 }
 
 toru_result toru_alltoall_plan_destroy(toru_alltoall_plan plan) {
-  return guarded([&] { delete plan; });
+  return toru::detail::c_guarded([&] { delete plan; });
 }
 
 toru_result toru_alltoall_wisdom_save(MPI_Comm comm, const char* path) {
-  return guarded([&] {
+  return toru::detail::c_guarded([&] {
     toru::expect(path != nullptr, "path", "a file name", "NULL");
     toru::comm::save_wisdom(comm, path);
   });
 }
 
 toru_result toru_alltoall_wisdom_load(MPI_Comm comm, const char* path) {
-  return guarded([&] {
+  return toru::detail::c_guarded([&] {
     toru::expect(path != nullptr, "path", "a file name", "NULL");
     toru::comm::load_wisdom(comm, path);
   });

@@ -4,6 +4,7 @@
 #include <string>
 #include <variant>
 
+#include "toru/comm/c_guard.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/fft/fft1d.hpp"
@@ -17,29 +18,6 @@ struct toru_fft_plan_s {
 };
 
 namespace {
-
-thread_local std::string last_error;
-
-template <class F>
-toru_result guarded(F&& f) noexcept {
-  try {
-    f();
-    last_error.clear();
-    return TORU_SUCCESS;
-  } catch (const toru::error& e) {
-    last_error = e.what();
-    return static_cast<toru_result>(static_cast<int>(e.code()));
-  } catch (const std::bad_alloc& e) {
-    last_error = e.what();
-    return TORU_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return TORU_ERROR_INTERNAL;
-  } catch (...) {
-    last_error = "unknown exception";
-    return TORU_ERROR_INTERNAL;
-  }
-}
 
 toru_fft_options defaults() {
   toru_fft_options o{};
@@ -77,11 +55,11 @@ options1d convert1d(const toru_fft_options& o) {
 template <class Make>
 toru_result create(toru_fft_plan* plan, Make&& make) noexcept {
   if (!plan) {
-    last_error = "plan: expected a pointer to a toru_fft_plan, got NULL";
+    toru::detail::set_last_error("plan: expected a pointer to a toru_fft_plan, got NULL");
     return TORU_ERROR_INVALID_ARGUMENT;
   }
   *plan = nullptr;
-  return guarded([&] { *plan = make(); });
+  return toru::detail::c_guarded([&] { *plan = make(); });
 }
 
 toru_result plan3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
@@ -128,10 +106,10 @@ void to_c_1d(std::int64_t start, std::int64_t count, toru_fft_box* out) {
 template <class F>
 toru_result with_plan(toru_fft_plan plan, F&& f) noexcept {
   if (!plan) {
-    last_error = "plan: expected a plan from toru_fft_plan_*, got NULL";
+    toru::detail::set_last_error("plan: expected a plan from toru_fft_plan_*, got NULL");
     return TORU_ERROR_INVALID_ARGUMENT;
   }
-  return guarded([&] { std::visit(f, plan->plan); });
+  return toru::detail::c_guarded([&] { std::visit(f, plan->plan); });
 }
 
 template <class P>
@@ -215,7 +193,7 @@ toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_b
 toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
                                    const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
                                    long long* alloc) {
-  return guarded([&] {
+  return toru::detail::c_guarded([&] {
     const toru_fft_options o = options ? *options : defaults();
     int size = 0, rank = 0;
     toru::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
@@ -248,6 +226,6 @@ toru_result toru_fft_destroy(toru_fft_plan plan) {
   return TORU_SUCCESS;
 }
 
-const char* toru_fft_last_error(void) { return last_error.c_str(); }
+const char* toru_fft_last_error(void) { return toru_last_error(); }
 
 }  // extern "C"

@@ -194,7 +194,7 @@ toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction
 /* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
 toru_result toru_fft_destroy(toru_fft_plan plan);
 
-/* The full message of the last failed toru_fft_* call on this thread ("" if none). */
+/* The same as toru_last_error() (kept so that Fortran and early C callers keep linking). */
 const char* toru_fft_last_error(void);
 
 /* Fortran entry points (used by the toru_fft module): the communicator as a Fortran handle. */

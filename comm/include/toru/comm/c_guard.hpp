@@ -1,0 +1,40 @@
+// For implementers of toru's C API (comm, fft): runs C++ code behind a C function, turning any
+// exception into a toru_result and keeping its message for toru_last_error(). Not for users.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "toru/core/error.hpp"
+#include "toru/toru.h"
+
+namespace toru::detail {
+
+/// Stores the message that toru_last_error() returns on this thread ("" after a success).
+void set_last_error(std::string message);
+
+/// Calls f(); returns TORU_SUCCESS, or the result code of what it threw. noexcept: no exception
+/// crosses the C boundary.
+template <class F>
+toru_result c_guarded(F&& f) noexcept {
+  try {
+    f();
+    set_last_error({});
+    return TORU_SUCCESS;
+  } catch (const toru::error& e) {
+    set_last_error(e.what());
+    return static_cast<toru_result>(static_cast<int>(e.code()));
+  } catch (const std::bad_alloc& e) {
+    set_last_error(e.what());
+    return TORU_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+    return TORU_ERROR_INTERNAL;
+  } catch (...) {
+    set_last_error("unknown exception");
+    return TORU_ERROR_INTERNAL;
+  }
+}
+
+}  // namespace toru::detail
