@@ -167,6 +167,8 @@ TEST(FftGpu, R2c3dMatchesFftw) {
     device_array<cpx> b(alloc);
     a.upload(x);
     dev.forward(a.p, b.p);
+    // The fft3d_r2c contract: out of place leaves the input intact (cuFFT's r2c must not clobber it).
+    EXPECT_EQ(a.download(2 * alloc), x) << "out-of-place r2c changed its input";
     EXPECT_LT(rel_error(b.download(nout), head(want, nout)),
               toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2])));
     device_array<double> c(2 * alloc);
