@@ -136,6 +136,13 @@ void expect_device_buffers(const context& ctx, MPI_Comm comm, const void* in, st
                                 "cudaMallocManaged), got {}",
                                 name, ctx.device, what));
     };
+    // Kernels launch on the current device; the plan's stream and cuFFT plans belong to its own.
+    int current = -1;
+    check_cuda(cudaGetDevice(&current), "cudaGetDevice");
+    if (current != ctx.device)
+      throw error(errc::invalid_argument,
+                  fmt::format("current CUDA device: expected device {} (the plan was built there), got device {}",
+                              ctx.device, current));
     check("in", in, in_elems);
     check("out", out, out_elems);
     if (ws) check("ws", ws, 1);
