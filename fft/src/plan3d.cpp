@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "slab_vector_step.hpp"
 #include "split.hpp"
 #include "toru/core/mpi.hpp"
 #if TORU_ENABLE_CUDA
@@ -121,12 +122,26 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
     L.s2 = make_box({0, part_start(n[1], p0, r0), part_start(nc, p1, r1)},
                     {n[0], part_count(n[1], p0, r0), part_count(nc, p1, r1)}, {2, 1, 0});
   }
+  // Natural-order slabs: the middle layout of FFTW-MPI, [i0][i1 part][i2], when the strided FFT
+  // along axis 0 is one pass of an FFTW codelet. That layout moves whole rows of axis 2 (no
+  // element-wise transpose, no unpack after the first exchange) and costs a strided axis-0 FFT.
+  // Measured on the 2-core development machine (FFTW 3.3.10, FFTW_ESTIMATE, docs/benchmarks.md):
+  // 4096 strided FFTs of 128 points take 1.7 ms against 0.6 ms contiguous, while the two element-wise
+  // transposes they replace take 1.5-2 ms each; at 256 points FFTW splits the strided transform
+  // into Cooley-Tukey passes over the strided data and it takes 204 ms against 7.6 ms contiguous.
+  // 128 is FFTW's largest SIMD no-twiddle codelet (n1fv_128), hence the bound. n1 >= P keeps every
+  // rank busy in the middle layout.
+  constexpr std::int64_t max_strided_axis0 = 128;
+  if (L.decomp == decomposition::slab && o.output == order::natural && n[1] >= P && n[0] <= max_strided_axis0) {
+    L.vector_mid = true;
+    L.mid = make_box({0, part_start(n[1], P, rank), 0}, {n[0], part_count(n[1], P, rank), nc}, {0, 1, 2});
+  }
   L.real_in = L.s0;
   if (r2c) {
     L.real_in.size[2] = n[2];
     L.real_in.row_stride = 2 * nc;
   }
-  L.alloc = std::max({L.s0.extent(), L.s1.extent(), L.s2.extent(), std::int64_t{1}});
+  L.alloc = std::max({L.s0.extent(), L.s1.extent(), L.s2.extent(), L.mid.extent(), std::int64_t{1}});
   return L;
 }
 
@@ -245,14 +260,27 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
       const std::int64_t group = op ? n1 : 1;  // whole planes for the 2D FFTs
       return transpose(c, geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
     };
-    fwd_.push_back(whole(first_fwd, {in1, in2}, planes));
-    fwd_.push_back(x02(lines(fwd, {in0}, rows2)));
-    if (natural) fwd_.push_back(x20(nullptr));
-    if (natural)
-      bwd_.push_back(x02(lines(bwd, {in0}, rows2)));
-    else
-      bwd_.push_back(whole(bwd, {in0}, rows2));
-    bwd_.push_back(x20(lines(last_bwd, {in1, in2}, planes)));
+    // Host plans only (own_ws_ is the host workspace): device plans keep the transposing steps.
+    if (L.vector_mid && own_ws_.get() != nullptr) {
+      auto mid = [&](bool forward, std::unique_ptr<line_op<T>> op) {
+        auto st = std::make_unique<slab_vector_step<T>>(c, me, n0, n1, nc, forward, flags, scratch_a, std::move(op),
+                                                        type, opts.algorithm);
+        ws_bytes_ = std::max(ws_bytes_, st->workspace_size());
+        return st;
+      };
+      fwd_.push_back(whole(first_fwd, {in1, in2}, planes));
+      fwd_.push_back(mid(true, nullptr));
+      bwd_.push_back(mid(false, lines(last_bwd, {in1, in2}, planes)));
+    } else {
+      fwd_.push_back(whole(first_fwd, {in1, in2}, planes));
+      fwd_.push_back(x02(lines(fwd, {in0}, rows2)));
+      if (natural) fwd_.push_back(x20(nullptr));
+      if (natural)
+        bwd_.push_back(x02(lines(bwd, {in0}, rows2)));
+      else
+        bwd_.push_back(whole(bwd, {in0}, rows2));
+      bwd_.push_back(x20(lines(last_bwd, {in1, in2}, planes)));
+    }
   } else {
     const comm_ptr &row = comms_.row, &col = comms_.col;
     const std::int64_t rows0 = L.s0.size[0] * L.s0.size[1], rows1 = L.s1.size[0] * L.s1.size[2],

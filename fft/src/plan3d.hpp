@@ -45,6 +45,10 @@ struct layout3d {
   int p0 = 1, p1 = 1, r0 = 0, r1 = 0;
   box3d s0, s1, s2;  // complex layouts; s1 unused for slabs
   box3d real_in;     // r2c: padded real s0
+  // Natural-order slab through FFTW-MPI's middle layout [i0][i1 part][i2] (slab_vector_step);
+  // see make_layout3d for when.
+  bool vector_mid = false;
+  box3d mid;
   std::int64_t alloc = 0;
 };
 

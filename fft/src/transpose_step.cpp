@@ -1,8 +1,13 @@
+// The transposes of the FFT plans: transpose_step (element-wise, chunked, overlapped) and
+// slab_vector_step (whole rows, FFTW-MPI's slab layout).
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include <fmt/format.h>
 
+#include "slab_vector_step.hpp"
+#include "split.hpp"
 #include "steps.hpp"
 #include "toru/core/error.hpp"
 
@@ -113,5 +118,112 @@ void transpose_step<T>::run(const void* src, void* dst, const work_buffers& ws) 
 
 template class transpose_step<float>;
 template class transpose_step<double>;
+
+// slab_vector_step (slab_vector_step.hpp) lives here too: it is the other kind of transpose.
+namespace {
+int as_count(std::int64_t v, const char* what) {
+  if (v > INT_MAX)
+    throw error(errc::unsupported,
+                fmt::format("{}: {} elements exceed the 2^31-1 an MPI count can hold; use more ranks", what, v));
+  return static_cast<int>(v);
+}
+}  // namespace
+
+template <class T>
+slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w,
+                                      bool forward, unsigned flags, void* scratch, std::unique_ptr<line_op<T>> op,
+                                      MPI_Datatype type, comm::alltoall_algorithm algorithm)
+    : n0_(n0), n1_(n1), w_(w), op_(std::move(op)) {
+  const int P = comm->size();
+  for (int r = 0; r < P; ++r) {
+    a_start_.push_back(part_start(n1, P, r));
+    a_count_.push_back(part_count(n1, P, r));
+    b_start_.push_back(part_start(n0, P, r));
+    b_count_.push_back(part_count(n0, P, r));
+  }
+  B_ = b_count_[me];  // i0 planes of S0 here
+  A_ = a_count_[me];  // i1 rows of M here
+  // S0 -> M: to d goes [i0 here][i1 of d][w], packed; from s comes [i0 of s][i1 here][w], which
+  // lands at its place in M, so nothing is unpacked. M -> S0: the reverse; what goes to d is one
+  // contiguous range of M, so nothing is packed.
+  std::vector<int> sc(P), sd(P), rc(P), rd(P), sc2(P), sd2(P), rc2(P), rd2(P);
+  std::int64_t packed = 0, back = 0;
+  for (int r = 0; r < P; ++r) {
+    pack_displ_.push_back(packed);
+    sd[r] = as_count(packed, "send displacement");
+    sc[r] = as_count(B_ * a_count_[r] * w, "send count");
+    packed += B_ * a_count_[r] * w;
+    rd[r] = as_count(b_start_[r] * A_ * w, "receive displacement");
+    rc[r] = as_count(b_count_[r] * A_ * w, "receive count");
+    sd2[r] = rd[r];
+    sc2[r] = rc[r];
+    rd2[r] = as_count(back, "receive displacement");
+    rc2[r] = sc[r];
+    back += B_ * a_count_[r] * w;
+  }
+  to_mid_ = std::make_unique<exchange>(comm, std::move(sc), std::move(sd), std::move(rc), std::move(rd), type, 1, false,
+                                       algorithm);
+  to_slab_ = std::make_unique<exchange>(std::move(comm), std::move(sc2), std::move(sd2), std::move(rc2), std::move(rd2),
+                                        type, 1, false, algorithm);
+  const std::int64_t v = A_ * w;
+  if (v > 0) {
+    const int n = static_cast<int>(n0), vi = as_count(v, "axis-0 FFT vector");
+    auto* s = static_cast<typename api::cpx*>(scratch);
+    const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
+    fft0_ = api::many_dft(1, &n, vi, s, nullptr, vi, 1, s, nullptr, vi, 1, sign, flags);
+    fft0_unaligned_ =
+        api::many_dft(1, &n, vi, s, nullptr, vi, 1, s, nullptr, vi, 1, sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    if (!fft0_ || !fft0_unaligned_)
+      throw error(errc::fftw, fmt::format("FFTW could not plan {} strided transforms of size {}", v, n0));
+  }
+}
+
+template <class T>
+slab_vector_step<T>::~slab_vector_step() {
+  if (fft0_) api::destroy(fft0_);
+  if (fft0_unaligned_) api::destroy(fft0_unaligned_);
+}
+
+template <class T>
+std::size_t slab_vector_step<T>::workspace_size() const {
+  return std::max(to_mid_->workspace_size(), to_slab_->workspace_size());
+}
+
+template <class T>
+void slab_vector_step<T>::run(const void* src_v, void* dst_v, const work_buffers& ws) const {
+  const auto* src = static_cast<const cpx*>(src_v);
+  auto* dst = static_cast<cpx*>(dst_v);
+  auto* send = static_cast<cpx*>(ws.send);
+  auto* recv = static_cast<cpx*>(ws.recv);
+  const int P = static_cast<int>(a_count_.size());
+  const std::int64_t row = n1_ * w_;  // one i0 plane of S0
+  // Runs of a_count * w contiguous points: a copy at memory speed, no element transpose.
+  for (int d = 0; d < P; ++d) {
+    const std::int64_t run = a_count_[d] * w_;
+    if (run == 0) continue;
+    for (std::int64_t j = 0; j < B_; ++j)
+      std::memcpy(static_cast<void*>(send + pack_displ_[d] + j * run), src + j * row + a_start_[d] * w_,
+                  static_cast<std::size_t>(run) * sizeof(cpx));
+  }
+  to_mid_->execute(send, dst, ws.comm, [](int, int) {});
+  if (fft0_) {
+    const bool aligned = api::alignment_of(dst) == 0;
+    api::execute_dft(aligned ? fft0_ : fft0_unaligned_, dst, dst);
+  }
+  to_slab_->execute(dst, recv, ws.comm, [&](int, int) {
+    std::int64_t off = 0;
+    for (int s = 0; s < P; ++s) {
+      const std::int64_t run = a_count_[s] * w_;
+      for (std::int64_t j = 0; j < B_ && run > 0; ++j)
+        std::memcpy(static_cast<void*>(dst + j * row + a_start_[s] * w_), recv + off + j * run,
+                    static_cast<std::size_t>(run) * sizeof(cpx));
+      off += B_ * run;
+    }
+    if (op_) op_->apply(dst, 0, B_);
+  });
+}
+
+template class slab_vector_step<float>;
+template class slab_vector_step<double>;
 
 }  // namespace toru::fft::detail
