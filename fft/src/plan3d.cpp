@@ -260,8 +260,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
       const std::int64_t group = op ? n1 : 1;  // whole planes for the 2D FFTs
       return transpose(c, geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
     };
-    // Host plans only (own_ws_ is the host workspace): device plans keep the transposing steps.
-    if (L.vector_mid && own_ws_.get() != nullptr) {
+    // Host plans only: device plans keep the transposing steps (their kernels cover that geometry).
+    if (L.vector_mid && !gpu_) {
       auto mid = [&](bool forward, std::unique_ptr<line_op<T>> op) {
         auto st = std::make_unique<slab_vector_step<T>>(c, me, n0, n1, nc, forward, flags, scratch_a, std::move(op),
                                                         type, opts.algorithm);
