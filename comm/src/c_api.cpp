@@ -86,7 +86,6 @@ const char* toru_error_string(toru_result result) {
 
 const char* toru_last_error(void) { return last_error.c_str(); }
 
-
 toru_result toru_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
   return toru::detail::c_guarded(

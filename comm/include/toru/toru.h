@@ -188,8 +188,8 @@ toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes);
  * backward returns reals (the real output buffer holds 2*alloc reals). */
 toru_result toru_fft_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
                              void* out);
-toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
-                                const void* in, void* out, void* ws);
+toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                                void* out, void* ws);
 
 /* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
 toru_result toru_fft_destroy(toru_fft_plan plan);
@@ -198,8 +198,8 @@ toru_result toru_fft_destroy(toru_fft_plan plan);
 const char* toru_fft_last_error(void);
 
 /* Fortran entry points (used by the toru_fft module): the communicator as a Fortran handle. */
-toru_result toru_fft_plan_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
-                               const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
+                               toru_fft_plan* plan);
 toru_result toru_fft_plan_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
                                    const toru_fft_options* options, toru_fft_plan* plan);
 toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
