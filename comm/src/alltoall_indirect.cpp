@@ -214,10 +214,11 @@ struct indirect_run {
   // one at a time the bottleneck links idle between chunks while the slowest peer finishes.
   static constexpr int window = 3;
 
-  // One thread: A(c+1) and up to `window` B's are in flight while this thread packs and copies.
-  void single_threaded() const {
-    std::vector<MPI_Request> a(static_cast<std::size_t>(C), MPI_REQUEST_NULL), b(a);
-    int finished = 0;
+  // The caller's side of the pipeline, shared by both drivers: pack and phase A run one chunk
+  // ahead; once chunk c has crossed phase A and been transposed, `phase_b(c)` hands it on.
+  template <class F>
+  void pack_and_phase_a(F&& phase_b) const {
+    std::vector<MPI_Request> a(static_cast<std::size_t>(C), MPI_REQUEST_NULL);
     pack(0);
     post_a(0, &a[0]);
     for (int c = 0; c < C; ++c) {
@@ -228,12 +229,21 @@ struct indirect_run {
       }
       wait_politely(&a[uc], "MPI_Test (phase A)", may_sleep);
       transpose(c);
-      post_b(c, &b[uc]);
+      phase_b(c);
+    }
+  }
+
+  // One thread: A(c+1) and up to `window` B's are in flight while this thread packs and copies.
+  void single_threaded() const {
+    std::vector<MPI_Request> b(static_cast<std::size_t>(C), MPI_REQUEST_NULL);
+    int finished = 0;
+    pack_and_phase_a([&](int c) {
+      post_b(c, &b[static_cast<std::size_t>(c)]);
       while (c + 1 - finished >= window) {
         wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)", may_sleep);
         finish(finished++);
       }
-    }
+    });
     while (finished < C) {
       wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)", may_sleep);
       finish(finished++);
@@ -294,20 +304,10 @@ struct indirect_run {
       while (finished < done) finish(finished++);
     };
     try {
-      std::vector<MPI_Request> a(static_cast<std::size_t>(C), MPI_REQUEST_NULL);
-      pack(0);
-      post_a(0, &a[0]);
-      for (int c = 0; c < C; ++c) {
-        const auto uc = static_cast<std::size_t>(c);
-        if (c + 1 < C) {
-          pack(c + 1);
-          post_a(c + 1, &a[uc + 1]);
-        }
-        wait_politely(&a[uc], "MPI_Test (phase A)", may_sleep);
-        transpose(c);
+      pack_and_phase_a([&](int c) {
         submit_b(c);
         drain(0);
-      }
+      });
       drain(C);
     } catch (...) {
       // The worker may still be sending from our buffers: let it complete what it posted.

@@ -55,21 +55,17 @@ communicator::communicator(MPI_Comm comm, communicator_options opts) : state_(st
   if (spec.empty())
     if (const char* env = std::getenv("TORU_TORUS")) spec = env;
 
+  std::optional<topology::torus> given;
+  validate_collectively(comm, [&] {
+    expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
+           std::to_string(opts.threads));
+    if (!spec.empty()) given = topology::torus::parse(spec);
+  });
   std::optional<topology::mapping> m;
-  if (!spec.empty()) {
-    std::optional<topology::torus> shape;
-    validate_collectively(comm, [&] {
-      expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
-             std::to_string(opts.threads));
-      shape = topology::torus::parse(spec);
-    });
-    m = topology::make_mapping(comm, *shape, opts.order);
+  if (given) {
+    m = topology::make_mapping(comm, *given, opts.order);
     s.torus_given = true;
   } else {
-    validate_collectively(comm, [&] {
-      expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
-             std::to_string(opts.threads));
-    });
     m = topology::derive_mapping(comm);
     if (!opts.order.empty()) m = topology::make_mapping(comm, m->shape(), opts.order);
   }
