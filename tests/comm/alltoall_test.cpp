@@ -126,6 +126,10 @@ TEST_P(alltoall_all, chunk_hook_sees_every_chunk_once_in_order_with_its_data) {
   };
   alltoall_plan plan(comm, count, MPI_LONG_LONG, opts);
   plan.execute(in.data(), out.data());
+  // The plan must honour the requested chunking where the algorithm pipelines (direct, indirect);
+  // the others run as one chunk. Checked independently of plan.chunks(), which the list below uses.
+  const bool chunked = algorithm == alltoall_algorithm::direct || algorithm == alltoall_algorithm::indirect;
+  EXPECT_EQ(plan.chunks(), chunked ? chunks : 1);
   std::vector<int> expected(static_cast<std::size_t>(plan.chunks()));
   for (int c = 0; c < plan.chunks(); ++c) expected[static_cast<std::size_t>(c)] = c;
   EXPECT_EQ(seen, expected);

@@ -97,7 +97,7 @@ TEST(measure, all_ranks_agree_and_wisdom_round_trips) {
 }
 
 TEST(decision, described_asymmetric_torus_picks_indirect_for_large_blocks) {
-  if (toru::test::nranks() != 4) GTEST_SKIP() << "uses a 1x4 torus with a slow long axis: 4 ranks";
+  if (toru::test::nranks() != 4) GTEST_SKIP() << "uses a 2x2 torus with a slow second axis: 4 ranks";
   toru::comm::communicator comm(MPI_COMM_WORLD, {.torus = "2[bw=1GB/s]x2[bw=100MB/s]"});
   toru::comm::alltoall_plan big(comm, 1 << 16, MPI_DOUBLE);
   EXPECT_EQ(big.algorithm(), alltoall_algorithm::indirect);

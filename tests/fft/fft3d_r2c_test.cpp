@@ -26,6 +26,10 @@ void check_r2c(N3 n, decomposition d, order o, bool in_place) {
     plan = std::make_unique<toru::fft::fft3d_r2c<T>>(MPI_COMM_WORLD, n, toru::fft::options3d{.decomp = d, .output = o});
   } catch (const toru::error& e) {
     EXPECT_NE(d, decomposition::automatic) << e.what();
+    EXPECT_EQ(e.code(), toru::errc::invalid_argument) << e.what();
+    // Independent of toru's own rule: with every (complex-side) extent >= the rank count, both fit.
+    const std::int64_t P = toru::test::nranks();
+    EXPECT_FALSE(n[0] >= P && n[1] >= P && n[2] / 2 + 1 >= P) << "refused a decomposition that fits: " << e.what();
     return;
   }
   const N3 nh{n[0], n[1], n[2] / 2 + 1};

@@ -45,6 +45,9 @@ bool make_plan(std::unique_ptr<Plan>& plan, N3 n, toru::fft::options3d o) {
   } catch (const toru::error& e) {
     EXPECT_NE(o.decomp, decomposition::automatic) << e.what();
     EXPECT_EQ(e.code(), toru::errc::invalid_argument) << e.what();
+    // Independent of toru's own rule: with every extent >= the rank count, slab and pencil both fit.
+    const std::int64_t P = toru::test::nranks();
+    EXPECT_FALSE(n[0] >= P && n[1] >= P && n[2] >= P) << "refused a decomposition that fits: " << e.what();
     return false;
   }
 }
@@ -168,6 +171,10 @@ TEST(Fft3d, LocalSizeQueryMatchesPlanAndTilesTheArray) {
       EXPECT_EQ(lay.in.size, plan.inbox().size);
       EXPECT_EQ(lay.out.low, plan.outbox().low);
       EXPECT_EQ(lay.out.order, plan.outbox().order);
+      EXPECT_EQ(lay.out.size, plan.outbox().size);
+      EXPECT_EQ(lay.in.order, plan.inbox().order);
+      EXPECT_EQ(lay.in.row_stride, plan.inbox().row_stride);
+      EXPECT_EQ(lay.out.row_stride, plan.outbox().row_stride);
       EXPECT_EQ(lay.alloc, plan.alloc_size());
       // Every point is owned exactly once: the sums of counts and of global indices match.
       std::int64_t mine[4] = {plan.inbox().count(), 0, plan.outbox().count(), 0}, all[4];

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "toru/core/error.hpp"
 #include "toru/swap/graph.hpp"
 #include "toru/swap/models.hpp"
@@ -22,7 +24,7 @@ double product_macs(const ts::graph& g) {
 
 const ts::op& find_op(const ts::graph& g, const std::string& name) {
   auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const ts::op& o) { return o.name == name; });
-  EXPECT_NE(it, g.ops.end()) << name;
+  if (it == g.ops.end()) throw std::runtime_error("no op named " + name);
   return *it;
 }
 
@@ -130,6 +132,7 @@ TEST(models, bad_input_is_rejected) {
   EXPECT_THROW(ts::build_model("alexnet", {.height = 16, .width = 16}), toru::error);   // below the window
   try {
     ts::build_model("nosuch", {});
+    ADD_FAILURE() << "no error for an unknown model";
   } catch (const toru::error& e) {
     EXPECT_NE(e.message().find("resnet50"), std::string::npos) << "error should list the known models";
   }

@@ -85,6 +85,7 @@ TEST_P(budgets, tuned_plans_never_exceed_the_budget) {
   const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 96}));
   const auto o = on(GetParam());
   double swap_time = -1, hybrid_time = -1;
+  int fitted = 0;
   for (auto s : {ts::strategy::none, ts::strategy::swap, ts::strategy::recompute, ts::strategy::hybrid,
                  ts::strategy::automatic}) {
     try {
@@ -95,6 +96,7 @@ TEST_P(budgets, tuned_plans_never_exceed_the_budget) {
       const auto again = ts::simulate(p.p, o.device, o.sim);
       EXPECT_EQ(again.peak_bytes, p.result.peak_bytes);
       EXPECT_GE(p.result.step_seconds, p.result.global_bound_seconds * (1 - 1e-9));
+      ++fitted;
       if (s == ts::strategy::swap) swap_time = p.result.step_seconds;
       if (s == ts::strategy::hybrid) hybrid_time = p.result.step_seconds;
       if (s == ts::strategy::recompute) {
@@ -104,6 +106,10 @@ TEST_P(budgets, tuned_plans_never_exceed_the_budget) {
       EXPECT_EQ(e.code(), toru::errc::out_of_memory) << e.what();
       EXPECT_NE(e.message().find("needs at least"), std::string::npos);
     }
+  }
+  // With 9 GiB and more, something must fit: a tuner that always reports out_of_memory fails here.
+  if (GetParam() >= 9.0) {
+    EXPECT_GT(fitted, 0);
   }
   if (swap_time > 0 && hybrid_time > 0) {
     EXPECT_LE(hybrid_time, swap_time * (1 + 1e-9));
