@@ -34,6 +34,8 @@ class exchange {
   std::size_t workspace_size() const;
   /// Collective. Calls on_chunk(c, nchunks) for every chunk in increasing order.
   void execute(const void* send, void* recv, void* ws, const chunk_fn& on_chunk) const;
+  /// The algorithm toru::comm chose (or was told) for this exchange.
+  comm::alltoall_algorithm algorithm() const;
   /// A short description ("toru::comm indirect x4 (overlapped)", ...).
   std::string describe() const;
 

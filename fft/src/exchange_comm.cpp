@@ -8,8 +8,6 @@
 
 namespace toru::fft::detail {
 
-namespace {}  // namespace
-
 struct exchange::impl {
   comm_ptr comm;
   std::unique_ptr<comm::alltoallv_plan> plan;
@@ -38,6 +36,8 @@ exchange::exchange(comm_ptr c, std::vector<int> send_counts, std::vector<int> se
 exchange::~exchange() = default;
 
 std::size_t exchange::workspace_size() const { return impl_->plan->workspace_size(); }
+
+comm::alltoall_algorithm exchange::algorithm() const { return impl_->plan->algorithm(); }
 
 std::string exchange::describe() const {
   return fmt::format("toru::comm {} x{}{}", comm::to_string(impl_->plan->algorithm()), impl_->plan->chunks(),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exchange.hpp"
+#include "exchange_typed.hpp"
 #include "fftw_api.hpp"
 #include "local_fft.hpp"
 #include "steps.hpp"
@@ -22,6 +23,9 @@ namespace toru::fft::detail {
 /// planes of S0 (unit = one i0 plane of n1 * w elements). w = complex points along axis 2.
 /// The axis-0 FFTs need every source's whole block, so nothing overlaps the first exchange; the
 /// second one is run whole too, as its source (dst) is written by the unpack.
+/// Where toru::comm picks MPI's own all-to-all (direct) for these exchanges, they run as
+/// MPI_Alltoallw with strided-row datatypes instead: M lives in the receive region, and neither
+/// the pack before the first exchange nor the unpack after the second copies anything.
 template <class T>
 class slab_vector_step final : public step<T> {
  public:
@@ -39,7 +43,8 @@ class slab_vector_step final : public step<T> {
   std::vector<std::int64_t> a_start_, a_count_, b_start_, b_count_;
   std::vector<std::int64_t> pack_displ_;  // per destination, in the packed send region
   std::unique_ptr<line_op<T>> op_;
-  std::unique_ptr<exchange> to_mid_, to_slab_;
+  std::unique_ptr<exchange> to_mid_, to_slab_;        // packed blocks through toru::comm
+  std::unique_ptr<typed_exchange> to_mid_w_, to_slab_w_;  // or strided rows through MPI_Alltoallw
   typename api::plan fft0_ = nullptr, fft0_unaligned_ = nullptr;
 };
 

@@ -163,8 +163,20 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
   }
   to_mid_ = std::make_unique<exchange>(comm, std::move(sc), std::move(sd), std::move(rc), std::move(rd), type, 1, false,
                                        algorithm);
-  to_slab_ = std::make_unique<exchange>(std::move(comm), std::move(sc2), std::move(sd2), std::move(rc2), std::move(rd2),
-                                        type, 1, false, algorithm);
+  if (to_mid_->algorithm() == comm::alltoall_algorithm::direct) {
+    // S0 rows of d's i1 part straight to d; M blocks are contiguous ranges; and back.
+    std::vector<strided_block> rows(P), blocks(P);
+    for (int r = 0; r < P; ++r) {
+      rows[r] = {.offset = a_start_[r] * w, .rows = B_, .row_elems = a_count_[r] * w, .stride = n1 * w};
+      blocks[r] = {.offset = b_start_[r] * A_ * w, .rows = 1, .row_elems = b_count_[r] * A_ * w, .stride = 0};
+    }
+    to_mid_.reset();
+    to_mid_w_ = std::make_unique<typed_exchange>(comm, rows, blocks, type);
+    to_slab_w_ = std::make_unique<typed_exchange>(std::move(comm), blocks, rows, type);
+  } else {
+    to_slab_ = std::make_unique<exchange>(std::move(comm), std::move(sc2), std::move(sd2), std::move(rc2),
+                                          std::move(rd2), type, 1, false, algorithm);
+  }
   const std::int64_t v = A_ * w;
   if (v > 0) {
     const int n = static_cast<int>(n0), vi = as_count(v, "axis-0 FFT vector");
@@ -186,7 +198,7 @@ slab_vector_step<T>::~slab_vector_step() {
 
 template <class T>
 std::size_t slab_vector_step<T>::workspace_size() const {
-  return std::max(to_mid_->workspace_size(), to_slab_->workspace_size());
+  return to_mid_ ? std::max(to_mid_->workspace_size(), to_slab_->workspace_size()) : 0;
 }
 
 template <class T>
@@ -197,6 +209,16 @@ void slab_vector_step<T>::run(const void* src_v, void* dst_v, const work_buffers
   auto* recv = static_cast<cpx*>(ws.recv);
   const int P = static_cast<int>(a_count_.size());
   const std::int64_t row = n1_ * w_;  // one i0 plane of S0
+  auto fft0 = [&](cpx* m) {
+    if (fft0_) api::execute_dft(api::alignment_of(m) == 0 ? fft0_ : fft0_unaligned_, m, m);
+  };
+  if (to_mid_w_) {
+    to_mid_w_->execute(src, recv);
+    fft0(recv);
+    to_slab_w_->execute(recv, dst);
+    if (op_) op_->apply(dst, 0, B_);
+    return;
+  }
   // Runs of a_count * w contiguous points: a copy at memory speed, no element transpose.
   for (int d = 0; d < P; ++d) {
     const std::int64_t run = a_count_[d] * w_;
@@ -206,10 +228,7 @@ void slab_vector_step<T>::run(const void* src_v, void* dst_v, const work_buffers
                   static_cast<std::size_t>(run) * sizeof(cpx));
   }
   to_mid_->execute(send, dst, ws.comm, [](int, int) {});
-  if (fft0_) {
-    const bool aligned = api::alignment_of(dst) == 0;
-    api::execute_dft(aligned ? fft0_ : fft0_unaligned_, dst, dst);
-  }
+  fft0(dst);
   to_slab_->execute(dst, recv, ws.comm, [&](int, int) {
     std::int64_t off = 0;
     for (int s = 0; s < P; ++s) {
