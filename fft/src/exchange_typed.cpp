@@ -14,17 +14,20 @@ namespace {
 MPI_Datatype block_type(const strided_block& b, MPI_Datatype type) {
   MPI_Aint lb = 0, extent = 0;
   check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
-  if (b.rows > INT32_MAX || b.row_elems > INT32_MAX)
-    throw error(errc::unsupported, fmt::format("exchange block of {} rows of {} elements: an MPI count holds at most "
-                                               "2^31-1; use more ranks",
-                                               b.rows, b.row_elems));
-  MPI_Datatype rows = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
-  check_mpi(MPI_Type_create_hvector(static_cast<int>(b.rows), static_cast<int>(b.row_elems), b.stride * extent, type,
-                                    &rows),
+  if (b.outer > INT32_MAX || b.inner > INT32_MAX || b.run > INT32_MAX)
+    throw error(errc::unsupported, fmt::format("exchange block of {} x {} runs of {} elements: an MPI count holds at "
+                                               "most 2^31-1; use more ranks",
+                                               b.outer, b.inner, b.run));
+  MPI_Datatype inner = MPI_DATATYPE_NULL, outer = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_create_hvector(static_cast<int>(b.inner), static_cast<int>(b.run), b.inner_stride * extent, type,
+                                    &inner),
+            "MPI_Type_create_hvector");
+  check_mpi(MPI_Type_create_hvector(static_cast<int>(b.outer), 1, b.outer_stride * extent, inner, &outer),
             "MPI_Type_create_hvector");
   const MPI_Aint displacement = b.offset * extent;
-  check_mpi(MPI_Type_create_hindexed_block(1, 1, &displacement, rows, &placed), "MPI_Type_create_hindexed_block");
-  MPI_Type_free(&rows);
+  check_mpi(MPI_Type_create_hindexed_block(1, 1, &displacement, outer, &placed), "MPI_Type_create_hindexed_block");
+  MPI_Type_free(&inner);
+  MPI_Type_free(&outer);
   check_mpi(MPI_Type_commit(&placed), "MPI_Type_commit");
   return placed;
 }

@@ -12,12 +12,15 @@
 
 namespace toru::fft::detail {
 
-/// `rows` runs of `row_elems` elements, `stride` elements apart, the first at `offset`; all in
-/// elements of the exchange's type.
+/// Runs of `run` elements, the first at `offset`, in the order
+///   for o < outer: for i < inner: run at offset + o * outer_stride + i * inner_stride;
+/// all in elements of the exchange's type.
 struct strided_block {
   std::int64_t offset = 0;
-  std::int64_t rows = 0, row_elems = 0, stride = 0;
-  std::int64_t elems() const { return rows * row_elems; }
+  std::int64_t outer = 0, outer_stride = 0;
+  std::int64_t inner = 1, inner_stride = 0;
+  std::int64_t run = 0;
+  std::int64_t elems() const { return outer * inner * run; }
 };
 
 class typed_exchange {

@@ -48,7 +48,7 @@ box3d make_box(std::array<std::int64_t, 3> low, std::array<std::int64_t, 3> size
 
 }  // namespace
 
-layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& o) {
+layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& o, bool device) {
   for (int a = 0; a < 3; ++a)
     expect(n[a] >= 1 && n[a] <= INT32_MAX, fmt::format("n[{}]", a), "a size in [1, 2^31-1]", std::to_string(n[a]));
   expect(o.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(o.chunks));
@@ -122,20 +122,22 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
     L.s2 = make_box({0, part_start(n[1], p0, r0), part_start(nc, p1, r1)},
                     {n[0], part_count(n[1], p0, r0), part_count(nc, p1, r1)}, {2, 1, 0});
   }
-  // Natural-order slabs: the middle layout of FFTW-MPI, [i0][i1 part][i2], when the strided FFT
-  // along axis 0 is one pass of an FFTW codelet. That layout moves whole rows of axis 2 (no
-  // element-wise transpose, no unpack after the first exchange) and costs a strided axis-0 FFT.
-  // Measured on the 2-core development machine (FFTW 3.3.10, FFTW_ESTIMATE, docs/benchmarks.md):
-  // 4096 strided FFTs of 128 points take 1.7 ms against 0.6 ms contiguous, while the two element-wise
-  // transposes they replace take 1.5-2 ms each; at 256 points FFTW splits the strided transform
-  // into Cooley-Tukey passes over the strided data and it takes 204 ms against 7.6 ms contiguous.
-  // 128 is FFTW's largest SIMD no-twiddle codelet (n1fv_128), hence the bound. n1 >= P keeps every
-  // rank busy in the middle layout.
+  // Slabs on the host: FFTW-MPI's transposed layout M = [i1 part][i0][i2], when the strided FFT
+  // along axis 0 is one pass of an FFTW codelet. M moves whole rows of axis 2 (no element-wise
+  // transpose) and costs a strided axis-0 FFT. Measured on the 2-core development machine
+  // (FFTW 3.3.10, FFTW_ESTIMATE, docs/fft.md): 4096 strided FFTs of 128 points take 1.7 ms against
+  // 0.6 ms contiguous, while the two element-wise transposes they replace take 1.5-2 ms each; at
+  // 256 points FFTW splits the strided transform into Cooley-Tukey passes over the strided data
+  // (204 ms against 7.6 ms contiguous). 128 is FFTW's largest SIMD no-twiddle codelet (n1fv_128),
+  // hence the bound. n1 >= P keeps every rank busy in M. Transposed output stops in M (one
+  // all-to-all, exactly FFTW_MPI_TRANSPOSED_OUT's layout). The cufft backend keeps the transposing
+  // path (its kernels cover that geometry), so its transposed layout differs here.
   constexpr std::int64_t max_strided_axis0 = 128;
-  if (L.decomp == decomposition::slab && o.output == order::natural && n[1] >= P && n[0] <= max_strided_axis0) {
+  if (L.decomp == decomposition::slab && !device && n[1] >= P && n[0] <= max_strided_axis0) {
     L.vector_mid = true;
-    L.mid = make_box({0, part_start(n[1], P, rank), 0}, {n[0], part_count(n[1], P, rank), nc}, {0, 1, 2});
+    L.mid = make_box({0, part_start(n[1], P, rank), 0}, {n[0], part_count(n[1], P, rank), nc}, {1, 0, 2});
   }
+  L.out = o.output == order::natural ? L.s0 : L.vector_mid ? L.mid : L.s2;
   L.real_in = L.s0;
   if (r2c) {
     L.real_in.size[2] = n[2];
@@ -160,7 +162,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                           {"options.chunks", opts.chunks},
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   const int P = mpi_size(comm), rank = mpi_rank(comm);
-  validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts); });
+  validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
   if (device) {
 #if TORU_ENABLE_CUDA
     gpu_ = gpu::make_context(comm);  // errc::no_device on every rank unless all have a GPU
@@ -261,10 +263,10 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
       return transpose(c, geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
     };
     // Host plans only: device plans keep the transposing steps (their kernels cover that geometry).
-    if (L.vector_mid && !gpu_) {
+    if (L.vector_mid) {
       auto mid = [&](bool forward, std::unique_ptr<line_op<T>> op) {
-        auto st = std::make_unique<slab_vector_step<T>>(c, me, n0, n1, nc, forward, flags, scratch_a, std::move(op),
-                                                        type, opts.algorithm);
+        auto st = std::make_unique<slab_vector_step<T>>(c, me, n0, n1, nc, forward, natural, flags, scratch_a,
+                                                        scratch_b, std::move(op), type, opts.algorithm);
         ws_bytes_ = std::max(ws_bytes_, st->workspace_size());
         return st;
       };

@@ -45,15 +45,18 @@ struct layout3d {
   int p0 = 1, p1 = 1, r0 = 0, r1 = 0;
   box3d s0, s1, s2;  // complex layouts; s1 unused for slabs
   box3d real_in;     // r2c: padded real s0
-  // Natural-order slab through FFTW-MPI's middle layout [i0][i1 part][i2] (slab_vector_step);
-  // see make_layout3d for when.
+  // Slab through FFTW-MPI's transposed layout [i1 part][i0][i2] (slab_vector_step), which is
+  // also the transposed output then; see make_layout3d for when.
   bool vector_mid = false;
   box3d mid;
+  box3d out;  // the forward output: s0 (natural), mid or s2 (transposed)
   std::int64_t alloc = 0;
 };
 
 /// Throws toru::error when the options cannot be honoured for n on nranks.
-layout3d make_layout3d(int nranks, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts);
+/// device: for the cufft backend (which has no middle-layout path).
+layout3d make_layout3d(int nranks, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts,
+                       bool device);
 
 template <class T>
 class plan3d {
@@ -64,7 +67,7 @@ class plan3d {
 
   const layout3d& layout() const { return lay_; }
   const box3d& inbox() const { return lay_.r2c ? lay_.real_in : lay_.s0; }
-  const box3d& outbox() const { return opts_.output == order::natural ? lay_.s0 : lay_.s2; }
+  const box3d& outbox() const { return lay_.out; }
   std::int64_t alloc_size() const { return lay_.alloc; }
   std::size_t workspace_size() const { return ws_bytes_; }
   const options3d& options() const { return opts_; }

@@ -1,6 +1,6 @@
-// The middle of a natural-order slab transform in FFTW-MPI's layout: the all-to-all gathers axis 0
-// while axis 2 stays contiguous (whole rows move as one run), and the axis-0 FFTs run strided,
-// vectorised across the contiguous rows. No element-wise transpose anywhere (docs/fft.md).
+// The middle of a slab transform in FFTW-MPI's transposed layout [i1 part][i0][i2]: the
+// all-to-alls move whole rows of axis 2, and the axis-0 FFTs run strided, vectorised across the
+// contiguous rows. No element-wise transpose anywhere (docs/fft.md).
 #pragma once
 
 #include <mpi.h>
@@ -18,34 +18,48 @@
 
 namespace toru::fft::detail {
 
-/// S0 = [i0 part][i1][w] -> M = [i0][i1 part][w] (one all-to-all, received in place into dst),
-/// FFT along i0 in M (stride = i1 part * w), M -> S0 (one all-to-all), then the line op on the
-/// planes of S0 (unit = one i0 plane of n1 * w elements). w = complex points along axis 2.
-/// The axis-0 FFTs need every source's whole block, so nothing overlaps the first exchange; the
-/// second one is run whole too, as its source (dst) is written by the unpack.
+/// S0 = [i0 part][i1][w] -> M = [i1 part][i0][w] (one all-to-all), FFT along i0 in M (stride w,
+/// per i1 row a block of n0 * w elements), then for natural order M -> S0 (one all-to-all) and
+/// the line op on the planes of S0 (unit = one i0 plane of n1 * w elements); transposed order
+/// ends (forward) or starts (backward) in M. w = complex points along axis 2.
+/// The axis-0 FFTs need every source's whole block, so nothing overlaps the exchanges.
 /// Where toru::comm picks MPI's own all-to-all (direct) for these exchanges, they run as
-/// MPI_Alltoallw with strided-row datatypes instead: M lives in the receive region, and neither
-/// the pack before the first exchange nor the unpack after the second copies anything.
+/// MPI_Alltoallw with datatypes that pick the runs of w points out of S0 and M: nothing is packed
+/// or unpacked by hand. Otherwise the runs are packed into contiguous blocks for toru::comm.
 template <class T>
 class slab_vector_step final : public step<T> {
  public:
   using cpx = std::complex<T>;
-  slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w, bool forward,
-                   unsigned flags, void* scratch, std::unique_ptr<line_op<T>> op, MPI_Datatype type,
-                   comm::alltoall_algorithm algorithm);
+  /// natural: the forward output (backward input) is S0, else M. scratch_a/b: planning buffers
+  /// of at least M's size each.
+  slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w, bool forward, bool natural,
+                   unsigned flags, void* scratch_a, void* scratch_b, std::unique_ptr<line_op<T>> op,
+                   MPI_Datatype type, comm::alltoall_algorithm algorithm);
   ~slab_vector_step() override;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
   std::size_t workspace_size() const;
 
  private:
   using api = fftw_api<T>;
+  // S0 -> M and M -> S0; m != s0 (the packed path also allows m == s0).
+  void to_mid(const cpx* s0, cpx* m, const work_buffers& ws) const;
+  void to_slab(const cpx* m, cpx* s0, const work_buffers& ws) const;
+  // The axis-0 FFTs of M, from in to out (in place when equal).
+  void fft0(const cpx* in, cpx* out) const;
+
   std::int64_t n0_, n1_, w_, B_ = 0, A_ = 0;
+  bool forward_, natural_;
   std::vector<std::int64_t> a_start_, a_count_, b_start_, b_count_;
-  std::vector<std::int64_t> pack_displ_;  // per destination, in the packed send region
+  // Packed path: offsets of the blocks [i1 of r][i0 here][w] (S0 side) and [i1 here][i0 of r][w]
+  // (M side) in the send and receive regions.
+  std::vector<std::int64_t> s0_displ_, m_displ_;
   std::unique_ptr<line_op<T>> op_;
-  std::unique_ptr<exchange> to_mid_, to_slab_;        // packed blocks through toru::comm
+  std::unique_ptr<exchange> to_mid_, to_slab_;            // packed blocks through toru::comm
   std::unique_ptr<typed_exchange> to_mid_w_, to_slab_w_;  // or strided rows through MPI_Alltoallw
-  typename api::plan fft0_ = nullptr, fft0_unaligned_ = nullptr;
+  // Axis-0 FFT plans over one i1 row of M (w transforms of stride w): in place / out of place,
+  // each for SIMD-aligned and other buffers.
+  typename api::plan in_place_ = nullptr, in_place_unaligned_ = nullptr;
+  typename api::plan out_of_place_ = nullptr, out_of_place_unaligned_ = nullptr;
 };
 
 }  // namespace toru::fft::detail

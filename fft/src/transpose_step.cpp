@@ -131,9 +131,10 @@ int as_count(std::int64_t v, const char* what) {
 
 template <class T>
 slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w,
-                                      bool forward, unsigned flags, void* scratch, std::unique_ptr<line_op<T>> op,
-                                      MPI_Datatype type, comm::alltoall_algorithm algorithm)
-    : n0_(n0), n1_(n1), w_(w), op_(std::move(op)) {
+                                      bool forward, bool natural, unsigned flags, void* scratch_a, void* scratch_b,
+                                      std::unique_ptr<line_op<T>> op, MPI_Datatype type,
+                                      comm::alltoall_algorithm algorithm)
+    : n0_(n0), n1_(n1), w_(w), forward_(forward), natural_(natural), op_(std::move(op)) {
   const int P = comm->size();
   for (int r = 0; r < P; ++r) {
     a_start_.push_back(part_start(n1, P, r));
@@ -143,57 +144,66 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
   }
   B_ = b_count_[me];  // i0 planes of S0 here
   A_ = a_count_[me];  // i1 rows of M here
-  // S0 -> M: to d goes [i0 here][i1 of d][w], packed; from s comes [i0 of s][i1 here][w], which
-  // lands at its place in M, so nothing is unpacked. M -> S0: the reverse; what goes to d is one
-  // contiguous range of M, so nothing is packed.
-  std::vector<int> sc(P), sd(P), rc(P), rd(P), sc2(P), sd2(P), rc2(P), rd2(P);
-  std::int64_t packed = 0, back = 0;
+  // S0 -> M moves, between this rank and r, the runs (i0 of the S0 side, i1 of the M side) of w
+  // points; M -> S0 the same runs back. Packed, the S0 side's block is [i1][i0][w] and the M
+  // side's too, so the counts are equal both ways.
+  std::vector<int> s0_count(P), s0_displ(P), m_count(P), m_displ(P);
+  std::int64_t s0_total = 0, m_total = 0;
   for (int r = 0; r < P; ++r) {
-    pack_displ_.push_back(packed);
-    sd[r] = as_count(packed, "send displacement");
-    sc[r] = as_count(B_ * a_count_[r] * w, "send count");
-    packed += B_ * a_count_[r] * w;
-    rd[r] = as_count(b_start_[r] * A_ * w, "receive displacement");
-    rc[r] = as_count(b_count_[r] * A_ * w, "receive count");
-    sd2[r] = rd[r];
-    sc2[r] = rc[r];
-    rd2[r] = as_count(back, "receive displacement");
-    rc2[r] = sc[r];
-    back += B_ * a_count_[r] * w;
+    s0_displ_.push_back(s0_total);
+    s0_displ[r] = as_count(s0_total, "send displacement");
+    s0_count[r] = as_count(a_count_[r] * B_ * w, "send count");
+    s0_total += a_count_[r] * B_ * w;
+    m_displ_.push_back(m_total);
+    m_displ[r] = as_count(m_total, "receive displacement");
+    m_count[r] = as_count(A_ * b_count_[r] * w, "receive count");
+    m_total += A_ * b_count_[r] * w;
   }
-  to_mid_ = std::make_unique<exchange>(comm, std::move(sc), std::move(sd), std::move(rc), std::move(rd), type, 1, false,
-                                       algorithm);
+  // Both exchanges are built (collectively) on every rank whatever the order needs; toru::comm
+  // resolves the algorithm once, the same everywhere.
+  to_mid_ = std::make_unique<exchange>(comm, s0_count, s0_displ, m_count, m_displ, type, 1, false, algorithm);
   if (to_mid_->algorithm() == comm::alltoall_algorithm::direct) {
-    // S0 rows of d's i1 part straight to d; M blocks are contiguous ranges; and back.
-    std::vector<strided_block> rows(P), blocks(P);
+    // S0 side: for each i0 here, the run of r's i1 part (one row piece of a_count * w points).
+    // M side: for each i0 of r, for each i1 here, w points. Same order on both sides.
+    std::vector<strided_block> s0_side(P), m_side(P);
     for (int r = 0; r < P; ++r) {
-      rows[r] = {.offset = a_start_[r] * w, .rows = B_, .row_elems = a_count_[r] * w, .stride = n1 * w};
-      blocks[r] = {.offset = b_start_[r] * A_ * w, .rows = 1, .row_elems = b_count_[r] * A_ * w, .stride = 0};
+      s0_side[r] = {.offset = a_start_[r] * w, .outer = B_, .outer_stride = n1 * w, .run = a_count_[r] * w};
+      m_side[r] = {.offset = b_start_[r] * w,
+                   .outer = b_count_[r],
+                   .outer_stride = w,
+                   .inner = A_,
+                   .inner_stride = n0 * w,
+                   .run = w};
     }
     to_mid_.reset();
-    to_mid_w_ = std::make_unique<typed_exchange>(comm, rows, blocks, type);
-    to_slab_w_ = std::make_unique<typed_exchange>(std::move(comm), blocks, rows, type);
+    to_mid_w_ = std::make_unique<typed_exchange>(comm, s0_side, m_side, type);
+    to_slab_w_ = std::make_unique<typed_exchange>(std::move(comm), m_side, s0_side, type);
   } else {
-    to_slab_ = std::make_unique<exchange>(std::move(comm), std::move(sc2), std::move(sd2), std::move(rc2),
-                                          std::move(rd2), type, 1, false, algorithm);
+    to_slab_ = std::make_unique<exchange>(std::move(comm), m_count, m_displ, s0_count, s0_displ, type, 1, false,
+                                          algorithm);
   }
-  const std::int64_t v = A_ * w;
-  if (v > 0) {
-    const int n = static_cast<int>(n0), vi = as_count(v, "axis-0 FFT vector");
-    auto* s = static_cast<typename api::cpx*>(scratch);
+  if (A_ > 0) {
+    const int n = static_cast<int>(n0), wi = as_count(w, "axis-0 FFT vector");
+    auto* a = static_cast<typename api::cpx*>(scratch_a);
+    auto* b = static_cast<typename api::cpx*>(scratch_b);
     const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
-    fft0_ = api::many_dft(1, &n, vi, s, nullptr, vi, 1, s, nullptr, vi, 1, sign, flags);
-    fft0_unaligned_ =
-        api::many_dft(1, &n, vi, s, nullptr, vi, 1, s, nullptr, vi, 1, sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
-    if (!fft0_ || !fft0_unaligned_)
-      throw error(errc::fftw, fmt::format("FFTW could not plan {} strided transforms of size {}", v, n0));
+    const unsigned unaligned = FFTW_ESTIMATE | FFTW_UNALIGNED;
+    in_place_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, a, nullptr, wi, 1, sign, flags);
+    in_place_unaligned_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, a, nullptr, wi, 1, sign, unaligned);
+    // Out of place only where the transposed order starts or ends in M.
+    if (!natural) {
+      out_of_place_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, b, nullptr, wi, 1, sign, flags);
+      out_of_place_unaligned_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, b, nullptr, wi, 1, sign, unaligned);
+    }
+    if (!in_place_ || !in_place_unaligned_ || (!natural && (!out_of_place_ || !out_of_place_unaligned_)))
+      throw error(errc::fftw, fmt::format("FFTW could not plan {} strided transforms of size {}", w, n0));
   }
 }
 
 template <class T>
 slab_vector_step<T>::~slab_vector_step() {
-  if (fft0_) api::destroy(fft0_);
-  if (fft0_unaligned_) api::destroy(fft0_unaligned_);
+  for (auto p : {in_place_, in_place_unaligned_, out_of_place_, out_of_place_unaligned_})
+    if (p) api::destroy(p);
 }
 
 template <class T>
@@ -202,44 +212,87 @@ std::size_t slab_vector_step<T>::workspace_size() const {
 }
 
 template <class T>
+void slab_vector_step<T>::to_mid(const cpx* s0, cpx* m, const work_buffers& ws) const {
+  if (to_mid_w_) {
+    to_mid_w_->execute(s0, m);
+    return;
+  }
+  auto* send = static_cast<cpx*>(ws.send);
+  auto* recv = static_cast<cpx*>(ws.recv);
+  const auto run = static_cast<std::size_t>(w_) * sizeof(cpx);
+  for (int d = 0; d < static_cast<int>(a_count_.size()); ++d)  // [i1 of d][i0 here][w]
+    for (std::int64_t i1 = 0; i1 < a_count_[d]; ++i1)
+      for (std::int64_t i0 = 0; i0 < B_; ++i0)
+        std::memcpy(static_cast<void*>(send + s0_displ_[d] + (i1 * B_ + i0) * w_),
+                    s0 + (i0 * n1_ + a_start_[d] + i1) * w_, run);
+  to_mid_->execute(send, recv, ws.comm, [](int, int) {});
+  for (int s = 0; s < static_cast<int>(b_count_.size()); ++s)  // [i1 here][i0 of s][w]: one run per i1
+    for (std::int64_t i1 = 0; i1 < A_ && b_count_[s] > 0; ++i1)
+      std::memcpy(static_cast<void*>(m + (i1 * n0_ + b_start_[s]) * w_), recv + m_displ_[s] + i1 * b_count_[s] * w_,
+                  static_cast<std::size_t>(b_count_[s]) * run);
+}
+
+template <class T>
+void slab_vector_step<T>::to_slab(const cpx* m, cpx* s0, const work_buffers& ws) const {
+  if (to_slab_w_) {
+    to_slab_w_->execute(m, s0);
+    return;
+  }
+  auto* send = static_cast<cpx*>(ws.send);
+  auto* recv = static_cast<cpx*>(ws.recv);
+  const auto run = static_cast<std::size_t>(w_) * sizeof(cpx);
+  for (int d = 0; d < static_cast<int>(b_count_.size()); ++d)  // [i1 here][i0 of d][w]
+    for (std::int64_t i1 = 0; i1 < A_ && b_count_[d] > 0; ++i1)
+      std::memcpy(static_cast<void*>(send + m_displ_[d] + i1 * b_count_[d] * w_), m + (i1 * n0_ + b_start_[d]) * w_,
+                  static_cast<std::size_t>(b_count_[d]) * run);
+  to_slab_->execute(send, recv, ws.comm, [](int, int) {});
+  for (int s = 0; s < static_cast<int>(a_count_.size()); ++s)  // [i1 of s][i0 here][w]
+    for (std::int64_t i1 = 0; i1 < a_count_[s]; ++i1)
+      for (std::int64_t i0 = 0; i0 < B_; ++i0)
+        std::memcpy(static_cast<void*>(s0 + (i0 * n1_ + a_start_[s] + i1) * w_),
+                    recv + s0_displ_[s] + (i1 * B_ + i0) * w_, run);
+}
+
+template <class T>
+void slab_vector_step<T>::fft0(const cpx* in, cpx* out) const {
+  auto* i = const_cast<cpx*>(in);  // read only when out of place
+  const std::int64_t row = n0_ * w_;  // one i1 row of M: n0 runs of w points
+  for (std::int64_t i1 = 0; i1 < A_; ++i1) {
+    cpx* x = i + i1 * row;
+    cpx* y = out + i1 * row;
+    const bool aligned = api::alignment_of(x) == 0 && api::alignment_of(y) == 0;
+    if (in == out)
+      api::execute_dft(aligned ? in_place_ : in_place_unaligned_, x, y);
+    else
+      api::execute_dft(aligned ? out_of_place_ : out_of_place_unaligned_, x, y);
+  }
+}
+
+template <class T>
 void slab_vector_step<T>::run(const void* src_v, void* dst_v, const work_buffers& ws) const {
   const auto* src = static_cast<const cpx*>(src_v);
   auto* dst = static_cast<cpx*>(dst_v);
-  auto* send = static_cast<cpx*>(ws.send);
-  auto* recv = static_cast<cpx*>(ws.recv);
-  const int P = static_cast<int>(a_count_.size());
-  const std::int64_t row = n1_ * w_;  // one i0 plane of S0
-  auto fft0 = [&](cpx* m) {
-    if (fft0_) api::execute_dft(api::alignment_of(m) == 0 ? fft0_ : fft0_unaligned_, m, m);
-  };
-  if (to_mid_w_) {
-    to_mid_w_->execute(src, recv);
-    fft0(recv);
-    to_slab_w_->execute(recv, dst);
-    if (op_) op_->apply(dst, 0, B_);
+  // Where M lives: the typed exchanges cannot send from and receive into one buffer, so M takes
+  // the receive region; the packed path uses both regions itself, so M takes dst.
+  cpx* m = to_mid_w_ ? static_cast<cpx*>(ws.recv) : dst;
+  if (forward_) {
+    to_mid(src, m, ws);
+    if (natural_) {
+      fft0(m, m);
+      to_slab(m, dst, ws);
+    } else {
+      fft0(m, dst);
+    }
     return;
   }
-  // Runs of a_count * w contiguous points: a copy at memory speed, no element transpose.
-  for (int d = 0; d < P; ++d) {
-    const std::int64_t run = a_count_[d] * w_;
-    if (run == 0) continue;
-    for (std::int64_t j = 0; j < B_; ++j)
-      std::memcpy(static_cast<void*>(send + pack_displ_[d] + j * run), src + j * row + a_start_[d] * w_,
-                  static_cast<std::size_t>(run) * sizeof(cpx));
+  if (natural_) {
+    to_mid(src, m, ws);
+    fft0(m, m);
+  } else {
+    fft0(src, m);
   }
-  to_mid_->execute(send, dst, ws.comm, [](int, int) {});
-  fft0(dst);
-  to_slab_->execute(dst, recv, ws.comm, [&](int, int) {
-    std::int64_t off = 0;
-    for (int s = 0; s < P; ++s) {
-      const std::int64_t run = a_count_[s] * w_;
-      for (std::int64_t j = 0; j < B_ && run > 0; ++j)
-        std::memcpy(static_cast<void*>(dst + j * row + a_start_[s] * w_), recv + off + j * run,
-                    static_cast<std::size_t>(run) * sizeof(cpx));
-      off += B_ * run;
-    }
-    if (op_) op_->apply(dst, 0, B_);
-  });
+  to_slab(m, dst, ws);
+  if (op_) op_->apply(dst, 0, B_);
 }
 
 template class slab_vector_step<float>;

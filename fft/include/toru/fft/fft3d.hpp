@@ -17,8 +17,11 @@
 // Layouts. inbox() is where each rank's input lies (natural order: memory order axis 0, 1, 2).
 // outbox() is where the forward output lies: natural order gives inbox() again; transposed order
 // skips the transposes back and leaves the layout of the last local FFT:
-//   slab:   memory [i1][i2][i0], axis 2 split over ranks,
+//   slab, n0 <= 128 and n1 >= ranks (host backend): memory [i1][i0][i2], axis 1 split over ranks
+//           (FFTW_MPI_TRANSPOSED_OUT's layout: whole rows of axis 2 move, axis-0 FFTs run strided),
+//   other slabs: memory [i1][i2][i0], axis 2 split over ranks,
 //   pencil: memory [i2][i1][i0], axis 2 split over p1, axis 1 over p0.
+// Read the layout from outbox() (or local_size_3d) rather than assuming one of these.
 // backward() takes its input in outbox() and returns it in inbox() (FFTW_MPI_TRANSPOSED_IN).
 //
 // Sign convention: forward = exp(-2 pi i jk/n), backward = exp(+2 pi i jk/n), both unnormalized
@@ -54,9 +57,10 @@ struct local_layout {
   std::array<int, 2> grid{1, 1};
 };
 
-/// Not collective: the layout a plan with these arguments would have on `rank` of `nranks`.
+/// Not collective: the layout a plan with these arguments would have on `rank` of `nranks`
+/// (device = true: a plan of a device backend, such as cufft, whose transposed slab layout differs).
 local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, const options3d& opts = {},
-                           bool r2c = false);
+                           bool r2c = false, bool device = false);
 
 /// Complex-to-complex 3D FFT plan.
 template <precision T, backend B = fftw>
