@@ -8,6 +8,9 @@
 #include "fftw_api.hpp"
 #include "plan3d.hpp"
 #include "toru/core/mpi.hpp"
+#if TORU_ENABLE_CUDA
+#include "backend_cufft.hpp"
+#endif
 
 namespace toru::fft {
 
@@ -89,6 +92,19 @@ aligned_buffer::aligned_buffer(std::size_t bytes) {
 }
 aligned_buffer::~aligned_buffer() {
   if (p_) fftw_free(p_);
+}
+
+work_regions make_work_regions(std::int64_t elems, std::size_t elem_bytes, bool device) {
+  work_regions r;
+  r.bytes = (static_cast<std::size_t>(elems) * elem_bytes + 63) / 64 * 64;
+  if (device) {
+#if TORU_ENABLE_CUDA
+    r.device = gpu::device_alloc(2 * r.bytes);
+#endif
+  } else {
+    r.host = aligned_buffer(2 * r.bytes);
+  }
+  return r;
 }
 
 }  // namespace toru::fft::detail

@@ -121,18 +121,9 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
 
   using cpx = std::complex<T>;
   const std::int64_t region = std::max({alloc, n1, n2});
-  region_bytes_ = (static_cast<std::size_t>(region) * sizeof(cpx) + 63) / 64 * 64;
-  void* scratch_a = nullptr;
-  void* scratch_b = nullptr;
-  if (gpu_) {
-#if TORU_ENABLE_CUDA
-    dev_ws_ = gpu::device_alloc(2 * region_bytes_);
-#endif
-  } else {
-    own_ws_ = aligned_buffer(2 * region_bytes_);
-    scratch_a = own_ws_.get();
-    scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
-  }
+  regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr);
+  void* scratch_a = regions_.scratch_a();
+  void* scratch_b = regions_.scratch_b();
   const unsigned flags = fftw_flags(opts.planner);
   const int C = chunk_count(opts.chunks, opts.overlap);
   const MPI_Datatype type = mpi_type<cpx>();
@@ -210,7 +201,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     bwd_.push_back(whole_rows(bwd, n2, rowsC));
   bwd_.push_back(transpose(n2, n1, twiddle_rows(bwd, false)));
   bwd_.push_back(transpose(n1, n2, nullptr));
-  ws_bytes_ += 2 * region_bytes_;
+  ws_bytes_ += 2 * regions_.bytes;
 }
 
 template <class T>
@@ -221,8 +212,8 @@ void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
 #if TORU_ENABLE_CUDA
   if (gpu_) {
     gpu::expect_device_buffers(*gpu_, comm(), in, forward ? in_count : out_count, out, alloc, ws);
-    char* base = static_cast<char*>(ws ? ws : dev_ws_.get());
-    const work_buffers wb{base, base + region_bytes_, nullptr};  // comm's own host workspace
+    char* base = ws ? static_cast<char*>(ws) : regions_.base();
+    const work_buffers wb{base, base + regions_.bytes, nullptr};  // comm's own host workspace
     const void* src = in;
     for (const auto& st : forward ? fwd_ : bwd_) {
       st->run(src, out, wb);
@@ -236,8 +227,8 @@ void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
   }
 #endif
   expect_buffers(comm(), in, forward ? in_count : out_count, out, alloc);
-  char* base = static_cast<char*>(ws ? ws : own_ws_.get());
-  const work_buffers wb{base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};
+  char* base = ws ? static_cast<char*>(ws) : regions_.base();
+  const work_buffers wb{base, base + regions_.bytes, ws ? base + 2 * regions_.bytes : nullptr};
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;
   for (const auto& st : steps) {

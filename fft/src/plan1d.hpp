@@ -31,10 +31,9 @@ class plan1d {
  private:
   options1d opts_;
   comm_ptr comm_;
-  std::size_t region_bytes_ = 0, ws_bytes_ = 0;
-  aligned_buffer own_ws_;
+  std::size_t ws_bytes_ = 0;
+  work_regions regions_;
   std::shared_ptr<gpu::context> gpu_;     // cufft backend only
-  std::shared_ptr<void> dev_ws_;          // cufft backend: device send/receive regions
   std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
 };

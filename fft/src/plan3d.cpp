@@ -179,18 +179,9 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   using cpx = std::complex<T>;
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
   const std::int64_t region = std::max({L.alloc, n[0], n[1], n[1] * L.nc});
-  region_bytes_ = (static_cast<std::size_t>(region) * sizeof(cpx) + 63) / 64 * 64;
-  void* scratch_a = nullptr;
-  void* scratch_b = nullptr;
-  if (gpu_) {
-#if TORU_ENABLE_CUDA
-    dev_ws_ = gpu::device_alloc(2 * region_bytes_);
-#endif
-  } else {
-    own_ws_ = aligned_buffer(2 * region_bytes_);
-    scratch_a = own_ws_.get();
-    scratch_b = static_cast<char*>(own_ws_.get()) + region_bytes_;
-  }
+  regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr);
+  void* scratch_a = regions_.scratch_a();
+  void* scratch_b = regions_.scratch_b();
   const unsigned flags = fftw_flags(opts.planner);
   const int C = chunk_count(opts.chunks, opts.overlap);
   const MPI_Datatype type = mpi_type<cpx>();
@@ -315,7 +306,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     if (!natural) bwd_.push_back(x21(lines(bwd, {in1}, rows1)));
     bwd_.push_back(x10(lines(last_bwd, {in2}, rows0)));
   }
-  ws_bytes_ += 2 * region_bytes_;
+  ws_bytes_ += 2 * regions_.bytes;
 }
 
 template <class T>
@@ -323,10 +314,11 @@ plan3d<T>::~plan3d() = default;
 
 template <class T>
 work_buffers plan3d<T>::buffers(void* ws) const {
-  char* base = static_cast<char*>(ws ? ws : gpu_ ? dev_ws_.get() : own_ws_.get());
-  if (gpu_) return {base, base + region_bytes_, nullptr};
+  char* base = ws ? static_cast<char*>(ws) : regions_.base();
+  const std::size_t bytes = regions_.bytes;
+  if (gpu_) return {base, base + bytes, nullptr};
   // Without a caller workspace the exchange uses its own (null tells it so).
-  return {base, base + region_bytes_, ws ? base + 2 * region_bytes_ : nullptr};
+  return {base, base + bytes, ws ? base + 2 * bytes : nullptr};
 }
 
 template <class T>

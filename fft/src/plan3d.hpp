@@ -36,6 +36,20 @@ class aligned_buffer {
   void* p_ = nullptr;
 };
 
+/// The send and receive regions a plan owns (`bytes` each, a multiple of 64), which are also its
+/// planning scratch: host memory through FFTW, or device memory for the cufft backend.
+struct work_regions {
+  std::size_t bytes = 0;
+  aligned_buffer host;
+  std::shared_ptr<void> device;
+  char* base() const { return static_cast<char*>(device ? device.get() : host.get()); }
+  void* scratch_a() const { return host.get(); }  // null for device regions
+  void* scratch_b() const { return host.get() ? base() + bytes : nullptr; }
+};
+
+/// Two regions of `elems` complex values of `elem_bytes` each, on the device when `device`.
+work_regions make_work_regions(std::int64_t elems, std::size_t elem_bytes, bool device);
+
 /// Layout of the three stages on one rank (see fft3d.hpp).
 struct layout3d {
   std::array<std::int64_t, 3> n{};
@@ -82,10 +96,9 @@ class plan3d {
   layout3d lay_;
   options3d opts_;
   grid_comms comms_;
-  std::size_t region_bytes_ = 0, ws_bytes_ = 0;
-  aligned_buffer own_ws_;
+  std::size_t ws_bytes_ = 0;
+  work_regions regions_;
   std::shared_ptr<gpu::context> gpu_;  // cufft backend only
-  std::shared_ptr<void> dev_ws_;       // cufft backend: device send/receive regions
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
 };
 
