@@ -248,7 +248,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--warmup", s.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--torus", s.torus, "torus spec (toru::topology::torus::parse), e.g. 2x2x4,bw=200Mb/s");
-  app.add_option("--algorithms", s.algorithms, "rows: mpi mpi-repeat auto direct pairwise bruck indirect (mpi-repeat: MPI_Alltoall timed a second time, the noise floor of every ratio)")->capture_default_str();
+  app.add_option("--algorithms", s.algorithms,
+                 "rows: mpi mpi-repeat auto direct pairwise bruck indirect (mpi-repeat: MPI_Alltoall timed a second "
+                 "time, the noise floor of every ratio)")
+      ->capture_default_str();
   app.add_option("--chunks", s.chunks, "pipeline chunks (0 = model)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();

@@ -37,7 +37,8 @@ MPI_Datatype block_type(const strided_block& b, MPI_Datatype type) {
 typed_exchange::typed_exchange(comm_ptr comm, const std::vector<strided_block>& send,
                                const std::vector<strided_block>& recv, MPI_Datatype type)
     : comm_(std::move(comm)), zero_displs_(send.size(), 0) {
-  auto build = [&](const std::vector<strided_block>& blocks, std::vector<int>& counts, std::vector<MPI_Datatype>& types) {
+  auto build = [&](const std::vector<strided_block>& blocks, std::vector<int>& counts,
+                   std::vector<MPI_Datatype>& types) {
     for (const auto& b : blocks) {
       const bool empty = b.elems() == 0;
       counts.push_back(empty ? 0 : 1);
@@ -57,8 +58,8 @@ typed_exchange::~typed_exchange() {
 }
 
 void typed_exchange::execute(const void* send, void* recv) const {
-  check_mpi(MPI_Alltoallw(send, send_counts_.data(), zero_displs_.data(), send_types_.data(), recv,
-                          recv_counts_.data(), zero_displs_.data(), recv_types_.data(), comm_->mpi()),
+  check_mpi(MPI_Alltoallw(send, send_counts_.data(), zero_displs_.data(), send_types_.data(), recv, recv_counts_.data(),
+                          zero_displs_.data(), recv_types_.data(), comm_->mpi()),
             "MPI_Alltoallw");
 }
 

@@ -33,8 +33,8 @@ class slab_vector_step final : public step<T> {
   /// natural: the forward output (backward input) is S0, else M. scratch_a/b: planning buffers
   /// of at least M's size each.
   slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w, bool forward, bool natural,
-                   unsigned flags, void* scratch_a, void* scratch_b, std::unique_ptr<line_op<T>> op,
-                   MPI_Datatype type, comm::alltoall_algorithm algorithm);
+                   unsigned flags, void* scratch_a, void* scratch_b, std::unique_ptr<line_op<T>> op, MPI_Datatype type,
+                   comm::alltoall_algorithm algorithm);
   ~slab_vector_step() override;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
   std::size_t workspace_size() const;

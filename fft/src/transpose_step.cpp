@@ -179,8 +179,8 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
     to_mid_w_ = std::make_unique<typed_exchange>(comm, s0_side, m_side, type);
     to_slab_w_ = std::make_unique<typed_exchange>(std::move(comm), m_side, s0_side, type);
   } else {
-    to_slab_ = std::make_unique<exchange>(std::move(comm), m_count, m_displ, s0_count, s0_displ, type, 1, false,
-                                          algorithm);
+    to_slab_ =
+        std::make_unique<exchange>(std::move(comm), m_count, m_displ, s0_count, s0_displ, type, 1, false, algorithm);
   }
   if (A_ > 0) {
     const int n = static_cast<int>(n0), wi = as_count(w, "axis-0 FFT vector");
@@ -255,7 +255,7 @@ void slab_vector_step<T>::to_slab(const cpx* m, cpx* s0, const work_buffers& ws)
 
 template <class T>
 void slab_vector_step<T>::fft0(const cpx* in, cpx* out) const {
-  auto* i = const_cast<cpx*>(in);  // read only when out of place
+  auto* i = const_cast<cpx*>(in);     // read only when out of place
   const std::int64_t row = n0_ * w_;  // one i1 row of M: n0 runs of w points
   for (std::int64_t i1 = 0; i1 < A_; ++i1) {
     cpx* x = i + i1 * row;

@@ -77,7 +77,8 @@ std::vector<std::complex<double>> gathered(const toru::fft::box3d& box, const st
   std::vector<std::complex<double>> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
   toru::test::for_each(box, [&](N3 g, std::int64_t i) {
     const C v = local[static_cast<std::size_t>(i)];
-    all[static_cast<std::size_t>(toru::test::flat(n, g))] = {static_cast<double>(v.real()), static_cast<double>(v.imag())};
+    all[static_cast<std::size_t>(toru::test::flat(n, g))] = {static_cast<double>(v.real()),
+                                                             static_cast<double>(v.imag())};
   });
   MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(2 * all.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   return all;
