@@ -142,20 +142,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     return std::make_unique<local_fft<T>>(kind, std::vector<int>{static_cast<int>(len)}, std::move(batches), in_place,
                                           flags, scratch_a, scratch_b);
   };
-  auto geometry = [&](std::int64_t na, std::int64_t nb) {
-    transpose_geometry g;
-    g.T = 1;
-    g.na = na;
-    g.nb = nb;
-    g.me = me;
-    for (int r = 0; r < P; ++r) {
-      g.a_start.push_back(part_start(na, P, r));
-      g.a_count.push_back(part_count(na, P, r));
-      g.b_start.push_back(part_start(nb, P, r));
-      g.b_count.push_back(part_count(nb, P, r));
-    }
-    return g;
-  };
+  auto geometry = [&](std::int64_t na, std::int64_t nb) { return balanced_geometry(1, na, nb, P, me); };
   auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
 #if TORU_ENABLE_CUDA
     if (gpu_)

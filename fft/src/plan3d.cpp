@@ -205,26 +205,6 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
 #endif
     return std::make_unique<fft_lines<T>>(fft(kind, std::move(dims), chunk_batches(units, C), true));
   };
-  // Geometry of a transpose where axis a (full, length na) gets split by split_a and axis b
-  // (split by split_b, full length nb) gets gathered, in a communicator of q ranks.
-  auto geometry = [](std::int64_t T_, std::int64_t na, std::int64_t nb, int q, int me, bool src_t_outer,
-                     bool dst_t_outer, std::int64_t group) {
-    transpose_geometry g;
-    g.T = T_;
-    g.na = na;
-    g.nb = nb;
-    g.me = me;
-    g.src_t_outer = src_t_outer;
-    g.dst_t_outer = dst_t_outer;
-    g.group = group;
-    for (int r = 0; r < q; ++r) {
-      g.a_start.push_back(part_start(na, q, r));
-      g.a_count.push_back(part_count(na, q, r));
-      g.b_start.push_back(part_start(nb, q, r));
-      g.b_count.push_back(part_count(nb, q, r));
-    }
-    return g;
-  };
   auto transpose = [&](const comm_ptr& c, transpose_geometry g,
                        std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
 #if TORU_ENABLE_CUDA
@@ -247,11 +227,11 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     const int me = rank;
     const std::int64_t planes = L.s0.size[0], rows2 = L.s2.size[1] * L.s2.size[2];
     auto x02 = [&](std::unique_ptr<line_op<T>> op) {
-      return transpose(c, geometry(n1, nc, n0, P, me, false, true, 1), std::move(op));
+      return transpose(c, balanced_geometry(n1, nc, n0, P, me, false, true, 1), std::move(op));
     };
     auto x20 = [&](std::unique_ptr<line_op<T>> op) {
       const std::int64_t group = op ? n1 : 1;  // whole planes for the 2D FFTs
-      return transpose(c, geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
+      return transpose(c, balanced_geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
     };
     // Host plans only: device plans keep the transposing steps (their kernels cover that geometry).
     if (L.vector_mid) {
@@ -280,16 +260,16 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                        rows2 = L.s2.size[1] * L.s2.size[2];
     const std::int64_t t01 = L.s0.size[0], t12 = L.s1.size[2];
     auto x01 = [&](std::unique_ptr<line_op<T>> op) {
-      return transpose(row, geometry(t01, nc, n1, P1, r1, true, true, 1), std::move(op));
+      return transpose(row, balanced_geometry(t01, nc, n1, P1, r1, true, true, 1), std::move(op));
     };
     auto x12 = [&](std::unique_ptr<line_op<T>> op) {
-      return transpose(col, geometry(t12, n1, n0, P0, r0, false, true, 1), std::move(op));
+      return transpose(col, balanced_geometry(t12, n1, n0, P0, r0, false, true, 1), std::move(op));
     };
     auto x21 = [&](std::unique_ptr<line_op<T>> op) {
-      return transpose(col, geometry(t12, n0, n1, P0, r0, true, false, 1), std::move(op));
+      return transpose(col, balanced_geometry(t12, n0, n1, P0, r0, true, false, 1), std::move(op));
     };
     auto x10 = [&](std::unique_ptr<line_op<T>> op) {
-      return transpose(row, geometry(t01, n1, nc, P1, r1, true, true, 1), std::move(op));
+      return transpose(row, balanced_geometry(t01, n1, nc, P1, r1, true, true, 1), std::move(op));
     };
     fwd_.push_back(whole(first_fwd, {in2}, rows0));
     fwd_.push_back(x01(lines(fwd, {in1}, rows1)));

@@ -87,6 +87,12 @@ struct transpose_geometry {
   std::int64_t group = 1;   // destination rows per unit of the line op
 };
 
+/// The geometry of a transpose over q ranks in which axis a (length na, whole at the source) gets
+/// split into balanced parts and axis b (length nb, split at the source) gets gathered; row orders
+/// and group as given.
+transpose_geometry balanced_geometry(std::int64_t T, std::int64_t na, std::int64_t nb, int q, int me,
+                                     bool src_t_outer = true, bool dst_t_outer = true, std::int64_t group = 1);
+
 /// Pack, exchange and unpack, with the line op applied to units as soon as their chunk arrived.
 /// Packed block for destination d: its rows in d's memory order, each holding this rank's
 /// b-part (so every chunk of every source's block ends on whole destination rows, up to one).

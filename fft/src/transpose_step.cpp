@@ -22,6 +22,25 @@ int to_int(std::int64_t v, const char* what) {
 }
 }  // namespace
 
+transpose_geometry balanced_geometry(std::int64_t T, std::int64_t na, std::int64_t nb, int q, int me, bool src_t_outer,
+                                     bool dst_t_outer, std::int64_t group) {
+  transpose_geometry g;
+  g.T = T;
+  g.na = na;
+  g.nb = nb;
+  g.me = me;
+  g.src_t_outer = src_t_outer;
+  g.dst_t_outer = dst_t_outer;
+  g.group = group;
+  for (int r = 0; r < q; ++r) {
+    g.a_start.push_back(part_start(na, q, r));
+    g.a_count.push_back(part_count(na, q, r));
+    g.b_start.push_back(part_start(nb, q, r));
+    g.b_count.push_back(part_count(nb, q, r));
+  }
+  return g;
+}
+
 template <class T>
 transpose_step<T>::transpose_step(comm_ptr comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks,
                                   bool overlap, MPI_Datatype type, comm::alltoall_algorithm algorithm)
@@ -120,14 +139,6 @@ template class transpose_step<float>;
 template class transpose_step<double>;
 
 // slab_vector_step (slab_vector_step.hpp) lives here too: it is the other kind of transpose.
-namespace {
-int as_count(std::int64_t v, const char* what) {
-  if (v > INT_MAX)
-    throw error(errc::unsupported,
-                fmt::format("{}: {} elements exceed the 2^31-1 an MPI count can hold; use more ranks", what, v));
-  return static_cast<int>(v);
-}
-}  // namespace
 
 template <class T>
 slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w,
@@ -151,12 +162,12 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
   std::int64_t s0_total = 0, m_total = 0;
   for (int r = 0; r < P; ++r) {
     s0_displ_.push_back(s0_total);
-    s0_displ[r] = as_count(s0_total, "send displacement");
-    s0_count[r] = as_count(a_count_[r] * B_ * w, "send count");
+    s0_displ[r] = to_int(s0_total, "send displacement");
+    s0_count[r] = to_int(a_count_[r] * B_ * w, "send count");
     s0_total += a_count_[r] * B_ * w;
     m_displ_.push_back(m_total);
-    m_displ[r] = as_count(m_total, "receive displacement");
-    m_count[r] = as_count(A_ * b_count_[r] * w, "receive count");
+    m_displ[r] = to_int(m_total, "receive displacement");
+    m_count[r] = to_int(A_ * b_count_[r] * w, "receive count");
     m_total += A_ * b_count_[r] * w;
   }
   // Both exchanges are built (collectively) on every rank whatever the order needs; toru::comm
@@ -183,7 +194,7 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
         std::make_unique<exchange>(std::move(comm), m_count, m_displ, s0_count, s0_displ, type, 1, false, algorithm);
   }
   if (A_ > 0) {
-    const int n = static_cast<int>(n0), wi = as_count(w, "axis-0 FFT vector");
+    const int n = static_cast<int>(n0), wi = to_int(w, "axis-0 FFT vector");
     auto* a = static_cast<typename api::cpx*>(scratch_a);
     auto* b = static_cast<typename api::cpx*>(scratch_b);
     const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
