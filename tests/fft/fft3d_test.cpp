@@ -160,6 +160,29 @@ TEST(Fft3d, LinearityAndShift) {
   EXPECT_LT(shift.rel(), 1e-13);
 }
 
+// The host's transposed slab output for n0 <= 128 is FFTW_MPI_TRANSPOSED_OUT's layout
+// [i1 part][i0][i2]; the device backend keeps [i1][i2 part][i0]. Expected boxes written out
+// from the balanced-block rule (part r of n over p: start r*(n/p) + min(r, n%p)).
+TEST(Fft3d, TransposedSlabLayoutsOfBothBackends) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  const N3 n{30, 17, 64};
+  const toru::fft::options3d opts{.decomp = decomposition::slab, .output = order::transposed};
+  auto part = [&](std::int64_t len) {
+    return std::array<std::int64_t, 2>{me * (len / P) + std::min<std::int64_t>(me, len % P), len / P + (me < len % P)};
+  };
+  const auto host = toru::fft::local_size_3d(P, me, n, opts);
+  EXPECT_EQ(host.out.order, (std::array<int, 3>{1, 0, 2}));
+  EXPECT_EQ(host.out.low, (N3{0, part(17)[0], 0}));
+  EXPECT_EQ(host.out.size, (N3{30, part(17)[1], 64}));
+  const auto device = toru::fft::local_size_3d(P, me, n, opts, false, true);
+  EXPECT_EQ(device.out.order, (std::array<int, 3>{1, 2, 0}));
+  EXPECT_EQ(device.out.low, (N3{0, 0, part(64)[0]}));
+  EXPECT_EQ(device.out.size, (N3{30, 17, part(64)[1]}));
+  // Beyond the strided-FFT bound the host keeps the transposing layout too.
+  const auto big = toru::fft::local_size_3d(P, me, {129, 17, 8}, opts);
+  EXPECT_EQ(big.out.order, (std::array<int, 3>{1, 2, 0}));
+}
+
 TEST(Fft3d, LocalSizeQueryMatchesPlanAndTilesTheArray) {
   const int P = toru::test::nranks(), me = toru::test::rank();
   for (const N3& n : sizes)
