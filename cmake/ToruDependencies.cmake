@@ -7,6 +7,7 @@ find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(benchmark QUIET)  # micro-benchmarks (not tests); skipped when missing
 find_package(ONNX QUIET)  # swap/ ONNX import; off when missing
 find_package(Protobuf QUIET)
 

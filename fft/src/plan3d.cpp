@@ -125,10 +125,10 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
   // Slabs on the host: FFTW-MPI's transposed layout M = [i1 part][i0][i2], when the strided FFT
   // along axis 0 is one pass of an FFTW codelet. M moves whole rows of axis 2 (no element-wise
   // transpose) and costs a strided axis-0 FFT. Measured on the 2-core development machine
-  // (FFTW 3.3.10, FFTW_ESTIMATE, docs/fft.md): 4096 strided FFTs of 128 points take 1.7 ms against
-  // 0.6 ms contiguous, while the two element-wise transposes they replace take 1.5-2 ms each; at
-  // 256 points FFTW splits the strided transform into Cooley-Tukey passes over the strided data
-  // (204 ms against 7.6 ms contiguous). 128 is FFTW's largest SIMD no-twiddle codelet (n1fv_128),
+  // (FFTW 3.3.10, FFTW_ESTIMATE, fft_layout_bench, docs/fft.md): 8192 strided FFTs of 128 points
+  // take 3.9 ms against 3.1 ms contiguous, while the two element-wise transposes they replace take
+  // 1.5-2 ms each per 4096 rows; at 256 points FFTW splits the strided transform into Cooley-Tukey
+  // passes over the strided data (177 ms against 15 ms). 128 is FFTW's largest SIMD no-twiddle codelet (n1fv_128),
   // hence the bound. n1 >= P keeps every rank busy in M. Transposed output stops in M (one
   // all-to-all, exactly FFTW_MPI_TRANSPOSED_OUT's layout). The cufft backend keeps the transposing
   // path (its kernels cover that geometry), so its transposed layout differs here.
