@@ -9,6 +9,7 @@
 #include <fftw3.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace {
 
