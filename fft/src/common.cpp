@@ -94,6 +94,17 @@ aligned_buffer::~aligned_buffer() {
   if (p_) fftw_free(p_);
 }
 
+std::shared_ptr<gpu::context> make_device_context(MPI_Comm comm) {
+#if TORU_ENABLE_CUDA
+  return gpu::make_context(comm);
+#else
+  validate_collectively(comm, [] {
+    throw error(errc::unsupported, "backend cufft: toru was built without CUDA (TORU_ENABLE_CUDA=OFF)");
+  });
+  return nullptr;
+#endif
+}
+
 work_regions make_work_regions(std::int64_t elems, std::size_t elem_bytes, bool device) {
   work_regions r;
   r.bytes = (static_cast<std::size_t>(elems) * elem_bytes + 63) / 64 * 64;

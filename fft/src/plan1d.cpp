@@ -96,15 +96,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
                           {"options.chunks", opts.chunks},
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   validate_collectively(comm, [&] { check_1d(n_, opts); });
-  if (device) {
-#if TORU_ENABLE_CUDA
-    gpu_ = gpu::make_context(comm);  // errc::no_device on every rank unless all have a GPU
-#else
-    validate_collectively(comm, [] {
-      throw error(errc::unsupported, "backend cufft: toru was built without CUDA (TORU_ENABLE_CUDA=OFF)");
-    });
-#endif
-  }
+  if (device) gpu_ = make_device_context(comm);
   comm_ = communicators(comm, 0, 0).all;
   const int P = comm_->size(), me = comm_->rank();
   const local_layout1d L = make_layout1d(P, me, n_, opts);

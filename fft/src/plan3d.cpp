@@ -163,15 +163,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   const int P = mpi_size(comm), rank = mpi_rank(comm);
   validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
-  if (device) {
-#if TORU_ENABLE_CUDA
-    gpu_ = gpu::make_context(comm);  // errc::no_device on every rank unless all have a GPU
-#else
-    validate_collectively(comm, [] {
-      throw error(errc::unsupported, "backend cufft: toru was built without CUDA (TORU_ENABLE_CUDA=OFF)");
-    });
-#endif
-  }
+  if (device) gpu_ = make_device_context(comm);
 
   const layout3d& L = lay_;
   comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1) : communicators(comm, 0, 0);

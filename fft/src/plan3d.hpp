@@ -50,6 +50,10 @@ struct work_regions {
 /// Two regions of `elems` complex values of `elem_bytes` each, on the device when `device`.
 work_regions make_work_regions(std::int64_t elems, std::size_t elem_bytes, bool device);
 
+/// Collective: the cufft backend's context. errc::no_device on every rank unless all have a GPU;
+/// errc::unsupported on every rank when toru was built without CUDA.
+std::shared_ptr<gpu::context> make_device_context(MPI_Comm comm);
+
 /// Layout of the three stages on one rank (see fft3d.hpp).
 struct layout3d {
   std::array<std::int64_t, 3> n{};

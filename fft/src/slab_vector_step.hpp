@@ -44,6 +44,11 @@ class slab_vector_step final : public step<T> {
   // S0 -> M and M -> S0; m != s0 (the packed path also allows m == s0).
   void to_mid(const cpx* s0, cpx* m, const work_buffers& ws) const;
   void to_slab(const cpx* m, cpx* s0, const work_buffers& ws) const;
+  // f(offset in S0 / M, offset in the packed region, points) for every run the packed path copies.
+  template <class F>
+  void for_s0_runs(F&& f) const;
+  template <class F>
+  void for_m_runs(F&& f) const;
   // The axis-0 FFTs of M, from in to out (in place when equal).
   void fft0(const cpx* in, cpx* out) const;
 

@@ -223,6 +223,32 @@ std::size_t slab_vector_step<T>::workspace_size() const {
 }
 
 template <class T>
+template <class F>
+void slab_vector_step<T>::for_s0_runs(F&& f) const {
+  // Packed block of rank r: [i1 of r][i0 here][w], one run of w points per (i1, i0).
+  for (int r = 0; r < static_cast<int>(a_count_.size()); ++r)
+    for (std::int64_t i1 = 0; i1 < a_count_[r]; ++i1)
+      for (std::int64_t i0 = 0; i0 < B_; ++i0)
+        f((i0 * n1_ + a_start_[r] + i1) * w_, s0_displ_[r] + (i1 * B_ + i0) * w_, w_);
+}
+
+template <class T>
+template <class F>
+void slab_vector_step<T>::for_m_runs(F&& f) const {
+  // Packed block of rank r: [i1 here][i0 of r][w], one run of b_count * w points per i1.
+  for (int r = 0; r < static_cast<int>(b_count_.size()); ++r)
+    for (std::int64_t i1 = 0; i1 < A_ && b_count_[r] > 0; ++i1)
+      f((i1 * n0_ + b_start_[r]) * w_, m_displ_[r] + i1 * b_count_[r] * w_, b_count_[r] * w_);
+}
+
+namespace {
+template <class C>
+void copy_run(C* to, const C* from, std::int64_t n) {
+  std::memcpy(static_cast<void*>(to), from, static_cast<std::size_t>(n) * sizeof(C));
+}
+}  // namespace
+
+template <class T>
 void slab_vector_step<T>::to_mid(const cpx* s0, cpx* m, const work_buffers& ws) const {
   if (to_mid_w_) {
     to_mid_w_->execute(s0, m);
@@ -230,17 +256,9 @@ void slab_vector_step<T>::to_mid(const cpx* s0, cpx* m, const work_buffers& ws) 
   }
   auto* send = static_cast<cpx*>(ws.send);
   auto* recv = static_cast<cpx*>(ws.recv);
-  const auto run = static_cast<std::size_t>(w_) * sizeof(cpx);
-  for (int d = 0; d < static_cast<int>(a_count_.size()); ++d)  // [i1 of d][i0 here][w]
-    for (std::int64_t i1 = 0; i1 < a_count_[d]; ++i1)
-      for (std::int64_t i0 = 0; i0 < B_; ++i0)
-        std::memcpy(static_cast<void*>(send + s0_displ_[d] + (i1 * B_ + i0) * w_),
-                    s0 + (i0 * n1_ + a_start_[d] + i1) * w_, run);
+  for_s0_runs([&](std::int64_t at, std::int64_t packed, std::int64_t n) { copy_run(send + packed, s0 + at, n); });
   to_mid_->execute(send, recv, ws.comm, [](int, int) {});
-  for (int s = 0; s < static_cast<int>(b_count_.size()); ++s)  // [i1 here][i0 of s][w]: one run per i1
-    for (std::int64_t i1 = 0; i1 < A_ && b_count_[s] > 0; ++i1)
-      std::memcpy(static_cast<void*>(m + (i1 * n0_ + b_start_[s]) * w_), recv + m_displ_[s] + i1 * b_count_[s] * w_,
-                  static_cast<std::size_t>(b_count_[s]) * run);
+  for_m_runs([&](std::int64_t at, std::int64_t packed, std::int64_t n) { copy_run(m + at, recv + packed, n); });
 }
 
 template <class T>
@@ -251,17 +269,9 @@ void slab_vector_step<T>::to_slab(const cpx* m, cpx* s0, const work_buffers& ws)
   }
   auto* send = static_cast<cpx*>(ws.send);
   auto* recv = static_cast<cpx*>(ws.recv);
-  const auto run = static_cast<std::size_t>(w_) * sizeof(cpx);
-  for (int d = 0; d < static_cast<int>(b_count_.size()); ++d)  // [i1 here][i0 of d][w]
-    for (std::int64_t i1 = 0; i1 < A_ && b_count_[d] > 0; ++i1)
-      std::memcpy(static_cast<void*>(send + m_displ_[d] + i1 * b_count_[d] * w_), m + (i1 * n0_ + b_start_[d]) * w_,
-                  static_cast<std::size_t>(b_count_[d]) * run);
+  for_m_runs([&](std::int64_t at, std::int64_t packed, std::int64_t n) { copy_run(send + packed, m + at, n); });
   to_slab_->execute(send, recv, ws.comm, [](int, int) {});
-  for (int s = 0; s < static_cast<int>(a_count_.size()); ++s)  // [i1 of s][i0 here][w]
-    for (std::int64_t i1 = 0; i1 < a_count_[s]; ++i1)
-      for (std::int64_t i0 = 0; i0 < B_; ++i0)
-        std::memcpy(static_cast<void*>(s0 + (i0 * n1_ + a_start_[s] + i1) * w_),
-                    recv + s0_displ_[s] + (i1 * B_ + i0) * w_, run);
+  for_s0_runs([&](std::int64_t at, std::int64_t packed, std::int64_t n) { copy_run(s0 + at, recv + packed, n); });
 }
 
 template <class T>
