@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Starts an MPI program the right way for where it runs: srun inside a Slurm allocation,
-# mpiexec otherwise (with --oversubscribe, and --allow-run-as-root as root).
+# Starts an MPI program the right way for where it runs: srun inside a Slurm allocation (Open MPI
+# gets its ranks through PMIx), mpiexec otherwise (PBS, or no batch system: with --oversubscribe,
+# and --allow-run-as-root as root). Either way one rank that dies ends the whole step, so a crash
+# fails the job instead of leaving the other ranks waiting until the time limit.
 # Usage: launch.sh <ranks> <program> [args...]
 set -euo pipefail
 if (($# < 2)); then
-  echo "usage: $0 <ranks> <program> [args...]" >&2
+  echo "launch.sh: usage: launch.sh <ranks> <program> [args...]" >&2
   exit 2
 fi
-ranks=$1; shift
+ranks=$1
+shift
 if ! [[ $ranks =~ ^[1-9][0-9]*$ ]]; then
   echo "launch.sh: ranks: expected a positive integer, got '$ranks'" >&2
   exit 2
@@ -18,7 +21,7 @@ if [[ ! -x $1 ]]; then
 fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 if [[ -n ${SLURM_JOB_ID:-} ]] && command -v srun >/dev/null; then
-  exec srun --ntasks="$ranks" "$@"
+  exec srun --ntasks="$ranks" --kill-on-bad-exit=1 "$@"
 fi
 flags=(--oversubscribe)
 [[ $(id -u) -eq 0 ]] && flags+=(--allow-run-as-root)
