@@ -17,18 +17,20 @@
 
 #include "toru/toru.h"
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    toru_result r_ = (call);                                                                       \
-    if (r_ != TORU_SUCCESS) {                                                                      \
+#define CHECK(call)                                                                                     \
+  do {                                                                                                  \
+    toru_result r_ = (call);                                                                            \
+    if (r_ != TORU_SUCCESS) {                                                                           \
       fprintf(stderr, "poisson: %s failed: %s: %s\n", #call, toru_error_string(r_), toru_last_error()); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
+    }                                                                                                   \
   } while (0)
 
 static const double two_pi = 6.283185307179586476925286766559;
 
-static double exact_u(double x, double y, double z) { return sin(x) * cos(2 * y) * sin(3 * z) + 0.5 * cos(2 * x - y + 4 * z); }
+static double exact_u(double x, double y, double z) {
+  return sin(x) * cos(2 * y) * sin(3 * z) + 0.5 * cos(2 * x - y + 4 * z);
+}
 static double rhs_f(double x, double y, double z) {
   return -14.0 * sin(x) * cos(2 * y) * sin(3 * z) - 0.5 * 21.0 * cos(2 * x - y + 4 * z);
 }
@@ -130,8 +132,8 @@ int main(int argc, char** argv) {
     const int ok = err < 1e-10;
     failed |= !ok;
     if (rank == 0)
-      printf("poisson (C): %lldx%lldx%lld on %d rank(s): max error %.3e %s\n", grids[g][0], grids[g][1],
-             grids[g][2], nranks, err, ok ? "ok" : "FAILED");
+      printf("poisson (C): %lldx%lldx%lld on %d rank(s): max error %.3e %s\n", grids[g][0], grids[g][1], grids[g][2],
+             nranks, err, ok ? "ok" : "FAILED");
   }
   MPI_Finalize();
   return failed ? 1 : 0;

@@ -14,7 +14,8 @@
 #   status  sinfo and squeue of this cluster.
 # Knobs: SLURM_LOCAL_CPUS (CPUs the node advertises, default max(nproc, 4): more than the cores is
 # fine with SlurmdParameters=config_overrides), SLURM_LOCAL_INSTALL=0 (never apt-get),
-# SLURM_LOCAL_CTLD_PORT (first of two ports; default: a free pair above 20000).
+# SLURM_LOCAL_CTLD_PORT (first of two ports; default: a free pair above 20000), TORU_NO_SLURM=1
+# (skip: do not start Slurm at all).
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 
@@ -67,8 +68,7 @@ pick_ports() {
   else
     # Start somewhere that depends on the state folder, so two build folders rarely race for a pair.
     ctld_port=$((20000 + 2 * ($(cksum <<<"$state" | cut -d' ' -f1) % 5000)))
-    local tries
-    for tries in $(seq 1 200); do
+    for _ in $(seq 1 200); do
       port_free "$ctld_port" && port_free $((ctld_port + 1)) && break
       ctld_port=$((ctld_port + 2))
     done
@@ -89,8 +89,8 @@ start_munge() {
     --pid-file="$state/munge/munged.pid" --log-file="$state/munge/munged.log" \
     --seed-file="$state/munge/munged.seed" </dev/null >>"$state/log/munged.out" 2>&1 &
   echo $! >"$run/munged.mypid"
-  local i
-  for i in $(seq 1 50); do
+  local _
+  for _ in $(seq 1 50); do
     munge_ok && return 0
     sleep 0.1
   done
@@ -148,6 +148,7 @@ node_state() { SLURM_CONF=$conf sinfo -h -n localhost -o %t </dev/null 2>/dev/nu
 
 start() {
   rm -f "$state/skip-reason"
+  [[ -z ${TORU_NO_SLURM:-} ]] || skip "TORU_NO_SLURM is set"
   [[ $(id -u) -eq 0 ]] || skip "not root (slurmd and munged need root)"
   mkdir -p "$state"/{etc,run,log,spool/ctld,spool/slurmd}
   ensure_packages
@@ -165,8 +166,8 @@ start() {
   echo $! >"$run/slurmctld.mypid"
   slurmd -D -N localhost -f "$conf" </dev/null >>"$state/log/slurmd.out" 2>&1 &
   echo $! >"$run/slurmd.mypid"
-  local st="" i
-  for i in $(seq 1 300); do
+  local st="" _
+  for _ in $(seq 1 300); do
     st=$(node_state)
     case $st in
       idle) break ;;
@@ -187,8 +188,8 @@ stop_one() { # name pidfile
   pid=$(cat "$2" 2>/dev/null || true)
   if pid_is "$pid" "$name"; then
     kill -TERM "$pid" 2>/dev/null || true
-    local i
-    for i in $(seq 1 50); do
+    local _
+    for _ in $(seq 1 50); do
       pid_is "$pid" "$name" || break
       sleep 0.2
     done
