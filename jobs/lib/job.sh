@@ -44,6 +44,28 @@ toru_exit_cause() {
   esac
 }
 
+# toru_step <what> <convention> command...: runs one step, its stderr shown live and kept, and on
+# failure ends the job with the step's exit status and a line naming the cause. When a rank dies,
+# srun and mpiexec end the others (with SIGTERM under srun, which is what the exit status then
+# shows), so the line quotes the launcher's report of the rank that failed first.
+toru_step() {
+  local what=$1 convention=$2 errlog rc=0
+  shift 2
+  errlog=$(mktemp "${TMPDIR:-/tmp}/toru-job.XXXXXX")
+  set +e
+  # stdout stays where the caller sent it (through fd 3); stderr goes through tee.
+  { "$@" 2>&1 1>&3 3>&- | tee "$errlog" >&2; rc=${PIPESTATUS[0]}; } 3>&1
+  set -e
+  if ((rc != 0)); then
+    local first
+    first=$(grep -m1 -E '^srun: error: .*tasks? [0-9-]+: |noticed that process rank' "$errlog" || true)
+    rm -f "$errlog"
+    echo "toru job $job_id: $what failed: $(toru_exit_cause "$rc" "$convention") (exit $rc)${first:+; first failure: $first}; its messages are above" >&2
+    exit "$rc"
+  fi
+  rm -f "$errlog"
+}
+
 # toru_job <name> [args...]: runs a bundled program. Its arguments are, first found: the job script's
 # command-line arguments, TORU_JOB_ARGS (how jobs/submit passes arguments through qsub), the
 # program's own TORU_<X>_ARGS variable (even when set empty), the defaults below. The JSON result goes
@@ -83,16 +105,12 @@ toru_job() {
     exit 2
   fi
   mkdir -p "$results"
-  local out=$results/$name-$job_id.json rc=0
+  local out=$results/$name-$job_id.json
   echo "toru job $job_id: $program ${args[*]} on $ranks rank(s); results in $out"
   if ((mpi)); then
-    launch "$ranks" "$exe" "${args[@]}" "${extra[@]}" --json >"$out" || rc=$?
+    toru_step "$program" toru launch "$ranks" "$exe" "${args[@]}" "${extra[@]}" --json >"$out"
   else
-    "$exe" "${args[@]}" "${extra[@]}" --json >"$out" || rc=$?
-  fi
-  if ((rc != 0)); then
-    echo "toru job $job_id: $program failed: $(toru_exit_cause "$rc" toru) (exit $rc); its messages are above" >&2
-    exit "$rc"
+    toru_step "$program" toru "$exe" "${args[@]}" "${extra[@]}" --json >"$out"
   fi
   echo "results: $out"
 }
@@ -108,11 +126,6 @@ toru_run() {
     echo "toru job: usage: run.sbatch PROGRAM [ARGS...] (or TORU_JOB_ARGS=\"PROGRAM ARGS...\")" >&2
     exit 2
   fi
-  local rc=0
   echo "toru job $job_id: $* on $ranks rank(s)"
-  launch "$ranks" "$@" || rc=$?
-  if ((rc != 0)); then
-    echo "toru job $job_id: $1 failed: $(toru_exit_cause "$rc") (exit $rc); its messages are above" >&2
-    exit "$rc"
-  fi
+  toru_step "$(basename "$1")" "" launch "$ranks" "$@"
 }

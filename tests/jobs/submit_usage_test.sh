@@ -2,7 +2,8 @@
 # jobs/submit rejects bad input with exit status 2 and a message naming the argument, before it
 # submits anything; --help describes it.
 set -uo pipefail
-submit=$(cd "$(dirname "$0")/../.." && pwd)/jobs/submit
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+submit=$repo/jobs/submit
 status=0
 check() { # expected-message args...
   local want=$1 out rc=0
@@ -13,11 +14,11 @@ check() { # expected-message args...
     status=1
   fi
 }
-check "submit: --ranks: expected a positive integer, got '0'" --ranks 0 jobs/slurm/topo.sbatch
-check "submit: --time: expected" --time soon jobs/slurm/topo.sbatch
+check "submit: --ranks: expected a positive integer, got '0'" --ranks 0 "$repo/jobs/slurm/topo.sbatch"
+check "submit: --time: expected" --time soon "$repo/jobs/slurm/topo.sbatch"
 check "submit: SCRIPT: 'no-such-script' does not exist" no-such-script
 check "submit: SCRIPT: expected a job script" --wait
-check "submit: unknown option '--bogus'" --bogus jobs/slurm/topo.sbatch
+check "submit: unknown option '--bogus'" --bogus "$repo/jobs/slurm/topo.sbatch"
 check "submit: -n: expected a value" -n
 "$submit" --help | grep -q '^usage: jobs/submit' || { echo "FAIL: --help"; status=1; }
 ((status == 0)) && echo "ok: jobs/submit usage errors"
