@@ -42,12 +42,13 @@ if [[ $mode != local ]]; then
   eval "$(bash "$here/slurm-local.sh" env "$state")"
 fi
 
-# Jobs run in a scratch folder of their own (their output files land there) and find the checkout
-# through TORU_HOME, which sbatch and qsub -V pass on with the rest of the environment.
+# Jobs run in a scratch folder of their own (their output files and results land there, so nothing
+# of an earlier run can stand in for this one) and find the checkout through TORU_HOME, which sbatch
+# and qsub -V pass on with the rest of the environment.
 work=$(mktemp -d "${TMPDIR:-/tmp}/toru-job-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-export TORU_HOME=$repo
+export TORU_HOME=$repo TORU_RESULTS=$work/results
 rc=0 id="" out=""
 case $mode in
   local)

@@ -131,7 +131,8 @@ MpiDefault=pmix
 # Trust the CPU count below even where it exceeds the cores (else the node is INVAL).
 SlurmdParameters=config_overrides
 ReturnToService=2
-# Reject impossible requests at submission instead of leaving them pending for ever.
+# Reject impossible requests at submission instead of leaving them pending for ever. No time limit
+# on the partition: the scripts ask for what a real run needs (the tests bound each wait themselves).
 EnforcePartLimits=ALL
 # MinJobAge=5 keeps sbatch --wait polling every 2 s (300 would make it sleep 2, 8, 32, 32... s).
 MinJobAge=5
@@ -140,7 +141,7 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=30:00 State=UP OverSubscribe=NO
+PartitionName=debug Nodes=localhost Default=YES MaxTime=UNLIMITED State=UP OverSubscribe=NO
 EOF
 }
 
