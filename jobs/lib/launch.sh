@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts an MPI program the right way for where it runs: srun inside a Slurm allocation (Open MPI
-# gets its ranks through PMIx), mpiexec otherwise (PBS, or no batch system: with --oversubscribe,
+# gets its ranks through PMIx, --mpi=pmix), mpiexec otherwise (PBS, or no batch system: with --oversubscribe,
 # and --allow-run-as-root as root). Either way one rank that dies ends the whole step, so a crash
 # fails the job instead of leaving the other ranks waiting until the time limit.
 # Usage: launch.sh <ranks> <program> [args...]
@@ -21,7 +21,10 @@ if [[ ! -x $1 ]]; then
 fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 if [[ -n ${SLURM_JOB_ID:-} ]] && command -v srun >/dev/null; then
-  exec srun --ntasks="$ranks" --kill-on-bad-exit=1 "$@"
+  # Ask for PMIx: many sites keep MpiDefault=none, under which Open MPI ranks started by srun abort.
+  # TORU_SRUN_MPI picks another plugin (pmix_v4, pmi2); set empty, the site's default is used.
+  mpi=${TORU_SRUN_MPI-pmix}
+  exec srun --ntasks="$ranks" --kill-on-bad-exit=1 ${mpi:+--mpi="$mpi"} "$@"
 fi
 flags=(--oversubscribe)
 [[ $(id -u) -eq 0 ]] && flags+=(--allow-run-as-root)

@@ -126,8 +126,9 @@ JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
-# Open MPI is started by srun through PMIx (with "none", srun of an MPI program aborts: no PMI).
-MpiDefault=pmix
+# As on many sites: a plain srun of an Open MPI program aborts (no PMI), so the tests check that
+# jobs/lib/launch.sh asks for --mpi=pmix itself.
+MpiDefault=none
 # Trust the CPU count below even where it exceeds the cores (else the node is INVAL).
 SlurmdParameters=config_overrides
 ReturnToService=2
