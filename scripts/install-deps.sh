@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   gfortran
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # the job tests' local Slurm (tests/jobs/slurm-local.sh) and its PBS-style qsub
+  slurmctld slurmd slurm-client munge slurm-wlm-torque
 )
 
 missing=()
