@@ -15,6 +15,7 @@
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/topology/torus.hpp"
 #include "toru/toru.h"
 
 struct toru_alltoall_plan_s {
@@ -32,6 +33,7 @@ toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
   toru::expect(o->algorithm >= TORU_ALLTOALL_AUTO && o->algorithm <= TORU_ALLTOALL_INDIRECT, "options->algorithm",
                "a toru_alltoall_algorithm value", std::to_string(static_cast<int>(o->algorithm)));
   opts.algorithm = static_cast<toru::comm::alltoall_algorithm>(o->algorithm);
+  toru::expect(o->chunks >= 0, "options->chunks", ">= 0 (0 = chosen by the model)", std::to_string(o->chunks));
   opts.chunks = o->chunks;
   opts.measure = o->measure != 0;
   return opts;
@@ -65,6 +67,8 @@ toru::comm::alltoall_options agreed_plan_arguments(MPI_Comm comm, const toru_all
   toru::validate_collectively(comm, agreed(options), [&] {
     toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
     opts = convert(options);
+    // Parsed here too, so that a malformed spec on one rank is named as such rather than as a difference.
+    if (options && options->torus && *options->torus) toru::topology::torus::parse(options->torus);
     more_checks();
   });
   return opts;

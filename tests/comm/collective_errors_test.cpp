@@ -456,7 +456,7 @@ TEST(collective_errors, cpp_communicator) {
            toru::comm::communicator c(comm, {.torus = (bad ? "1x" : "") + std::to_string(nranks(comm)), .threads = 0});
          });
        }},
-      {"communicator options.order malformed", invalid,
+      {"communicator options.order differs", mismatch,
        [](MPI_Comm comm, bool bad) {
          return from_cpp([&] {
            toru::comm::communicator c(comm,
