@@ -456,6 +456,19 @@ TEST(collective_errors, cpp_communicator) {
            toru::comm::communicator c(comm, {.torus = (bad ? "1x" : "") + std::to_string(nranks(comm)), .threads = 0});
          });
        }},
+      {"communicator TORU_TORUS malformed on one rank", invalid,
+       [](MPI_Comm comm, bool bad) {
+         scoped_env env("TORU_TORUS", "2x?", bad);
+         return from_cpp([&] { toru::comm::communicator c(comm, {.threads = 0}); });
+       }},
+      {"communicator(comm, parent) options.torus differs", mismatch,
+       [](MPI_Comm comm, bool bad) {
+         return from_cpp([&] {
+           const toru::comm::communicator parent(comm, {.torus = std::to_string(nranks(comm)), .threads = 0});
+           toru::comm::communicator c(comm, parent,
+                                      {.torus = bad ? "1x" + std::to_string(nranks(comm)) : "", .threads = 0});
+         });
+       }},
       {"communicator options.order differs", mismatch,
        [](MPI_Comm comm, bool bad) {
          return from_cpp([&] {
