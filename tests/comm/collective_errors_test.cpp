@@ -261,6 +261,14 @@ TEST(collective_errors, c_plan_create) {
          o.torus = spec.c_str();
          return c_plan(comm, 4, MPI_INT, &o, false);
        }},
+      {"toru_alltoall_plan_create options->order differs", mismatch,
+       [](MPI_Comm comm, bool bad) {
+         auto o = c_opts(TORU_ALLTOALL_INDIRECT);
+         const std::string spec = "1x" + std::to_string(nranks(comm));
+         o.torus = spec.c_str();
+         o.order = bad ? "10" : "01";
+         return c_plan(comm, 4, MPI_INT, &o, false);
+       }},
       {"toru_alltoall_plan_create TORU_ALLTOALL_ALGORITHM on one rank", mismatch,
        [](MPI_Comm comm, bool bad) {
          scoped_env env("TORU_ALLTOALL_ALGORITHM", "pairwise", bad);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <random>
@@ -17,6 +18,7 @@
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/topology/torus.hpp"
+#include "toru/toru.h"
 
 namespace {
 
@@ -145,6 +147,36 @@ void check_exchanges(MPI_Comm comm, const std::string& label) {
       EXPECT_EQ(out, want) << toru::comm::to_string(a) << ", count " << count;
     }
   }
+}
+
+TEST(torus_api, c_plans_take_the_torus_and_order_from_their_options) {
+  const int P = toru::test::nranks();
+  const std::string spec = P == 4 ? "2x2" : P == 6 ? "3x2" : "1x" + std::to_string(P);
+  const int count = 7;
+  const auto in = random_data(static_cast<std::size_t>(count * P), 5);
+  std::vector<long long> want(in.size()), out(in.size());
+  MPI_Alltoall(in.data(), count, MPI_LONG_LONG, want.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
+  for (const char* order : {"01", "10"}) {
+    SCOPED_TRACE(spec + " order " + order);
+    toru_alltoall_options o = toru_alltoall_options_default();
+    o.algorithm = TORU_ALLTOALL_INDIRECT;
+    o.torus = spec.c_str();
+    o.order = order;
+    toru_alltoall_plan plan = nullptr;
+    ASSERT_EQ(toru_alltoall_plan_create(MPI_COMM_WORLD, count, MPI_LONG_LONG, &o, &plan), TORU_SUCCESS)
+        << toru_last_error();
+    std::fill(out.begin(), out.end(), 0);
+    EXPECT_EQ(toru_alltoall_plan_execute(plan, in.data(), out.data()), TORU_SUCCESS) << toru_last_error();
+    EXPECT_EQ(out, want);
+    toru_alltoall_plan_destroy(plan);
+  }
+  // The order is really read: one naming no axis is refused on every rank.
+  toru_alltoall_options bad = toru_alltoall_options_default();
+  bad.torus = spec.c_str();
+  bad.order = "Q";
+  toru_alltoall_plan plan = nullptr;
+  EXPECT_EQ(toru_alltoall_plan_create(MPI_COMM_WORLD, count, MPI_LONG_LONG, &bad, &plan), TORU_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
 }
 
 TEST(torus_env, exchanges_on_world_split_and_self_communicators_match_mpi) {
