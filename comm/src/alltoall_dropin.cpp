@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 
@@ -58,7 +59,7 @@ int type_size(MPI_Datatype t, const char* name) {
 
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, MPI_Comm comm) {
-  expect(comm != MPI_COMM_NULL, "comm", "a valid communicator", "MPI_COMM_NULL");
+  expect_intracommunicator(comm, "comm");
   const bool in_place = sendbuf == MPI_IN_PLACE;
   std::int64_t bytes = 0;
   validate_collectively(comm, [&] {
@@ -90,7 +91,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 
 int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  expect(comm != MPI_COMM_NULL, "comm", "a valid communicator", "MPI_COMM_NULL");
+  expect_intracommunicator(comm, "comm");
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const int P = mpi_size(comm);
   validate_collectively(comm, [&] {

@@ -13,6 +13,7 @@
 
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
+#include "toru/core/agreement.hpp"
 
 namespace toru::comm::detail {
 
@@ -125,8 +126,30 @@ decision decide_alltoall(const decision_input& in);
 /// The chunk count the model gives the indirect algorithm (>= 1).
 int model_indirect_chunks(const decision_input& in);
 
-/// Builds a plan: validation, selection, preparation. Collective.
-std::unique_ptr<plan_impl> make_plan(const communicator& comm, exchange x, const alltoall_options& opts);
+/// The all-to-all overrides in the environment (TORU_ALLTOALL_ALGORITHM, TORU_ALLTOALL_CHUNKS), as text:
+/// read on every rank, agreed across ranks with the other arguments, parsed strictly.
+struct env_overrides {
+  std::string algorithm_text, chunks_text;
+};
+env_overrides read_env_overrides();
+constexpr int max_env_chunks = 4096;
+
+/// The options and overrides every rank must pass equally (for validate_collectively).
+std::vector<same_on_all_ranks> agreed_options(const alltoall_options& opts, const env_overrides& env);
+
+/// What the caller and the environment force: an algorithm (automatic: none) and a chunk count
+/// (0: none). resolve_request checks it locally and throws naming the option or variable; the
+/// constructors call it inside their agreed validation.
+struct requested {
+  alltoall_algorithm algorithm = alltoall_algorithm::automatic;
+  int chunks = 0;
+};
+requested resolve_request(const alltoall_options& opts, const env_overrides& env, const exchange& x,
+                          const communicator& comm);
+
+/// Builds a validated plan: selection, preparation. Collective.
+std::unique_ptr<plan_impl> make_plan(const communicator& comm, exchange x, const alltoall_options& opts,
+                                     const requested& r);
 
 /// Collectively agreed "measure" result, cached in the wisdom store.
 decision measure_alltoall(const communicator& comm, const exchange& x, const decision_input& in);

@@ -2,6 +2,7 @@
 #include "toru/comm/alltoall_plan.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -104,14 +105,6 @@ const std::vector<candidate> table = {
      prepare_indirect, alltoall_indirect, true, [](const plan_impl&) { return true; }, true},
 };
 
-alltoall_algorithm forced_algorithm(alltoall_algorithm requested) {
-  if (const char* env = std::getenv("TORU_ALLTOALL_ALGORITHM"); env && *env) {
-    const auto a = algorithm_from_string(env);
-    if (a != alltoall_algorithm::automatic) return a;
-  }
-  return requested;
-}
-
 decision_input describe(const plan_impl& plan, const alltoall_options& opts) {
   const auto& x = plan.x;
   const auto& cs = plan.comm.state();
@@ -163,38 +156,77 @@ std::unique_ptr<plan_impl> prepare_plan(const communicator& comm, const exchange
   return plan;
 }
 
-std::unique_ptr<plan_impl> make_plan(const communicator& comm, exchange x, const alltoall_options& opts) {
+env_overrides read_env_overrides() {
+  env_overrides e;
+  if (const char* v = std::getenv("TORU_ALLTOALL_ALGORITHM")) e.algorithm_text = v;
+  if (const char* v = std::getenv("TORU_ALLTOALL_CHUNKS")) e.chunks_text = v;
+  return e;
+}
+
+std::vector<same_on_all_ranks> agreed_options(const alltoall_options& opts, const env_overrides& env) {
+  // The hook is left out: it runs on its own rank and decides nothing the ranks do together.
+  return {{"alltoall_options::algorithm", static_cast<std::int64_t>(opts.algorithm)},
+          {"alltoall_options::chunks", opts.chunks},
+          {"alltoall_options::measure", opts.measure ? 1 : 0},
+          same_text("TORU_ALLTOALL_ALGORITHM (environment)", env.algorithm_text),
+          same_text("TORU_ALLTOALL_CHUNKS (environment)", env.chunks_text)};
+}
+
+requested resolve_request(const alltoall_options& opts, const env_overrides& env, const exchange& x,
+                          const communicator& comm) {
+  requested r;
+  expect(opts.chunks >= 0, "alltoall_options::chunks", ">= 0 (0 = chosen by the model)", std::to_string(opts.chunks));
+  r.algorithm = opts.algorithm;
+  r.chunks = opts.chunks;
+  if (!env.algorithm_text.empty()) {
+    alltoall_algorithm a = alltoall_algorithm::automatic;
+    try {
+      a = algorithm_from_string(env.algorithm_text);
+    } catch (const error&) {
+      expect(false, "TORU_ALLTOALL_ALGORITHM (environment)", "one of auto, direct, pairwise, bruck, indirect",
+             env.algorithm_text);
+    }
+    if (a != alltoall_algorithm::automatic) r.algorithm = a;
+  }
+  if (!env.chunks_text.empty()) {
+    const char* first = env.chunks_text.data();
+    const char* last = first + env.chunks_text.size();
+    int c = 0;
+    const auto [end, ec] = std::from_chars(first, last, c);
+    expect(ec == std::errc{} && end == last && c >= 1 && c <= max_env_chunks, "TORU_ALLTOALL_CHUNKS (environment)",
+           fmt::format("an integer from 1 to {}", max_env_chunks), env.chunks_text);
+    if (r.chunks == 0) r.chunks = c;
+  }
+  if (r.algorithm != alltoall_algorithm::automatic) {
+    plan_impl probe(comm);
+    probe.x = x;
+    const auto why = find_candidate(r.algorithm).not_applicable(probe);
+    if (!why.empty())
+      throw error(errc::unsupported,
+                  fmt::format("all-to-all algorithm {} cannot run this exchange: {}", to_string(r.algorithm), why));
+  }
+  return r;
+}
+
+std::unique_ptr<plan_impl> make_plan(const communicator& comm, exchange x, const alltoall_options& opts,
+                                     const requested& r) {
   x.comm = comm.mpi();
   x.rank = comm.rank();
   x.nranks = comm.size();
   plan_impl probe(comm);
   probe.x = x;
 
-  alltoall_algorithm algorithm = alltoall_algorithm::automatic;
-  validate_collectively(x.comm, [&] {
-    expect(opts.chunks >= 0, "alltoall_options::chunks", ">= 0 (0 = chosen by the model)", std::to_string(opts.chunks));
-    algorithm = forced_algorithm(opts.algorithm);
-    if (algorithm != alltoall_algorithm::automatic) {
-      const auto why = find_candidate(algorithm).not_applicable(probe);
-      if (!why.empty())
-        throw error(errc::unsupported,
-                    fmt::format("all-to-all algorithm {} cannot run this exchange: {}", to_string(algorithm), why));
-    }
-  });
-
   decision d;
   const auto in = describe(probe, opts);
-  if (algorithm != alltoall_algorithm::automatic) {
-    d.algorithm = algorithm;
-    d.chunks = algorithm == alltoall_algorithm::indirect ? model_indirect_chunks(in) : 1;
+  if (r.algorithm != alltoall_algorithm::automatic) {
+    d.algorithm = r.algorithm;
+    d.chunks = r.algorithm == alltoall_algorithm::indirect ? model_indirect_chunks(in) : 1;
   } else if (opts.measure) {
     d = measure_alltoall(comm, x, in);
   } else {
     d = decide_alltoall(in);
   }
-  if (opts.chunks > 0) d.chunks = opts.chunks;
-  if (const char* env = std::getenv("TORU_ALLTOALL_CHUNKS"); env && *env && opts.chunks == 0)
-    d.chunks = std::max(1, std::atoi(env));
+  if (r.chunks > 0) d.chunks = r.chunks;
   auto plan = prepare_plan(comm, x, d.algorithm, d.chunks, opts.on_chunk);
   log::debug("comm: all-to-all plan: {} with {} chunk(s), {:.0f} bytes per pair, {} ranks", to_string(plan->algorithm),
              plan->chunks, in.bytes_per_pair, x.nranks);
@@ -318,26 +350,51 @@ void check_type(detail::exchange& x) {
   x.contiguous = detail::is_contiguous(x.type, x.esize, x.extent);
 }
 
+// Type properties that every rank must share, computed without throwing (-1 for a type that
+// check_type will refuse), so that they can enter the agreement before the checks run.
+std::int64_t type_size_or_negative(MPI_Datatype type) {
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || MPI_Type_size(type, &size) != MPI_SUCCESS) return -1;
+  return size;
+}
+
+std::int64_t contiguity_or_negative(MPI_Datatype type) {
+  const std::int64_t size = type_size_or_negative(type);
+  MPI_Aint lb = 0, extent = 0;
+  if (size < 0 || MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) return -1;
+  try {
+    return detail::is_contiguous(type, static_cast<std::size_t>(size), extent) ? 1 : 0;
+  } catch (const error&) {
+    return -1;
+  }
+}
+
 }  // namespace
 
 alltoall_plan::alltoall_plan(const communicator& comm, std::size_t count, MPI_Datatype type, alltoall_options opts) {
   auto x = make_exchange(type, true);
   const int P = comm.size();
-  validate_collectively(comm.mpi(), [&] {
+  const auto env = detail::read_env_overrides();
+  // Everything that decides what the ranks do together, agreed in the same allreduce as the checks.
+  auto same = detail::agreed_options(opts, env);
+  same.insert(same.begin(), {{"count", static_cast<std::int64_t>(std::min<std::size_t>(count, INT64_MAX))},
+                             {"size(type)", type_size_or_negative(type)},
+                             {"contiguity of type", contiguity_or_negative(type)}});
+  detail::requested r;
+  validate_collectively(comm.mpi(), same, [&] {
     check_type(x);
     expect(count <= static_cast<std::size_t>(INT_MAX) / static_cast<std::size_t>(std::max(P, 1)), "count",
            fmt::format("at most {} elements per pair (INT_MAX / {} ranks)", INT_MAX / std::max(P, 1), P),
            std::to_string(count));
+    r = detail::resolve_request(opts, env, x, comm);
   });
-  expect_same_on_all_ranks(comm.mpi(), static_cast<std::int64_t>(count * x.esize),
-                           "count * type size (bytes per pair)");
   x.count = count;
   x.scounts.assign(static_cast<std::size_t>(P), static_cast<int>(count));
   x.rcounts = x.scounts;
   x.sdispls.resize(static_cast<std::size_t>(P));
   for (int j = 0; j < P; ++j) x.sdispls[static_cast<std::size_t>(j)] = j * static_cast<int>(count);
   x.rdispls = x.sdispls;
-  impl_ = detail::make_plan(comm, std::move(x), opts);
+  impl_ = detail::make_plan(comm, std::move(x), opts, r);
 }
 
 alltoall_plan::~alltoall_plan() = default;
@@ -356,7 +413,12 @@ alltoallv_plan::alltoallv_plan(const communicator& comm, std::span<const int> se
                                std::span<const int> recv_displs, MPI_Datatype type, alltoall_options opts) {
   auto x = make_exchange(type, false);
   const auto P = static_cast<std::size_t>(comm.size());
-  validate_collectively(comm.mpi(), [&] {
+  const auto env = detail::read_env_overrides();
+  auto same = detail::agreed_options(opts, env);
+  same.insert(same.begin(),
+              {{"size(type)", type_size_or_negative(type)}, {"contiguity of type", contiguity_or_negative(type)}});
+  detail::requested r;
+  validate_collectively(comm.mpi(), same, [&] {
     check_type(x);
     const std::pair<std::span<const int>, const char*> arrays[] = {{send_counts, "send_counts"},
                                                                    {send_displs, "send_displs"},
@@ -367,6 +429,7 @@ alltoallv_plan::alltoallv_plan(const communicator& comm, std::span<const int> se
       for (std::size_t j = 0; j < P; ++j)
         expect(a[j] >= 0, fmt::format("{}[{}]", name, j), ">= 0", std::to_string(a[j]));
     }
+    r = detail::resolve_request(opts, env, x, comm);
   });
   x.scounts.assign(send_counts.begin(), send_counts.end());
   x.sdispls.assign(send_displs.begin(), send_displs.end());
@@ -386,7 +449,7 @@ alltoallv_plan::alltoallv_plan(const communicator& comm, std::span<const int> se
                                 j, j, told[j], comm.rank(), j, expected));
     }
   });
-  impl_ = detail::make_plan(comm, std::move(x), opts);
+  impl_ = detail::make_plan(comm, std::move(x), opts, r);
 }
 
 alltoallv_plan::~alltoallv_plan() = default;

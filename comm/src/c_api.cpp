@@ -1,16 +1,21 @@
 // The C interface (toru/toru.h): result codes instead of exceptions, opaque handles.
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <new>
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/c_guard.hpp"
 #include "toru/comm/wisdom.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/topology/torus.hpp"
 #include "toru/toru.h"
 
 struct toru_alltoall_plan_s {
@@ -28,6 +33,7 @@ toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
   toru::expect(o->algorithm >= TORU_ALLTOALL_AUTO && o->algorithm <= TORU_ALLTOALL_INDIRECT, "options->algorithm",
                "a toru_alltoall_algorithm value", std::to_string(static_cast<int>(o->algorithm)));
   opts.algorithm = static_cast<toru::comm::alltoall_algorithm>(o->algorithm);
+  toru::expect(o->chunks >= 0, "options->chunks", ">= 0 (0 = chosen by the model)", std::to_string(o->chunks));
   opts.chunks = o->chunks;
   opts.measure = o->measure != 0;
   return opts;
@@ -36,7 +42,43 @@ toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
 toru::comm::communicator_options comm_options(const toru_alltoall_options* o) {
   toru::comm::communicator_options c;
   if (o && o->torus) c.torus = o->torus;
+  if (o && o->order) c.order = o->order;
   return c;
+}
+
+// The C-level arguments of a plan creation, agreed across ranks with the checks of the plan
+// pointer and the options (the C++ constructors then agree on the rest): NULL options are the defaults.
+std::vector<toru::same_on_all_ranks> agreed(const toru_alltoall_options* o) {
+  static const toru_alltoall_options defaults = toru_alltoall_options_default();
+  if (o == nullptr) o = &defaults;
+  return {{"options->algorithm", static_cast<std::int64_t>(o->algorithm)},
+          {"options->chunks", o->chunks},
+          {"options->measure", o->measure != 0 ? 1 : 0},
+          toru::same_text("options->torus", o->torus ? o->torus : ""),
+          toru::same_text("options->order", o->order ? o->order : "")};
+}
+
+// Agrees on comm, the plan pointer and the options; returns the C++ plan options.
+toru::comm::alltoall_options agreed_plan_arguments(MPI_Comm comm, const toru_alltoall_options* options,
+                                                   const toru_alltoall_plan* plan,
+                                                   const std::function<void()>& more_checks) {
+  toru::expect_intracommunicator(comm, "comm");
+  toru::comm::alltoall_options opts;
+  toru::validate_collectively(comm, agreed(options), [&] {
+    toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
+    opts = convert(options);
+    // Parsed here too, so that a malformed spec on one rank is named as such rather than as a difference.
+    if (options && options->torus && *options->torus) toru::topology::torus::parse(options->torus);
+    more_checks();
+  });
+  return opts;
+}
+
+// Wisdom calls agree on comm and on the path, which must be given.
+void agree_on_path(MPI_Comm comm, const char* path) {
+  toru::expect_intracommunicator(comm, "comm");
+  toru::validate_collectively(comm, {toru::same_text("path", path ? path : "")},
+                              [&] { toru::expect(path != nullptr, "path", "a file name", "NULL"); });
 }
 
 template <class F>
@@ -101,16 +143,16 @@ toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int
 }
 
 toru_alltoall_options toru_alltoall_options_default(void) {
-  return toru_alltoall_options{TORU_ALLTOALL_AUTO, 0, 0, nullptr};
+  return toru_alltoall_options{TORU_ALLTOALL_AUTO, 0, 0, nullptr, nullptr};
 }
 
 toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype type,
                                       const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
+    const auto opts = agreed_plan_arguments(comm, options, plan, [] {});
     toru::comm::communicator c(comm, comm_options(options));
-    toru::comm::alltoall_plan p(c, count, type, convert(options));
+    toru::comm::alltoall_plan p(c, count, type, opts);
     *plan = new toru_alltoall_plan_s{c, std::move(p)};
   });
 }
@@ -120,15 +162,14 @@ toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, co
                                        const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
-    toru::validate_collectively(comm, [&] {
+    const auto opts = agreed_plan_arguments(comm, options, plan, [&] {
       toru::expect(send_counts && send_displs && recv_counts && recv_displs, "counts and displacements",
                    "four arrays of the communicator size", "a null pointer");
     });
     toru::comm::communicator c(comm, comm_options(options));
     const auto n = static_cast<std::size_t>(c.size());
     toru::comm::alltoallv_plan p(c, std::span(send_counts, n), std::span(send_displs, n), std::span(recv_counts, n),
-                                 std::span(recv_displs, n), type, convert(options));
+                                 std::span(recv_displs, n), type, opts);
     *plan = new toru_alltoall_plan_s{c, std::move(p)};
   });
 }
@@ -168,14 +209,14 @@ toru_result toru_alltoall_plan_destroy(toru_alltoall_plan plan) {
 
 toru_result toru_alltoall_wisdom_save(MPI_Comm comm, const char* path) {
   return toru::detail::c_guarded([&] {
-    toru::expect(path != nullptr, "path", "a file name", "NULL");
+    agree_on_path(comm, path);
     toru::comm::save_wisdom(comm, path);
   });
 }
 
 toru_result toru_alltoall_wisdom_load(MPI_Comm comm, const char* path) {
   return toru::detail::c_guarded([&] {
-    toru::expect(path != nullptr, "path", "a file name", "NULL");
+    agree_on_path(comm, path);
     toru::comm::load_wisdom(comm, path);
   });
 }

@@ -4,7 +4,10 @@
 #include <mutex>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "comm_state.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
@@ -48,30 +51,61 @@ int thread_core(MPI_Comm comm) {
 
 }  // namespace
 
-communicator::communicator(MPI_Comm comm, communicator_options opts) : state_(std::make_shared<detail::comm_state>()) {
-  auto& s = *state_;
-  expect(comm != MPI_COMM_NULL, "comm", "a valid communicator", "MPI_COMM_NULL");
-  std::string spec = opts.torus;
-  if (spec.empty())
-    if (const char* env = std::getenv("TORU_TORUS")) spec = env;
+communicator::communicator(MPI_Comm comm, communicator_options opts) : communicator(comm, nullptr, std::move(opts)) {}
 
-  std::optional<topology::torus> given;
-  validate_collectively(comm, [&] {
-    expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
-           std::to_string(opts.threads));
-    if (!spec.empty()) given = topology::torus::parse(spec);
-  });
+communicator::communicator(MPI_Comm comm, const communicator& parent, communicator_options opts)
+    : communicator(comm, &parent, std::move(opts)) {}
+
+communicator::communicator(MPI_Comm comm, const communicator* parent, communicator_options opts)
+    : state_(std::make_shared<detail::comm_state>()) {
+  auto& s = *state_;
+  expect_intracommunicator(comm, "comm");
+  // TORU_TORUS describes MPI_COMM_WORLD; it is consulted only without a torus from the caller or a parent.
+  std::string env;
+  if (const char* e = std::getenv("TORU_TORUS"); e && opts.torus.empty() && parent == nullptr) env = e;
+
+  std::optional<topology::torus> given, world;
+  validate_collectively(comm,
+                        {same_text("communicator_options::torus", opts.torus),
+                         same_text("communicator_options::order", opts.order),
+                         {"communicator_options::threads", opts.threads},
+                         {"communicator_options::bind_threads", opts.bind_threads ? 1 : 0},
+                         same_text("TORU_TORUS (environment)", env)},
+                        [&] {
+                          expect(opts.threads == 0 || opts.threads == 1, "communicator_options::threads", "0 or 1",
+                                 std::to_string(opts.threads));
+                          if (!opts.torus.empty()) given = topology::torus::parse(opts.torus);
+                          if (env.empty()) return;
+                          try {
+                            world = topology::torus::parse(env);
+                          } catch (const error& e) {
+                            throw error(e.code(), "TORU_TORUS (environment): " + e.message());
+                          }
+                          const int world_size = mpi_size(MPI_COMM_WORLD);
+                          expect(world->size() == world_size, "TORU_TORUS (environment)",
+                                 fmt::format("a torus of {} nodes (it describes MPI_COMM_WORLD)", world_size),
+                                 fmt::format("{} ({} nodes)", env, world->size()));
+                        });
   std::optional<topology::mapping> m;
   if (given) {
     m = topology::make_mapping(comm, *given, opts.order);
     s.torus_given = true;
   } else {
-    m = topology::derive_mapping(comm);
-    if (!opts.order.empty()) m = topology::make_mapping(comm, m->shape(), opts.order);
+    // A sub-communicator inherits the sub-torus its ranks occupy; ranks that form none (a diagonal,
+    // one rank) get the derived layout, as if no torus had been described.
+    std::optional<topology::mapping> inherited;
+    if (parent != nullptr && parent->torus_given())
+      inherited = topology::sub_mapping(parent->mpi(), parent->mapping(), comm);
+    else if (world)
+      inherited = topology::sub_mapping(MPI_COMM_WORLD, topology::mapping::identity(*world), comm);
+    if (inherited) {
+      m = opts.order.empty() ? std::move(inherited) : topology::make_mapping(comm, inherited->shape(), opts.order);
+      s.torus_given = true;
+    } else {
+      m = topology::derive_mapping(comm);
+      if (!opts.order.empty()) m = topology::make_mapping(comm, m->shape(), opts.order);
+    }
   }
-  // The thread options decide which collectives follow: they must agree, or ranks would part ways.
-  expect_same_on_all_ranks(comm, opts.threads * 2 + (opts.bind_threads ? 1 : 0),
-                           "communicator_options::threads and bind_threads");
   s.cart.emplace(comm, *m);
   s.comm = s.cart->comm();
   check_mpi(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");

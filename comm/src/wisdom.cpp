@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "alltoall_impl.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "wisdom_store.hpp"
@@ -102,6 +103,9 @@ void forget_wisdom() {
 }
 
 void save_wisdom(MPI_Comm comm, const std::string& path) {
+  expect_intracommunicator(comm, "comm");
+  // Only rank 0 writes, but a path that differs across ranks is a bug worth naming.
+  validate_collectively(comm, {same_text("path", path)}, [] {});
   validate_collectively(comm, [&] {
     if (mpi_rank(comm) != 0) return;
     std::ofstream f(path);
@@ -111,26 +115,22 @@ void save_wisdom(MPI_Comm comm, const std::string& path) {
   });
 }
 
-bool load_wisdom(MPI_Comm comm, const std::string& path) {
+void load_wisdom(MPI_Comm comm, const std::string& path) {
+  expect_intracommunicator(comm, "comm");
   std::string text;
-  int found = 0;
-  if (mpi_rank(comm) == 0) {
+  validate_collectively(comm, {same_text("path", path)}, [&] {
+    if (mpi_rank(comm) != 0) return;
     std::ifstream f(path);
-    if (f) {
-      std::ostringstream ss;
-      ss << f.rdbuf();
-      text = ss.str();
-      found = 1;
-    }
-  }
-  check_mpi(MPI_Bcast(&found, 1, MPI_INT, 0, comm), "MPI_Bcast");
-  if (!found) return false;
+    if (!f) throw error(errc::io, fmt::format("wisdom file {}: cannot open for reading (missing or unreadable)", path));
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  });
   int len = static_cast<int>(text.size());
   check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
   text.resize(static_cast<std::size_t>(len));
   check_mpi(MPI_Bcast(text.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
   validate_collectively(comm, [&] { import_wisdom(text); });
-  return true;
 }
 
 }  // namespace toru::comm

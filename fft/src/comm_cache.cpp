@@ -3,17 +3,26 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 
+#include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
 
 namespace toru::fft::detail {
 
 namespace {
 
-struct cache_entry {
+struct comms_for_options {
   comm_ptr all;
   std::map<std::pair<int, int>, std::pair<comm_ptr, comm_ptr>> grids;
+};
+
+using options_key = std::tuple<std::string, std::string, int, bool>;  // torus, order, threads, bind_threads
+
+struct cache_entry {
+  std::map<options_key, comms_for_options> by_options;
 };
 
 std::mutex cache_mutex;
@@ -32,10 +41,7 @@ int delete_entry(MPI_Comm, int, void* value, void*) {
 // MPI_Finalize frees MPI_COMM_SELF first: release every cached communicator while MPI still works.
 int finalize_hook(MPI_Comm, int, void*, void*) {
   std::lock_guard lock(cache_mutex);
-  for (cache_entry* e : live_entries) {
-    e->grids.clear();
-    e->all.reset();
-  }
+  for (cache_entry* e : live_entries) e->by_options.clear();
   return MPI_SUCCESS;
 }
 
@@ -50,8 +56,8 @@ void ensure_keyvals() {
 
 }  // namespace
 
-grid_comms communicators(MPI_Comm user, int p0, int p1) {
-  cache_entry* e = nullptr;
+grid_comms communicators(MPI_Comm user, int p0, int p1, const comm::communicator_options& opts) {
+  cache_entry* entry = nullptr;
   {
     std::lock_guard lock(cache_mutex);
     ensure_keyvals();
@@ -59,16 +65,25 @@ grid_comms communicators(MPI_Comm user, int p0, int p1) {
     int found = 0;
     check_mpi(MPI_Comm_get_attr(user, user_keyval, &value, &found), "MPI_Comm_get_attr");
     if (found) {
-      e = static_cast<cache_entry*>(value);
+      entry = static_cast<cache_entry*>(value);
     } else {
-      e = new cache_entry;
-      live_entries.insert(e);
-      check_mpi(MPI_Comm_set_attr(user, user_keyval, e), "MPI_Comm_set_attr");
+      entry = new cache_entry;
+      live_entries.insert(entry);
+      check_mpi(MPI_Comm_set_attr(user, user_keyval, entry), "MPI_Comm_set_attr");
     }
   }
+  // Options that differ across ranks would make one rank hit the cache while another builds (a
+  // collective): agree on them first.
+  validate_collectively(user,
+                        {same_text("options.comm.torus", opts.torus),
+                         same_text("options.comm.order", opts.order),
+                         {"options.comm.threads", opts.threads},
+                         {"options.comm.bind_threads", opts.bind_threads ? 1 : 0}},
+                        [] {});
+  auto* e = &entry->by_options[options_key{opts.torus, opts.order, opts.threads, opts.bind_threads}];
   // Every rank of `user` sees the same cache history (plans are built collectively), so hits and
   // misses, and hence the collective constructions below, agree across ranks.
-  if (!e->all) e->all = std::make_shared<const comm::communicator>(user);
+  if (!e->all) e->all = std::make_shared<const comm::communicator>(user, opts);
   grid_comms g{e->all, nullptr, nullptr};
   if (p0 * p1 == 0) return g;
   auto it = e->grids.find({p0, p1});
@@ -77,8 +92,9 @@ grid_comms communicators(MPI_Comm user, int p0, int p1) {
     MPI_Comm row = MPI_COMM_NULL, col = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split(e->all->mpi(), rank / p1, rank % p1, &row), "MPI_Comm_split");
     check_mpi(MPI_Comm_split(e->all->mpi(), rank % p1, rank / p1, &col), "MPI_Comm_split");
-    auto r = std::make_shared<const comm::communicator>(row);
-    auto c = std::make_shared<const comm::communicator>(col);
+    const comm::communicator_options sub{.threads = opts.threads, .bind_threads = opts.bind_threads};
+    auto r = std::make_shared<const comm::communicator>(row, *e->all, sub);
+    auto c = std::make_shared<const comm::communicator>(col, *e->all, sub);
     MPI_Comm_free(&row);  // the communicators hold their own duplicates
     MPI_Comm_free(&col);
     it = e->grids.emplace(std::make_pair(p0, p1), std::make_pair(r, c)).first;

@@ -18,9 +18,10 @@ struct grid_comms {
   comm_ptr row, col;  // pencil grids: ranks with equal r0 (ordered by r1) / equal r1 (by r0)
 };
 
-/// Collective over `user`. With p0 * p1 > 0 also the row and column communicators of the
-/// p0 x p1 grid (rank = r0 * p1 + r1); {0, 0} for none. The cache lives in an MPI attribute of `user` (freed with it)
-/// and is emptied when MPI_Finalize starts (through an MPI_COMM_SELF attribute).
-grid_comms communicators(MPI_Comm user, int p0, int p1);
+/// Collective over `user`. The communicator built with `opts` (cached per options), and with p0 * p1 > 0
+/// also the row and column communicators of the p0 x p1 grid (rank = r0 * p1 + r1; {0, 0} for none),
+/// which inherit the sub-tori their ranks occupy on its torus. The cache lives in an MPI attribute of
+/// `user` (freed with it) and is emptied when MPI_Finalize starts (through an MPI_COMM_SELF attribute).
+grid_comms communicators(MPI_Comm user, int p0, int p1, const comm::communicator_options& opts);
 
 }  // namespace toru::fft::detail

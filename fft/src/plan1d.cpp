@@ -97,7 +97,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
                           {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
   validate_collectively(comm, [&] { check_1d(n_, opts); });
   if (device) gpu_ = make_device_context(comm);
-  comm_ = communicators(comm, 0, 0).all;
+  comm_ = communicators(comm, 0, 0, opts.comm).all;
   const int P = comm_->size(), me = comm_->rank();
   const local_layout1d L = make_layout1d(P, me, n_, opts);
   n = n_;

@@ -166,7 +166,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   if (device) gpu_ = make_device_context(comm);
 
   const layout3d& L = lay_;
-  comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1) : communicators(comm, 0, 0);
+  comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1, opts.comm)
+                                             : communicators(comm, 0, 0, opts.comm);
 
   using cpx = std::complex<T>;
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.

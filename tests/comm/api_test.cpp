@@ -80,7 +80,7 @@ TEST(measure, all_ranks_agree_and_wisdom_round_trips) {
   const std::string path = "/tmp/toru_comm_wisdom_test_" + std::to_string(P) + ".json";
   toru::comm::save_wisdom(MPI_COMM_WORLD, path);
   toru::comm::forget_wisdom();
-  EXPECT_TRUE(toru::comm::load_wisdom(MPI_COMM_WORLD, path));
+  EXPECT_NO_THROW(toru::comm::load_wisdom(MPI_COMM_WORLD, path));
   EXPECT_EQ(nlohmann::json::parse(toru::comm::export_wisdom()), json);
   // With wisdom loaded, the choice is reused (an edited entry proves it is read, not re-measured).
   auto edited = json;
@@ -89,7 +89,14 @@ TEST(measure, all_ranks_agree_and_wisdom_round_trips) {
   toru::comm::import_wisdom(edited.dump());
   toru::comm::alltoall_plan again(comm, 64, MPI_INT, {.measure = true});
   EXPECT_EQ(again.algorithm(), alltoall_algorithm::pairwise);
-  EXPECT_FALSE(toru::comm::load_wisdom(MPI_COMM_WORLD, "/nonexistent/toru-wisdom.json"));
+  try {
+    toru::comm::load_wisdom(MPI_COMM_WORLD, "/nonexistent/toru-wisdom.json");
+    ADD_FAILURE() << "a missing wisdom file was accepted";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::io) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/toru-wisdom.json"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(toru_alltoall_wisdom_load(MPI_COMM_WORLD, "/nonexistent/toru-wisdom.json"), TORU_ERROR_IO);
   EXPECT_THROW(toru::comm::import_wisdom("{\"toru_alltoall_wisdom\": 1, \"entries\": [{\"nranks\": 2}]}"), toru::error);
   EXPECT_THROW(toru::comm::import_wisdom("not json"), toru::error);
   toru::comm::forget_wisdom();

@@ -76,13 +76,19 @@ typedef struct toru_alltoall_options {
   toru_alltoall_algorithm algorithm; /* TORU_ALLTOALL_AUTO by default */
   int chunks;                        /* pipeline chunks; 0 = chosen by the model */
   int measure;                       /* non-zero: time the candidates at plan creation */
-  const char* torus;                 /* torus spec such as "4x4x8", or NULL: derived from the communicator */
+  const char* torus;                 /* torus spec of comm such as "4x4x8" (its size must be comm's), or NULL:
+                                        the sub-torus comm's ranks occupy on TORU_TORUS (which describes
+                                        MPI_COMM_WORLD), else derived from the communicator */
+  const char* order;                 /* rank order for the mapping, e.g. "ZXY" (fastest axis first), or NULL */
 } toru_alltoall_options;
 
 toru_alltoall_options toru_alltoall_options_default(void);
 
 /* Creates a plan exchanging `count` elements of `type` between every pair of ranks of `comm`.
- * Collective. `options` may be NULL (defaults). On failure *plan = NULL. */
+ * Collective. `options` may be NULL (defaults). On failure *plan = NULL. Every argument (count, the
+ * size of type, every option, TORU_ALLTOALL_ALGORITHM / _CHUNKS / TORU_TORUS where consulted) must
+ * agree across ranks: a bad or differing argument on one rank gives every rank the same error
+ * (TORU_ERROR_MISMATCH for a difference). MPI_COMM_NULL and intercommunicators are refused. */
 toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype type,
                                       const toru_alltoall_options* options, toru_alltoall_plan* plan);
 
@@ -91,7 +97,10 @@ toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, co
                                        const int* recv_counts, const int* recv_displs, MPI_Datatype type,
                                        const toru_alltoall_options* options, toru_alltoall_plan* plan);
 
-/* Runs the plan. Collective over the plan's communicator. in == out (or in == TORU_IN_PLACE) is in place. */
+/* Runs the plan. Collective over the plan's communicator. in == out (or in == TORU_IN_PLACE) is in place.
+ * Not agreed across ranks (that would cost a collective per call): a rank whose buffer is NULL while it
+ * has data to move takes part with scratch data and alone returns TORU_ERROR_INVALID_ARGUMENT; a NULL
+ * plan on one rank cannot take part at all and leaves the others waiting. */
 toru_result toru_alltoall_plan_execute(toru_alltoall_plan plan, const void* in, void* out);
 
 /* Runs the plan with a caller workspace of at least toru_alltoall_plan_workspace_size() bytes. */
@@ -104,7 +113,8 @@ toru_result toru_alltoall_plan_chunks(toru_alltoall_plan plan, int* chunks);
 /* Frees the plan (not collective; NULL is allowed). */
 toru_result toru_alltoall_plan_destroy(toru_alltoall_plan plan);
 
-/* Wisdom: the measured choices, as a JSON file. Collective over comm (rank 0 reads/writes). */
+/* Wisdom: the measured choices, as a JSON file. Collective over comm (rank 0 reads/writes); path must be
+ * the same on every rank. Loading a missing or unreadable file returns TORU_ERROR_IO on every rank. */
 toru_result toru_alltoall_wisdom_save(MPI_Comm comm, const char* path);
 toru_result toru_alltoall_wisdom_load(MPI_Comm comm, const char* path);
 

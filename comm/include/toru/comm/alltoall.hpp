@@ -4,8 +4,9 @@
 //   toru::comm::alltoall(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, MPI_COMM_WORLD);
 //
 // Collective. The first call on a communicator attaches a toru::comm::communicator to it (as an MPI
-// attribute, released when the communicator is freed or at MPI_Finalize), with the torus from
-// TORU_TORUS when set. Plans for equal blocks are cached per (count, type) on that communicator.
+// attribute, released when the communicator is freed or at MPI_Finalize), with the sub-torus its
+// ranks occupy on TORU_TORUS (which describes MPI_COMM_WORLD) when set. MPI_COMM_NULL and
+// intercommunicators are refused. Plans for equal blocks are cached per (count, type) on that communicator.
 // Each call validates its arguments collectively (one small allreduce), so bad input throws the
 // same toru::error on every rank instead of hanging; a persistent plan skips that cost.
 // Not thread-safe for concurrent calls on one communicator (as MPI collectives).

@@ -63,9 +63,12 @@ struct plan_impl;
 /// comes from rank j (as MPI_Alltoall with sendcount = recvcount = count).
 class alltoall_plan {
  public:
-  /// Collective. Validates collectively (count and type size equal on all ranks, forced algorithm
-  /// applicable) and throws toru::error on every rank otherwise. The environment variable
-  /// TORU_ALLTOALL_ALGORITHM (direct|pairwise|bruck|indirect) overrides options.algorithm.
+  /// Collective. Validates collectively and throws the same toru::error on every rank otherwise:
+  /// count, the size and contiguity of type, every option, and the environment variables
+  /// TORU_ALLTOALL_ALGORITHM (auto|direct|pairwise|bruck|indirect; overrides options.algorithm) and
+  /// TORU_ALLTOALL_CHUNKS (1..4096; used when options.chunks == 0) must agree across ranks
+  /// (errc::mismatch naming the first that differs); a malformed variable or option is
+  /// errc::invalid_argument naming it; a forced algorithm that cannot run the exchange, unsupported.
   alltoall_plan(const communicator& comm, std::size_t count, MPI_Datatype type, alltoall_options opts = {});
   ~alltoall_plan();
   alltoall_plan(alltoall_plan&&) noexcept;

@@ -23,13 +23,20 @@
 
 namespace toru::comm {
 
+/// Every field must be equal on all ranks (agreed collectively: errc::mismatch naming the field otherwise).
 struct communicator_options {
-  /// Torus spec as toru::topology::torus::parse takes it ("16x16x32", with per-axis bandwidth and
-  /// latency where known). Empty: the environment variable TORU_TORUS, else a model derived from the
-  /// communicator (nodes x ranks per node), which makes the indirect algorithm node-aware aggregation.
+  /// Torus spec of THIS communicator as toru::topology::torus::parse takes it ("16x16x32", with
+  /// per-axis bandwidth and latency where known); its size must be the communicator's. Empty: the
+  /// torus is inherited, from the parent communicator (the constructor with a parent) or else from the
+  /// environment variable TORU_TORUS, which describes MPI_COMM_WORLD (rank r on node r): a communicator
+  /// whose ranks occupy a sub-torus of it (all of it, a line, a plane, ...) gets that sub-torus
+  /// (topology::sub_mapping); one that occupies none, or with nothing to inherit, gets a model derived
+  /// from the communicator (nodes x ranks per node), which makes the indirect algorithm node-aware
+  /// aggregation.
   std::string torus{};
   /// Rank order for the mapping, as toru::topology::mapping::from_order takes it (e.g. "XYZ");
-  /// empty: rank r has the coordinates of node r (axis 0 fastest).
+  /// empty: rank r has the coordinates of node r (axis 0 fastest) of the given torus, or the
+  /// coordinates its ranks have in the inherited one.
   std::string order{};
   /// Communication threads for the pipelined all-to-all (0 or 1). With 1, phase B of the indirect
   /// algorithm runs on its own thread (needs MPI_THREAD_MULTIPLE; otherwise toru logs once and one
@@ -49,7 +56,14 @@ class communicator {
   /// Collective over `comm`. Duplicates `comm` (toru's traffic never matches the caller's), builds the
   /// mapping and the sub-communicators. Throws toru::error on every rank when the torus does not match
   /// the communicator size or the options are malformed.
+  /// Refuses MPI_COMM_NULL and intercommunicators (errc::invalid_argument); every option and TORU_TORUS
+  /// (when consulted) must agree across ranks (errc::mismatch).
   explicit communicator(MPI_Comm comm, communicator_options opts = {});
+  /// Collective over `comm`, whose ranks are ranks of `parent` (split from it, for example): with an
+  /// empty opts.torus, the torus is the sub-torus comm's ranks occupy on parent's described torus (the
+  /// ranks of one pencil row on a line of it), or derived when they occupy none or parent's torus was
+  /// derived itself. TORU_TORUS is not consulted.
+  communicator(MPI_Comm comm, const communicator& parent, communicator_options opts = {});
 
   /// The duplicated communicator toru communicates on (same ranks, same order as the one given).
   MPI_Comm mpi() const;
@@ -60,7 +74,7 @@ class communicator {
   const topology::torus& torus() const;
   const topology::mapping& mapping() const;
   const topology::cart& cart() const;
-  /// Whether the torus came from the caller (options or TORU_TORUS) rather than derived.
+  /// Whether the torus was described (options, a parent's described torus, or TORU_TORUS) rather than derived.
   bool torus_given() const;
   /// The bottleneck axis (topology::torus::longest_axis: largest effective extent / bandwidth).
   /// Phase B of the indirect algorithm runs along it.
@@ -77,6 +91,7 @@ class communicator {
   const detail::comm_state& state() const { return *state_; }
 
  private:
+  communicator(MPI_Comm comm, const communicator* parent, communicator_options opts);
   std::shared_ptr<detail::comm_state> state_;
 };
 

@@ -1,7 +1,7 @@
 // All-to-all wisdom: the choices measure mode made, kept per process and saved/loaded as JSON so a
 // later run skips the measurement (like FFTW wisdom).
 //
-//   toru::comm::load_wisdom(MPI_COMM_WORLD, "a2a.json");        // collective; a missing file is fine
+//   toru::comm::load_wisdom(MPI_COMM_WORLD, "a2a.json");        // collective; throws errc::io if missing
 //   toru::comm::alltoall_plan plan(comm, n, MPI_DOUBLE, {.measure = true});
 //   toru::comm::save_wisdom(MPI_COMM_WORLD, "a2a.json");
 //
@@ -26,10 +26,12 @@ std::string export_wisdom();
 void import_wisdom(std::string_view json);
 /// Empties the store.
 void forget_wisdom();
-/// Collective: rank 0 writes the store to `path` (errors agreed on every rank, errc::io).
+/// Collective: rank 0 writes the store to `path` (errors agreed on every rank, errc::io). `path` must
+/// be the same on every rank (errc::mismatch otherwise).
 void save_wisdom(MPI_Comm comm, const std::string& path);
-/// Collective: rank 0 reads `path` and every rank imports it. Returns false (on every rank) when the
-/// file does not exist; malformed content throws on every rank.
-bool load_wisdom(MPI_Comm comm, const std::string& path);
+/// Collective: rank 0 reads `path` and every rank imports it. A missing or unreadable file throws
+/// errc::io on every rank (check for the file first where it is optional); malformed content throws
+/// errc::invalid_argument on every rank; a path that differs across ranks, errc::mismatch.
+void load_wisdom(MPI_Comm comm, const std::string& path);
 
 }  // namespace toru::comm

@@ -58,6 +58,11 @@ struct options3d {
   bool overlap = true;  // local FFTs of received chunks while later chunks are in flight
   int chunks = 0;       // chunks per exchange when overlapping; 0 = chosen (see docs/fft.md)
   comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;  // for every transpose
+  /// The communicator the plan exchanges on: its torus and mapping (and threads). With a torus, the
+  /// pencil row and column communicators get the sub-tori their ranks occupy on it. Empty torus:
+  /// TORU_TORUS when set (it describes MPI_COMM_WORLD: the plan's communicator and the pencil rows and
+  /// columns get the sub-tori they occupy on it), else derived. Equal on all ranks.
+  comm::communicator_options comm{};
 };
 
 /// Options of a distributed 1D plan of N = n1 * n2 points.
@@ -68,6 +73,7 @@ struct options1d {
   bool overlap = true;
   int chunks = 0;
   comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;
+  comm::communicator_options comm{};  // torus, mapping and threads of the plan's communicator (see options3d)
 };
 
 }  // namespace toru::fft

@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -89,5 +90,14 @@ mapping make_mapping(MPI_Comm comm, const torus& shape, std::string_view order_o
 
 /// Collective. As make_mapping, from a map file read by every rank; errors agreed on all ranks.
 mapping load_mapping(MPI_Comm comm, const torus& shape, const std::string& path);
+
+/// Local (no communication). The part of `parent_layout` (a mapping of the ranks of `parent`) that
+/// the ranks of `sub` occupy, when they form a sub-torus: every node of the axes along which their
+/// coordinates vary, one rank each (a line, a plane, ... of the parent torus; the whole torus, extent-1
+/// axes included, when `sub` has as many ranks as `parent`). The result maps sub's ranks to their
+/// coordinates on that sub-torus, parent_layout.shape().sub(axes) with the axes in increasing order.
+/// nullopt when they form no sub-torus (a diagonal, part of a line), when `sub` has one rank, or when a
+/// rank of `sub` is not in `parent`. Every rank of `sub` computes the same answer.
+std::optional<mapping> sub_mapping(MPI_Comm parent, const mapping& parent_layout, MPI_Comm sub);
 
 }  // namespace toru::topology
