@@ -1,6 +1,7 @@
 # Installed package: headers, libraries, toruConfig.cmake (+ version) and toru.pc.
 set(TORU_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/toru)
-install(FILES ${PROJECT_BINARY_DIR}/generated/toru/config.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/toru)
+install(FILES ${PROJECT_BINARY_DIR}/generated/toru/config.hpp ${PROJECT_BINARY_DIR}/generated/toru/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/toru)
 install(EXPORT toruTargets NAMESPACE toru:: DESTINATION ${TORU_CMAKE_DIR})
 configure_package_config_file(cmake/toruConfig.cmake.in ${PROJECT_BINARY_DIR}/toruConfig.cmake
   INSTALL_DESTINATION ${TORU_CMAKE_DIR})

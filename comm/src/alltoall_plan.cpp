@@ -114,7 +114,7 @@ alltoall_algorithm forced_algorithm(alltoall_algorithm requested) {
 
 decision_input describe(const plan_impl& plan, const alltoall_options& opts) {
   const auto& x = plan.x;
-  const auto& cs = plan.comm.state();
+  const auto& cs = detail::comm_access::state(plan.comm);
   decision_input in;
   in.nranks = x.nranks;
   if (x.equal) {

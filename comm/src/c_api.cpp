@@ -1,17 +1,18 @@
-// The C interface (toru/toru.h): result codes instead of exceptions, opaque handles.
+// The C interface of comm (toru/comm.h, and the error functions of toru/core.h): result codes
+// instead of exceptions, opaque handles.
 #include <memory>
 #include <new>
 #include <span>
 #include <string>
 #include <variant>
 
+#include "toru/comm.h"
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
-#include "toru/comm/c_guard.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
-#include "toru/toru.h"
+#include "toru/detail/c_guard.hpp"
 
 struct toru_alltoall_plan_s {
   toru::comm::communicator comm;

@@ -42,7 +42,8 @@ struct communicator_options {
 
 namespace detail {
 struct comm_state;
-}
+struct comm_access;
+}  // namespace detail
 
 class communicator {
  public:
@@ -74,9 +75,8 @@ class communicator {
   /// Whether phase B runs on its own thread (MPI_THREAD_MULTIPLE and threads == 1).
   bool threaded() const;
 
-  const detail::comm_state& state() const { return *state_; }
-
  private:
+  friend struct detail::comm_access;  // comm's sources reach the state through comm_access
   std::shared_ptr<detail::comm_state> state_;
 };
 

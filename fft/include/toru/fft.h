@@ -1,114 +1,16 @@
-/* toru — the C interface (also the base for Fortran bindings through ISO_C_BINDING).
- *
- * Conventions for every function here:
- *  - returns a toru_result; TORU_SUCCESS (0) on success; toru_error_string() gives a short text
- *    for a code, and toru_last_error() the full message of the last failure on this thread;
- *  - no C++ exception crosses this boundary;
- *  - a function that creates a handle sets *out to NULL on failure;
- *  - "collective" means every rank of the communicator must call it, in the same order.
- *
- * The all-to-all part is owned by comm/; the FFT part (end of this file) by fft/.
- */
-#ifndef TORU_TORU_H
-#define TORU_TORU_H
+/* toru/fft.h — the C interface of fft/. Conventions and result codes: toru/core.h. */
+#ifndef TORU_FFT_H
+#define TORU_FFT_H
 
 #include <mpi.h>
 #include <stddef.h>
+
+#include "toru/core.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- common ---- */
-
-/* Result codes; the values after TORU_SUCCESS mirror toru::errc (core/error.hpp). */
-typedef enum toru_result {
-  TORU_SUCCESS = 0,
-  TORU_ERROR_INVALID_ARGUMENT = 1, /* a caller's argument is malformed or out of range */
-  TORU_ERROR_MISMATCH = 2,         /* arguments disagree across ranks, or with a plan */
-  TORU_ERROR_UNSUPPORTED = 3,      /* valid, but not supported by this build or backend */
-  TORU_ERROR_MPI = 4,              /* an MPI call failed */
-  TORU_ERROR_FFTW = 5,             /* FFTW failed to plan */
-  TORU_ERROR_HWLOC = 6,            /* hwloc failed */
-  TORU_ERROR_CUDA = 7,             /* a CUDA, cuFFT or NCCL call failed */
-  TORU_ERROR_NO_DEVICE = 8,        /* a GPU was required and none is present */
-  TORU_ERROR_IO = 9,               /* a file could not be read or written */
-  TORU_ERROR_OUT_OF_MEMORY = 10,   /* an allocation failed */
-  TORU_ERROR_INTERNAL = 11         /* a bug in toru: please report it */
-} toru_result;
-
-/* A static, short description of a result code ("success", "invalid argument", ...). Never NULL. */
-const char* toru_error_string(toru_result result);
-
-/* The full message (argument, expectation, rank) of the last failed toru call on this thread,
- * or "" when none failed. Valid until the next toru call on this thread. */
-const char* toru_last_error(void);
-
-/* ---- comm: all-to-all ---- */
-
-/* Pass as sendbuf for an in-place exchange (like MPI_IN_PLACE), or pass in == out to a plan. */
-#define TORU_IN_PLACE ((const void*)MPI_IN_PLACE)
-
-/* Algorithm choice; TORU_ALLTOALL_AUTO lets the decision function (or measurement) pick. */
-typedef enum toru_alltoall_algorithm {
-  TORU_ALLTOALL_AUTO = 0,
-  TORU_ALLTOALL_DIRECT = 1,   /* the MPI library's own MPI_Alltoall(v) */
-  TORU_ALLTOALL_PAIRWISE = 2, /* P-1 steps of MPI_Sendrecv with (rank+s, rank-s) */
-  TORU_ALLTOALL_BRUCK = 3,    /* log2(P) steps; small equal blocks only */
-  TORU_ALLTOALL_INDIRECT = 4  /* two-phase torus algorithm, chunked and pipelined */
-} toru_alltoall_algorithm;
-
-/* Drop-in replacements with the signatures of MPI_Alltoall / MPI_Alltoallv. Collective.
- * Same semantics as MPI, including sendbuf == TORU_IN_PLACE (MPI_IN_PLACE). Each call validates its
- * arguments collectively (one small allreduce), so bad input fails on every rank instead of hanging;
- * for repeated exchanges of one shape, a plan avoids that cost. */
-toru_result toru_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm);
-toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
-                           void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
-                           MPI_Comm comm);
-
-/* A persistent all-to-all plan (like MPI_Alltoall_init). Opaque. */
-typedef struct toru_alltoall_plan_s* toru_alltoall_plan;
-
-/* Options for plan creation; initialise with toru_alltoall_options_default(). */
-typedef struct toru_alltoall_options {
-  toru_alltoall_algorithm algorithm; /* TORU_ALLTOALL_AUTO by default */
-  int chunks;                        /* pipeline chunks; 0 = chosen by the model */
-  int measure;                       /* non-zero: time the candidates at plan creation */
-  const char* torus;                 /* torus spec such as "4x4x8", or NULL: derived from the communicator */
-} toru_alltoall_options;
-
-toru_alltoall_options toru_alltoall_options_default(void);
-
-/* Creates a plan exchanging `count` elements of `type` between every pair of ranks of `comm`.
- * Collective. `options` may be NULL (defaults). On failure *plan = NULL. */
-toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype type,
-                                      const toru_alltoall_options* options, toru_alltoall_plan* plan);
-
-/* Same for variable counts; arrays of length size(comm), counts and displacements in elements of `type`. */
-toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, const int* send_displs,
-                                       const int* recv_counts, const int* recv_displs, MPI_Datatype type,
-                                       const toru_alltoall_options* options, toru_alltoall_plan* plan);
-
-/* Runs the plan. Collective over the plan's communicator. in == out (or in == TORU_IN_PLACE) is in place. */
-toru_result toru_alltoall_plan_execute(toru_alltoall_plan plan, const void* in, void* out);
-
-/* Runs the plan with a caller workspace of at least toru_alltoall_plan_workspace_size() bytes. */
-toru_result toru_alltoall_plan_execute_ws(toru_alltoall_plan plan, const void* in, void* out, void* ws);
-
-toru_result toru_alltoall_plan_workspace_size(toru_alltoall_plan plan, size_t* bytes);
-toru_result toru_alltoall_plan_algorithm(toru_alltoall_plan plan, toru_alltoall_algorithm* algorithm);
-toru_result toru_alltoall_plan_chunks(toru_alltoall_plan plan, int* chunks);
-
-/* Frees the plan (not collective; NULL is allowed). */
-toru_result toru_alltoall_plan_destroy(toru_alltoall_plan plan);
-
-/* Wisdom: the measured choices, as a JSON file. Collective over comm (rank 0 reads/writes). */
-toru_result toru_alltoall_wisdom_save(MPI_Comm comm, const char* path);
-toru_result toru_alltoall_wisdom_load(MPI_Comm comm, const char* path);
-
-/* ---- fft ---- */
 /* Parallel 3D FFTs (c2c, r2c/c2r; slab or pencil) and the distributed 1D FFT of toru::fft.
  * Arrays are row-major (C order: n2 fastest); the conventions are FFTW-MPI's: forward is
  * exp(-2 pi i jk/n), nothing is normalized unless asked, real arrays of r2c plans are padded to
@@ -211,4 +113,4 @@ toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, 
 } /* extern "C" */
 #endif
 
-#endif /* TORU_TORU_H */
+#endif /* TORU_FFT_H */
