@@ -44,8 +44,10 @@ toru_write_pc(core "toru core: errors, logging, the C result codes and version (
   REQUIRES fmt
   LIBS "-L\${libdir}" -ltoru_core ${toru_pc_cxx_runtime})
 if(TARGET toru_topology)
+  # ompi-cxx, not ompi-c: compiled as C++, Open MPI's mpi.h pulls in its C++ bindings, whose inline
+  # code references libmpi_cxx.
   toru_write_pc(topology "toru topology: torus model, rank mapping, network model"
-    REQUIRES toru-core ompi-c hwloc
+    REQUIRES toru-core ompi-cxx hwloc
     LIBS "-L\${libdir}" -ltoru_topology -ltoru_core_mpi)
   list(APPEND toru_pc_all toru-topology)
 endif()

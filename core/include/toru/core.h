@@ -34,6 +34,9 @@ typedef enum toru_result {
   TORU_ERROR_INTERNAL = 11         /* a bug in toru: please report it */
 } toru_result;
 
+/* These two are defined by libtoru_comm (the first module with calls that can fail; toru-fft and
+ * toru pull it in): link toru-comm at least to use them. */
+
 /* A static, short description of a result code ("success", "invalid argument", ...). Never NULL. */
 const char* toru_error_string(toru_result result);
 
