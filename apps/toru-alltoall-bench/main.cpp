@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -18,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/cli.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/comm/communicator.hpp"
@@ -122,7 +125,20 @@ int measure(const settings& s) {
   for (double bytes_d : sizes(s)) {
     const auto bytes = static_cast<std::size_t>(bytes_d);
     const std::size_t total = bytes * static_cast<std::size_t>(P);
-    std::vector<char> in(total), out(total), want(total);
+    std::vector<char> in, out, want;
+    // One rank short of memory must not leave the others waiting in MPI_Alltoall: agree first.
+    int allocated = 1;
+    try {
+      in.resize(total), out.resize(total), want.resize(total);
+    } catch (const std::bad_alloc&) {
+      allocated = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &allocated, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!allocated)
+      throw toru::error(toru::errc::out_of_memory,
+                        fmt::format("--max-bytes: {} per pair needs 3 x {} bytes per rank on {} ranks; a rank could "
+                                    "not allocate them",
+                                    toru::topology::format_bytes(bytes_d), total, P));
     for (std::size_t i = 0; i < total; ++i)
       in[i] = static_cast<char>((i * 131 + static_cast<std::size_t>(rank) * 7) % 251);
     MPI_Alltoall(in.data(), static_cast<int>(bytes), MPI_BYTE, want.data(), static_cast<int>(bytes), MPI_BYTE,
@@ -135,7 +151,8 @@ int measure(const settings& s) {
         try {
           r.plan.emplace(comm, bytes, MPI_BYTE, toru::comm::alltoall_options{.algorithm = a, .chunks = s.chunks});
         } catch (const toru::error& e) {
-          if (rank == 0) std::fprintf(stderr, "skipping %s: %s\n", name.c_str(), e.message().c_str());
+          if (rank == 0)
+            std::fprintf(stderr, "toru-alltoall-bench: skipping %s: %s\n", name.c_str(), e.message().c_str());
           continue;
         }
       }
@@ -226,7 +243,7 @@ int measure(const settings& s) {
                    have_torus ? fmt::format("  {:>10.1f}%", 100 * bound / med[k]) : "");
       }
     }
-    if (rank == 0 && s.json) std::fprintf(stderr, "done %zu bytes\n", bytes);
+    if (rank == 0 && s.json) std::fprintf(stderr, "toru-alltoall-bench: done %zu bytes\n", bytes);
     std::fflush(stdout);
   }
   if (rank == 0 && s.json)
@@ -237,7 +254,8 @@ int measure(const settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"toru-alltoall-bench: toru's all-to-all algorithms against MPI_Alltoall (or simulated on a torus)"};
+  CLI::App app{"toru-alltoall-bench: toru's all-to-all algorithms against MPI_Alltoall (or simulated on a torus)",
+               "toru-alltoall-bench"};
   settings s;
   std::string min_b = "8", max_b = "4MiB";
   app.add_option("--min-bytes", min_b, "smallest block per pair (e.g. 8, 1KiB)")->capture_default_str();
@@ -260,30 +278,36 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--simulate", s.simulate, "simulate the schedules on --torus instead of measuring (no MPI needed)");
   app.add_flag("--json", s.json, "print JSON instead of a table");
-  CLI11_PARSE(app, argc, argv);
-
-  try {
+  // Arguments are checked before MPI starts, so a usage error needs no mpiexec to report.
+  bool measure_next = false;
+  const int rc = toru::apps::run_cli(app, argc, argv, [&] {
     s.min_bytes = toru::topology::parse_bytes(min_b, "--min-bytes");
     s.max_bytes = toru::topology::parse_bytes(max_b, "--max-bytes");
     toru::expect(s.min_bytes >= 1 && s.min_bytes <= s.max_bytes, "--min-bytes", ">= 1 and <= --max-bytes", min_b);
     for (const auto& a : s.algorithms)
       if (!is_mpi(a)) toru::comm::algorithm_from_string(a);
     if (s.simulate) return simulate(s);
-  } catch (const toru::error& e) {
-    std::fprintf(stderr, "toru-alltoall-bench: %s\n", e.message().c_str());
-    return 2;
-  }
+    // A measured block is one MPI count of MPI_BYTE (an int); the simulation has no such limit.
+    toru::expect(s.max_bytes <= std::numeric_limits<int>::max(), "--max-bytes",
+                 fmt::format("at most {} bytes per pair when measuring (an MPI count of MPI_BYTE)",
+                             std::numeric_limits<int>::max()),
+                 max_b);
+    measure_next = true;
+    return toru::apps::exit_ok;
+  });
+  if (!measure_next) return rc;
 
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rc = 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int measured = toru::apps::exit_ok;
   try {
-    rc = measure(s);
-  } catch (const toru::error& e) {
-    std::fprintf(stderr, "toru-alltoall-bench: %s\n", e.what());
-    rc = 1;
+    measured = measure(s);
+  } catch (...) {
+    measured = toru::apps::report_exception(app, rank);
   }
   MPI_Finalize();
-  return rc;
+  return measured;
 }

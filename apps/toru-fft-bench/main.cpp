@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/cli.hpp"
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
 #include "toru/fft/fft1d.hpp"
@@ -394,14 +395,15 @@ int run(const settings& s) {
       fmt::print("verification: {}\n", ok ? "passed (max relative error < 1e-10)" : "FAILED");
   }
   fftw_mpi_cleanup();
-  return ok ? 0 : 2;
+  return ok ? toru::apps::exit_ok : toru::apps::exit_runtime_error;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   settings s;
-  CLI::App app{"toru-fft-bench: toru's parallel 3D and distributed 1D FFTs against FFTW-MPI, or simulated on a torus"};
+  CLI::App app{"toru-fft-bench: toru's parallel 3D and distributed 1D FFTs against FFTW-MPI, or simulated on a torus",
+               "toru-fft-bench"};
   app.add_option("--n3", s.n3, "3D cube edges (n x n x n); empty list with --n3 0 skips 3D")->capture_default_str();
   app.add_option("--n1", s.n1, "1D sizes (complex points); --n1 0 skips 1D")->capture_default_str();
   app.add_option("--reps", s.reps, "timed repetitions")->check(CLI::Range(1, 10000))->capture_default_str();
@@ -423,23 +425,17 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int rc = 0;
-  try {
-    app.parse(argc, argv);
-    std::erase(s.n3, 0);
-    std::erase(s.n1, 0);
-    for (auto n : s.n3) toru::expect(n >= 1, "--n3", "sizes >= 1", std::to_string(n));
-    for (auto n : s.n1) toru::expect(n >= 1, "--n1", "sizes >= 1", std::to_string(n));
-    if (s.simulate)
-      rc = rank == 0 ? simulate(s) : 0;
-    else
-      rc = run(s);
-  } catch (const CLI::ParseError& e) {
-    rc = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-  } catch (const std::exception& e) {
-    if (rank == 0) fmt::print(stderr, "toru-fft-bench: {}\n", e.what());
-    rc = 1;
-  }
+  const int rc = toru::apps::run_cli(
+      app, argc, argv,
+      [&] {
+        std::erase(s.n3, 0);
+        std::erase(s.n1, 0);
+        for (auto n : s.n3) toru::expect(n >= 1, "--n3", "sizes >= 1", std::to_string(n));
+        for (auto n : s.n1) toru::expect(n >= 1, "--n1", "sizes >= 1", std::to_string(n));
+        if (s.simulate) return rank == 0 ? simulate(s) : 0;
+        return run(s);
+      },
+      rank);
   MPI_Finalize();
   return rc;
 }

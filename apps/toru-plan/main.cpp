@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/cli.hpp"
 #include "toru/core/error.hpp"
 #include "toru/swap/models.hpp"
 #include "toru/swap/onnx_import.hpp"
@@ -27,7 +28,8 @@ constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 struct settings {
   std::string model, onnx, dtype = "fp32", device = "v100-nvlink2", strategy = "auto", input_shape, timeline;
-  std::int64_t batch = 1, image = 0;
+  std::int64_t batch = 1;
+  std::optional<std::int64_t> image;  // absent: the model's default size
   std::optional<double> memory_gib, host_gib, h2d, d2h, flops;
   double fraction = 0.9;
   bool json_out = false, max_batch = false, max_input = false, list = false, tflms = false;
@@ -64,14 +66,14 @@ ts::model_options model_opts(const settings& s) {
   o.type = ts::parse_dtype(s.dtype);
   const bool seq = ts::model_is_sequence(s.model), vol = ts::model_is_3d(s.model);
   if (vol) o.height = o.width = o.depth = 128;
-  if (s.image != 0) {
-    if (s.image < 0)
-      throw toru::error(toru::errc::invalid_argument,
-                        fmt::format("--image: expected a positive size, got {}", s.image));
+  if (s.image) {
+    const std::int64_t n = *s.image;
+    if (n <= 0)
+      throw toru::error(toru::errc::invalid_argument, fmt::format("--image: expected a positive size, got {}", n));
     if (seq)
-      o.sequence = s.image;
+      o.sequence = n;
     else
-      o.height = o.width = s.image, o.depth = vol ? s.image : 0;
+      o.height = o.width = n, o.depth = vol ? n : 0;
   }
   if (!s.input_shape.empty()) {
     const auto e = parse_extents(s.input_shape);
@@ -179,6 +181,8 @@ int run(const settings& s) {
   }
   if (s.model.empty() == s.onnx.empty())
     throw toru::error(toru::errc::invalid_argument, "--model/--onnx: expected exactly one of them");
+  if (s.image && *s.image <= 0)
+    throw toru::error(toru::errc::invalid_argument, fmt::format("--image: expected a positive size, got {}", *s.image));
   if (s.batch <= 0)
     throw toru::error(toru::errc::invalid_argument, fmt::format("--batch: expected a positive value, got {}", s.batch));
   if (!(s.fraction > 0 && s.fraction <= 1))
@@ -308,7 +312,8 @@ int run(const settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"toru-plan: fit a training step into device memory by swapping and recomputation (simulated)"};
+  CLI::App app{"toru-plan: fit a training step into device memory by swapping and recomputation (simulated)",
+               "toru-plan"};
   settings s;
   app.add_option("--model", s.model, "Built-in model: " + fmt::format("{}", fmt::join(ts::model_names(), ", ")));
   app.add_option("--onnx", s.onnx, "Forward model in ONNX format (a loss is added on its first output)");
@@ -330,14 +335,5 @@ int main(int argc, char** argv) {
   app.add_option("--timeline", s.timeline, "Write an SVG of memory and the three queues over one step");
   app.add_flag("--json", s.json_out, "Print JSON instead of the summary");
   app.add_flag("--list", s.list, "List models and device presets");
-  CLI11_PARSE(app, argc, argv);
-  try {
-    return run(s);
-  } catch (const toru::error& e) {
-    std::fprintf(stderr, "toru-plan: error: %s\n", e.message().c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "toru-plan: error: %s\n", e.what());
-    return 1;
-  }
+  return toru::apps::run_cli(app, argc, argv, [&] { return run(s); });
 }

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/cli.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/topology/cart.hpp"
@@ -301,26 +302,14 @@ int main(int argc, char** argv) {
   app.add_flag("--json", opt.json, "Print JSON for scripts instead of text");
   app.footer(footer);
 
-  int rc = 0;
-  try {
-    app.parse(argc, argv);
-    opt.torus_given = torus_option->count() > 0;
-    opt.map_given = map_option->count() > 0;
-    rc = run(opt, MPI_COMM_WORLD);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      if (rank == 0) std::cout << app.help() << std::flush;
-    } else {
-      std::fprintf(stderr, "toru-topo (rank %d): error: %s\nRun 'toru-topo --help' for usage.\n", rank, e.what());
-      rc = 2;
-    }
-  } catch (const toru::error& e) {
-    std::fprintf(stderr, "toru-topo (rank %d): error: %s\n", rank, e.message().c_str());
-    rc = 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "toru-topo (rank %d): error: %s\n", rank, e.what());
-    rc = 1;
-  }
+  const int rc = toru::apps::run_cli(
+      app, argc, argv,
+      [&] {
+        opt.torus_given = torus_option->count() > 0;
+        opt.map_given = map_option->count() > 0;
+        return run(opt, MPI_COMM_WORLD);
+      },
+      rank);
   MPI_Finalize();
   return rc;
 }

@@ -82,7 +82,7 @@ std::int64_t sum(const int* v, int n) {
 
 std::size_t prepare_indirect(plan_impl& plan) {
   const auto& x = plan.x;
-  const auto& cs = plan.comm.state();
+  const auto& cs = detail::comm_access::state(plan.comm);
   const int Q = cs.plane_size, Z = cs.line_size, C = plan.chunks;
   const auto es = static_cast<std::int64_t>(x.esize);
   auto st = std::make_shared<indirect_state>();
@@ -335,17 +335,17 @@ void alltoall_indirect(const plan_impl& plan, const void* in, void* out, std::by
   const std::size_t total = st.region.back();
   indirect_run run{plan,
                    plan.x,
-                   plan.comm.state(),
+                   detail::comm_access::state(plan.comm),
                    st,
                    static_cast<const std::byte*>(in),
                    static_cast<std::byte*>(out),
                    ws,
                    ws + total,
                    plan.chunks,
-                   plan.comm.state().spans_nodes};
+                   detail::comm_access::state(plan.comm).spans_nodes};
   // The thread pays off only when there is a phase A to overlap phase B with; otherwise handing
   // chunks over costs a wake-up each and gains nothing.
-  if (plan.comm.state().worker && plan.chunks > 1 && st.Q > 1)
+  if (detail::comm_access::state(plan.comm).worker && plan.chunks > 1 && st.Q > 1)
     run.threaded();
   else
     run.single_threaded();

@@ -107,7 +107,7 @@ const std::vector<candidate> table = {
 
 decision_input describe(const plan_impl& plan, const alltoall_options& opts) {
   const auto& x = plan.x;
-  const auto& cs = plan.comm.state();
+  const auto& cs = detail::comm_access::state(plan.comm);
   decision_input in;
   in.nranks = x.nranks;
   if (x.equal) {

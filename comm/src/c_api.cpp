@@ -1,4 +1,5 @@
-// The C interface (toru/toru.h): result codes instead of exceptions, opaque handles.
+// The C interface of comm (toru/comm.h, and the error functions of toru/core.h): result codes
+// instead of exceptions, opaque handles.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -8,15 +9,15 @@
 #include <variant>
 #include <vector>
 
+#include "toru/comm.h"
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
-#include "toru/comm/c_guard.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/detail/c_guard.hpp"
 #include "toru/topology/torus.hpp"
-#include "toru/toru.h"
 
 struct toru_alltoall_plan_s {
   toru::comm::communicator comm;

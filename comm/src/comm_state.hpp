@@ -39,4 +39,10 @@ struct comm_state {
   ~comm_state();
 };
 
+/// How comm's own sources reach a communicator's state: the public class keeps it private and
+/// befriends this struct, which only this uninstalled header defines.
+struct comm_access {
+  static const comm_state& state(const communicator& c) { return *c.state_; }
+};
+
 }  // namespace toru::comm::detail

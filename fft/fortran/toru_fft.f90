@@ -12,7 +12,7 @@
 !   ierr = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(a), c_loc(b))
 !   ierr = toru_fft_destroy(plan)
 !
-! Arrays follow the C layout of toru/toru.h: a box's fastest axis is order(3) (0-based axis
+! Arrays follow the C layout of toru/fft.h: a box's fastest axis is order(3) (0-based axis
 ! numbers, axis 2 = the last C index = the contiguous one). Every function returns a toru_result
 ! (TORU_SUCCESS = 0); toru_fft_error_message() gives the text of the last failure.
 module toru_fft

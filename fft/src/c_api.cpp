@@ -1,15 +1,15 @@
-// The fft part of the C interface (toru/toru.h): result codes instead of exceptions, opaque plans.
+// The fft part of the C interface (toru/fft.h): result codes instead of exceptions, opaque plans.
 #include <memory>
 #include <new>
 #include <string>
 #include <variant>
 
-#include "toru/comm/c_guard.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/detail/c_guard.hpp"
+#include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
-#include "toru/toru.h"
 
 using namespace toru::fft;
 

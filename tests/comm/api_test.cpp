@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "mpi_test.hpp"
+#include "toru/comm.h"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/config.hpp"
 #include "toru/core/error.hpp"
-#include "toru/toru.h"
 
 extern "C" int c_api_plan_roundtrip(MPI_Comm comm, int count, toru_alltoall_algorithm algorithm);
 

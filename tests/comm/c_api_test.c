@@ -1,8 +1,8 @@
-/* Compiled as C: toru.h must be valid C, and the plan-based C API must work from C. */
+/* Compiled as C: toru/comm.h must be valid C, and the plan-based C API must work from C. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "toru/toru.h"
+#include "toru/comm.h"
 
 /* Returns 0 when an all-to-all of `count` ints through the C plan API matches MPI_Alltoall. */
 int c_api_plan_roundtrip(MPI_Comm comm, int count, toru_alltoall_algorithm algorithm) {

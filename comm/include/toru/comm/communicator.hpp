@@ -49,7 +49,8 @@ struct communicator_options {
 
 namespace detail {
 struct comm_state;
-}
+struct comm_access;
+}  // namespace detail
 
 class communicator {
  public:
@@ -88,9 +89,8 @@ class communicator {
   /// Whether phase B runs on its own thread (MPI_THREAD_MULTIPLE and threads == 1).
   bool threaded() const;
 
-  const detail::comm_state& state() const { return *state_; }
-
  private:
+  friend struct detail::comm_access;  // comm's sources reach the state through comm_access
   communicator(MPI_Comm comm, const communicator* parent, communicator_options opts);
   std::shared_ptr<detail::comm_state> state_;
 };

@@ -1,5 +1,6 @@
 // Whether this process can see a GPU. Compiled against CUDA when the build has it;
-// otherwise always 0, so callers need no #ifdef.
+// otherwise always 0, so callers need no #ifdef. Defined in toru::core_device (not toru::core), the
+// one core library that links the CUDA runtime.
 #pragma once
 
 #include <string>

@@ -74,8 +74,6 @@ class fft1d {
   void backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   void backward(const complex_type* in, complex_type* out, void* ws, scale s = scale::none) const;
 
-  const detail::plan1d<T>& impl() const { return *impl_; }
-
  private:
   std::unique_ptr<detail::plan1d<T>> impl_;
 };

@@ -97,8 +97,6 @@ class fft3d {
   void forward(std::span<const complex_type> in, std::span<complex_type> out, scale s = scale::none) const;
   void backward(std::span<const complex_type> in, std::span<complex_type> out, scale s = scale::none) const;
 
-  const detail::plan3d<T>& impl() const { return *impl_; }
-
  private:
   std::unique_ptr<detail::plan3d<T>> impl_;
 };
@@ -135,8 +133,6 @@ class fft3d_r2c {
   /// input is preserved unless in == out.
   void backward(const complex_type* in, T* out, scale s = scale::none) const;
   void backward(const complex_type* in, T* out, void* ws, scale s = scale::none) const;
-
-  const detail::plan3d<T>& impl() const { return *impl_; }
 
  private:
   std::unique_ptr<detail::plan3d<T>> impl_;

@@ -1,13 +1,15 @@
 // For implementers of toru's C API (comm, fft): runs C++ code behind a C function, turning any
-// exception into a toru_result and keeping its message for toru_last_error(). Not for users.
+// exception into a toru_result and keeping its message for toru_last_error(). Internal: it lives
+// outside every include/ folder, is not installed, and reaches modules through the build-only
+// target toru_internal.
 #pragma once
 
 #include <exception>
 #include <new>
 #include <string>
 
+#include "toru/core.h"
 #include "toru/core/error.hpp"
-#include "toru/toru.h"
 
 namespace toru::detail {
 

@@ -1,0 +1,116 @@
+/* toru/fft.h — the C interface of fft/. Conventions and result codes: toru/core.h. */
+#ifndef TORU_FFT_H
+#define TORU_FFT_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "toru/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Parallel 3D FFTs (c2c, r2c/c2r; slab or pencil) and the distributed 1D FFT of toru::fft.
+ * Arrays are row-major (C order: n2 fastest); the conventions are FFTW-MPI's: forward is
+ * exp(-2 pi i jk/n), nothing is normalized unless asked, real arrays of r2c plans are padded to
+ * 2*(n2/2+1) reals per row, and every buffer passed as `out` (and `in` when in place) holds the
+ * `alloc` complex elements toru_fft_local_size reports. Example (error checks omitted):
+ *
+ *   toru_fft_plan p;
+ *   toru_fft_plan_3d(MPI_COMM_WORLD, 64, 64, 64, NULL, &p);          (collective)
+ *   toru_fft_box in, out; long long alloc;
+ *   toru_fft_local_size(p, &in, &out, &alloc);
+ *   double complex *a = malloc(alloc * sizeof *a), *b = malloc(alloc * sizeof *b);
+ *   ... fill a over box `in` ...
+ *   toru_fft_execute(p, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b);  (collective)
+ *   toru_fft_destroy(p);
+ */
+
+typedef struct toru_fft_plan_s* toru_fft_plan;
+
+typedef enum toru_fft_precision { TORU_FFT_DOUBLE = 0, TORU_FFT_FLOAT = 1 } toru_fft_precision;
+typedef enum toru_fft_direction { TORU_FFT_FORWARD = -1, TORU_FFT_BACKWARD = 1 } toru_fft_direction;
+typedef enum toru_fft_scale {
+  TORU_FFT_SCALE_NONE = 0,     /* unnormalized */
+  TORU_FFT_SCALE_FULL = 1,     /* times 1/N */
+  TORU_FFT_SCALE_SYMMETRIC = 2 /* times 1/sqrt(N) */
+} toru_fft_scale;
+typedef enum toru_fft_decomposition {
+  TORU_FFT_DECOMPOSITION_AUTO = 0,
+  TORU_FFT_DECOMPOSITION_SLAB = 1,  /* axis 0 split over all ranks */
+  TORU_FFT_DECOMPOSITION_PENCIL = 2 /* axes 0 and 1 split over a p0 x p1 grid */
+} toru_fft_decomposition;
+
+/* Plan options; start from toru_fft_options_default(). */
+typedef struct toru_fft_options {
+  toru_fft_precision precision;         /* TORU_FFT_DOUBLE */
+  toru_fft_decomposition decomposition; /* TORU_FFT_DECOMPOSITION_AUTO (3D only) */
+  int grid[2];                          /* pencil grid p0 x p1; {0, 0} = chosen (3D only) */
+  int transposed_out;                   /* non-zero: skip the final transposes, like FFTW_MPI_TRANSPOSED_OUT
+                                           (3D) or FFTW_MPI_SCRAMBLED_OUT (1D); backward then takes that order */
+  int measure;                          /* non-zero: FFTW_MEASURE for the local FFTs (else FFTW_ESTIMATE) */
+  int overlap;                          /* non-zero (default): local FFTs overlap the all-to-all */
+  int chunks;                           /* chunks per all-to-all when overlapping; 0 = chosen */
+  long long n1;                         /* 1D only: first factor of n = n1 * n2; 0 = chosen */
+} toru_fft_options;
+
+toru_fft_options toru_fft_options_default(void);
+
+/* A rank's part of the array: along axis a, global indices [low[a], low[a] + size[a]); memory nests
+ * axes order[0] (slowest) .. order[2] (fastest), rows along the fastest axis row_stride elements apart.
+ * For 1D plans: low[0] is the first global index, size[0] the count, size[1] = size[2] = 1. */
+typedef struct toru_fft_box {
+  long long low[3];
+  long long size[3];
+  int order[3];
+  long long row_stride;
+} toru_fft_box;
+
+/* Create plans. Collective over comm; arguments must agree on all ranks (else TORU_ERROR_MISMATCH on
+ * every rank). options may be NULL (defaults). On failure *plan = NULL. */
+toru_result toru_fft_plan_3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
+                             toru_fft_plan* plan);
+toru_result toru_fft_plan_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                 const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_1d(MPI_Comm comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
+
+/* Not collective. in: where the forward input (backward output) lies; out: the forward output
+ * (backward input); alloc: complex elements every buffer must hold. Any pointer may be NULL. */
+toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
+/* Not collective, no plan needed (like fftw_mpi_local_size_3d): the boxes and alloc a 3D plan with these
+ * arguments would have on this rank of comm. r2c non-zero: for toru_fft_plan_r2c_3d (real, padded input). */
+toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
+                                   const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                   long long* alloc);
+/* Bytes of caller workspace toru_fft_execute_ws needs. */
+toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes);
+
+/* Collective. in == out is in place; out-of-place leaves in unchanged. r2c plans: forward takes reals,
+ * backward returns reals (the real output buffer holds 2*alloc reals). */
+toru_result toru_fft_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                             void* out);
+toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                                void* out, void* ws);
+
+/* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
+toru_result toru_fft_destroy(toru_fft_plan plan);
+
+/* The same as toru_last_error() (kept so that Fortran and early C callers keep linking). */
+const char* toru_fft_last_error(void);
+
+/* Fortran entry points (used by the toru_fft module): the communicator as a Fortran handle. */
+toru_result toru_fft_plan_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
+                               toru_fft_plan* plan);
+toru_result toru_fft_plan_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                   const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                     const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                     long long* alloc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TORU_FFT_H */
