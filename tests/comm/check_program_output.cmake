@@ -1,6 +1,7 @@
 # Runs an MPI program and checks what it printed (stdout and stderr together):
-#   cmake -DMPIEXEC=... -DMPIEXEC_FLAGS="a;b" -DRANKS=n -DPROGRAM=path -DEXPECT=regex
+#   cmake -DMPIEXEC=... -DMPIEXEC_FLAGS=a,b -DRANKS=n -DPROGRAM=path -DEXPECT=regex
 #         [-DFORBID=regex] [-DCOUNT=regex -DCOUNT_EXPECTED=n] -P check_program_output.cmake
+string(REPLACE "," ";" MPIEXEC_FLAGS "${MPIEXEC_FLAGS}")
 execute_process(COMMAND ${MPIEXEC} -n ${RANKS} ${MPIEXEC_FLAGS} ${PROGRAM}
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 set(all "${out}${err}")

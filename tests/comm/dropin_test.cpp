@@ -194,16 +194,15 @@ TEST(dropin_cache, a_freed_datatype_handle_reused_for_another_type_gets_its_own_
   const int P = toru::test::nranks();
   const int count = 3;
   int reused = 0;
-  MPI_Datatype first = MPI_DATATYPE_NULL;
+  MPI_Datatype t = MPI_DATATYPE_NULL;
   for (int width : {2, 3, 5}) {
     SCOPED_TRACE("width " + std::to_string(width));
-    MPI_Datatype t = MPI_DATATYPE_NULL;
+    // Freed right before the next type is made, so that MPI can hand out the same handle again.
+    const MPI_Datatype old = t;
+    if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
     MPI_Type_contiguous(width, MPI_INT, &t);
     MPI_Type_commit(&t);
-    if (first == MPI_DATATYPE_NULL)
-      first = t;
-    else
-      reused += t == first ? 1 : 0;
+    reused += t == old ? 1 : 0;
     const auto in = data(static_cast<std::size_t>(count * width * P), width);
     std::vector<int> want(in.size()), out(in.size(), -1);
     PMPI_Alltoall(in.data(), count * width, MPI_INT, want.data(), count * width, MPI_INT, MPI_COMM_WORLD);
@@ -212,8 +211,8 @@ TEST(dropin_cache, a_freed_datatype_handle_reused_for_another_type_gets_its_own_
     std::fill(out.begin(), out.end(), -1);
     toru::comm::alltoall(in.data(), count, t, out.data(), count, t, comm.c);  // the cached plan
     EXPECT_EQ(out, want);
-    MPI_Type_free(&t);
   }
+  MPI_Type_free(&t);
   unsetenv("TORU_ALLTOALL_ALGORITHM");
   // Open MPI hands a freed datatype's handle to the next type created: the case this test is about.
   int all = 0;
