@@ -238,20 +238,23 @@ int measure(const settings& s) {
 }
 
 // --dropin: the drop-in calls against the MPI calls they replace, interleaved call by call on the same
-// buffers (the toru calls on a communicator whose first call, which agrees and plans, is untimed).
-// Reported: the median over calls of the per-call maximum over ranks, and the median over calls of
-// (drop-in - MPI) of the same round, which is what the drop-in adds.
+// buffers (the toru calls on a communicator whose first call, which agrees and plans, is untimed), in
+// an order shuffled every round (same seed on every rank). Reported: the median over calls of the
+// per-call maximum over ranks, and "added": the median over rounds of (call - its MPI peer in the
+// same round). MPI_Alltoall timed a second time ("again") gives the noise floor of "added".
 int dropin(const settings& s) {
   int rank = 0, P = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  const char* names[] = {"MPI_Alltoall", "toru_alltoall", "MPI_Alltoallv", "toru_alltoallv"};
+  constexpr int rows = 5;
+  const char* names[rows] = {"MPI_Alltoall", "MPI_Alltoall again", "toru_alltoall", "MPI_Alltoallv", "toru_alltoallv"};
+  const int peer[rows] = {-1, 0, 0, -1, 3};
   nlohmann::json out_rows = nlohmann::json::array();
   if (rank == 0 && !s.json) {
     fmt::print(
         "drop-in calls on {} ranks, {} interleaved calls each after {} warm-up, median of per-call max over ranks\n", P,
         s.reps, s.warmup);
-    fmt::print("{:>10} {:>15} {:>12} {:>12} {:>12} {:>7} {:>6}\n", "bytes", "call", "median", "min", "added", "ratio",
+    fmt::print("{:>10} {:>18} {:>12} {:>12} {:>12} {:>7} {:>6}\n", "bytes", "call", "median", "min", "added", "ratio",
                "check");
   }
   for (double bytes_d : sizes(s)) {
@@ -267,10 +270,11 @@ int dropin(const settings& s) {
     auto call = [&](int k) {
       switch (k) {
         case 0:
-          return MPI_Alltoall(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, MPI_COMM_WORLD);
         case 1:
-          return static_cast<int>(toru_alltoall(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, MPI_COMM_WORLD));
+          return MPI_Alltoall(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, MPI_COMM_WORLD);
         case 2:
+          return static_cast<int>(toru_alltoall(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, MPI_COMM_WORLD));
+        case 3:
           return MPI_Alltoallv(in.data(), counts.data(), displs.data(), MPI_BYTE, out.data(), counts.data(),
                                displs.data(), MPI_BYTE, MPI_COMM_WORLD);
         default:
@@ -278,39 +282,43 @@ int dropin(const settings& s) {
                                                  counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD));
       }
     };
-    int ok[4] = {1, 1, 1, 1};
-    for (int k = 0; k < 4; ++k) {
+    int ok[rows];
+    for (int k = 0; k < rows; ++k) {
       std::fill(out.begin(), out.end(), 0);
       if (call(k) != 0) throw toru::error(toru::errc::mpi, fmt::format("{} failed: {}", names[k], toru_last_error()));
       ok[k] = out == want ? 1 : 0;
     }
-    MPI_Allreduce(MPI_IN_PLACE, ok, 4, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    std::vector<double> times[4];
-    // Alternate which of a pair runs first, so neither always follows the barrier.
-    for (int rep = -s.warmup; rep < s.reps; ++rep)
-      for (int j = 0; j < 4; ++j) {
-        const int k = (j ^ (rep & 1));
+    MPI_Allreduce(MPI_IN_PLACE, ok, rows, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    std::vector<double> times[rows];
+    std::vector<int> order(rows);
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937 shuffler(54321);
+    for (int rep = -s.warmup; rep < s.reps; ++rep) {
+      std::shuffle(order.begin(), order.end(), shuffler);
+      for (const int k : order) {
         MPI_Barrier(MPI_COMM_WORLD);
         const double t0 = MPI_Wtime();
         call(k);
         const double t = MPI_Wtime() - t0;
         if (rep >= 0) times[k].push_back(t);
       }
-    double med[4], fastest[4], added[4] = {0, 0, 0, 0};
-    for (int k = 0; k < 4; ++k) {
+    }
+    double med[rows], fastest[rows], added[rows] = {};
+    for (int k = 0; k < rows; ++k) {
       MPI_Allreduce(MPI_IN_PLACE, times[k].data(), static_cast<int>(times[k].size()), MPI_DOUBLE, MPI_MAX,
                     MPI_COMM_WORLD);
       med[k] = median(times[k]);
       fastest[k] = *std::min_element(times[k].begin(), times[k].end());
     }
-    for (int k : {1, 3}) {
+    for (int k = 0; k < rows; ++k) {
+      if (peer[k] < 0) continue;
       std::vector<double> d(times[k].size());
-      for (std::size_t i = 0; i < d.size(); ++i) d[i] = times[k][i] - times[k - 1][i];
+      for (std::size_t i = 0; i < d.size(); ++i) d[i] = times[k][i] - times[peer[k]][i];
       added[k] = median(d);
     }
     if (rank != 0) continue;
-    for (int k = 0; k < 4; ++k) {
-      const double ratio = k % 2 ? med[k] / med[k - 1] : 1.0;
+    for (int k = 0; k < rows; ++k) {
+      const double ratio = peer[k] >= 0 ? med[k] / med[peer[k]] : 1.0;
       if (s.json)
         out_rows.push_back({{"call", names[k]},
                             {"bytes", bytes},
@@ -321,8 +329,8 @@ int dropin(const settings& s) {
                             {"ratio_vs_mpi", ratio},
                             {"correct", ok[k] == 1}});
       else
-        fmt::print("{:>10} {:>15} {:>12} {:>12} {:>12} {:>7.3f} {:>6}\n", toru::topology::format_bytes(bytes_d),
-                   names[k], fmt_time(med[k]), fmt_time(fastest[k]), k % 2 ? fmt_time(added[k]) : "", ratio,
+        fmt::print("{:>10} {:>18} {:>12} {:>12} {:>12} {:>7.3f} {:>6}\n", toru::topology::format_bytes(bytes_d),
+                   names[k], fmt_time(med[k]), fmt_time(fastest[k]), peer[k] >= 0 ? fmt_time(added[k]) : "", ratio,
                    ok[k] ? "ok" : "WRONG");
     }
     std::fflush(stdout);
