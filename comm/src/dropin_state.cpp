@@ -1,6 +1,7 @@
 #include "dropin_state.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -20,7 +21,20 @@ constexpr std::size_t max_entries = 16;
 std::mutex registry_mutex;
 std::vector<MPI_Comm> registry;  // caller communicators that carry a dropin_state
 
+// MPI_Comm_get_attr takes a lock and costs about as much as an 8-byte all-to-all on two ranks
+// (86 ns against 300-700 ns, Open MPI 4.1): each thread remembers the state it found last. A
+// deleted state (its communicator freed, its handle free to be reused) bumps the generation and so
+// invalidates every thread's memory.
+std::atomic<std::uint64_t> generation{0};
+struct remembered {
+  MPI_Comm comm = MPI_COMM_NULL;
+  dropin_state* state = nullptr;
+  std::uint64_t generation = ~std::uint64_t{0};
+};
+thread_local remembered last;
+
 int delete_state(MPI_Comm comm, int, void* value, void*) {
+  generation.fetch_add(1, std::memory_order_acq_rel);
   {
     std::lock_guard lock(registry_mutex);
     registry.erase(std::remove(registry.begin(), registry.end(), comm), registry.end());
@@ -79,7 +93,6 @@ type_key describe_type(MPI_Datatype type) {
   check_mpi(MPI_Type_size(type, &k.size), "MPI_Type_size");
   check_mpi(MPI_Type_get_extent(type, &k.lb, &k.extent), "MPI_Type_get_extent");
   check_mpi(MPI_Type_get_true_extent(type, &k.true_lb, &k.true_extent), "MPI_Type_get_true_extent");
-  check_mpi(MPI_Type_get_envelope(type, &k.ints, &k.addresses, &k.types, &k.combiner), "MPI_Type_get_envelope");
   return k;
 }
 
@@ -137,18 +150,23 @@ alltoallv_entry& dropin_state::insert(const alltoallv_signature& sig, std::uniqu
 }
 
 dropin_state& dropin_for(MPI_Comm comm) {
+  const std::uint64_t now = generation.load(std::memory_order_acquire);
+  if (last.comm == comm && last.generation == now) return *last.state;
   void* value = nullptr;
   int found = 0;
   check_mpi(MPI_Comm_get_attr(comm, state_keyval(), &value, &found), "MPI_Comm_get_attr");
-  if (found) return *static_cast<dropin_state*>(value);
-  auto state = std::make_unique<dropin_state>(comm);
-  release_at_finalize();
-  check_mpi(MPI_Comm_set_attr(comm, state_keyval(), state.get()), "MPI_Comm_set_attr");
-  {
-    std::lock_guard lock(registry_mutex);
-    registry.push_back(comm);
+  if (!found) {
+    auto state = std::make_unique<dropin_state>(comm);
+    release_at_finalize();
+    check_mpi(MPI_Comm_set_attr(comm, state_keyval(), state.get()), "MPI_Comm_set_attr");
+    {
+      std::lock_guard lock(registry_mutex);
+      registry.push_back(comm);
+    }
+    value = state.release();
   }
-  return *state.release();
+  last = {comm, static_cast<dropin_state*>(value), now};
+  return *last.state;
 }
 
 }  // namespace toru::comm::detail

@@ -14,15 +14,13 @@
 
 namespace toru::comm::detail {
 
-/// Everything about a datatype that a cached plan depends on. A handle that was freed and handed
-/// out again for another type differs in some field unless the new type has the same size, bounds
-/// and constructor shape; a plan keyed on all of them passes the handle to MPI and copies
-/// size() bytes of contiguous elements, so it stays right for such a type.
+/// Everything about a datatype that a cached plan depends on. A plan passes the handle to MPI and
+/// uses only the type's size, bounds and whether it is contiguous (which those decide), so a handle
+/// that MPI hands out again for another type either differs here or is served right by the plan.
 struct type_key {
   MPI_Datatype handle = MPI_DATATYPE_NULL;
   int size = 0;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  int ints = 0, addresses = 0, types = 0, combiner = 0;
   bool operator==(const type_key&) const = default;
 };
 /// Local, a few MPI queries; MPI_DATATYPE_NULL gives a key with only the null handle.

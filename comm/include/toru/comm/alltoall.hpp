@@ -6,8 +6,8 @@
 // Collective. The first call on a communicator attaches a toru::comm::communicator to it (as an MPI
 // attribute, released when the communicator is freed, or at the start of MPI_Finalize), with the torus
 // from TORU_TORUS when set. Plans are cached per signature: the counts (and displacements) and the
-// datatypes, described by handle, size, bounds and constructor, so a freed handle that MPI hands out
-// again for another type gets a plan of its own.
+// datatypes, described by handle, size and bounds, so a freed handle that MPI hands out again for a
+// type of another size or layout gets a plan of its own.
 //
 // Cost and checking (docs/comm.md, "Drop-in and C interfaces"):
 // - alltoall: the first call of a signature agrees on every argument across ranks (bad input throws
