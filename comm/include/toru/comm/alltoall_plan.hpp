@@ -64,7 +64,10 @@ struct plan_impl;
 class alltoall_plan {
  public:
   /// Collective. Validates collectively (count and type size equal on all ranks, forced algorithm
-  /// applicable) and throws toru::error on every rank otherwise. The environment variable
+  /// applicable) and throws toru::error on every rank otherwise. Any count: where count * size()
+  /// exceeds INT_MAX (MPI's counts and offsets are ints), each block travels as one element of a
+  /// derived datatype; bruck and indirect, which count bytes in ints, refuse what does not fit
+  /// (errc::unsupported), and the automatic choice is then direct. The environment variable
   /// TORU_ALLTOALL_ALGORITHM (direct|pairwise|bruck|indirect) overrides options.algorithm.
   alltoall_plan(const communicator& comm, std::size_t count, MPI_Datatype type, alltoall_options opts = {});
   ~alltoall_plan();
