@@ -4,6 +4,7 @@
 //   mpiexec -n 4 toru-alltoall-bench                          # 8 B .. 4 MiB per pair
 //   mpiexec -n 16 toru-alltoall-bench --torus 2x2x4 --min-bytes 1MiB --max-bytes 1MiB
 //   toru-alltoall-bench --simulate --torus 16x16x32 --json
+//   mpiexec -n 4 toru-alltoall-bench --dropin --max-bytes 64KiB    # what the drop-in calls add to MPI's
 #include <mpi.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/torus.hpp"
 #include "toru/topology/units.hpp"
+#include "toru/toru.h"
 
 namespace {
 
@@ -43,6 +45,7 @@ struct settings {
   int chunks = 0;
   int threads = 1;
   bool simulate = false;
+  bool dropin = false;
   bool json = false;
 };
 
@@ -251,6 +254,109 @@ int measure(const settings& s) {
   return 0;
 }
 
+// --dropin: the drop-in calls against the MPI calls they replace, interleaved call by call on the same
+// buffers (the toru calls on a communicator whose first call, which agrees and plans, is untimed), in
+// an order shuffled every round (same seed on every rank). Reported: the median over calls of the
+// per-call maximum over ranks, and "added": the median over rounds of (call - its MPI peer in the
+// same round). MPI_Alltoall timed a second time ("again") gives the noise floor of "added".
+int dropin(const settings& s) {
+  int rank = 0, P = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  constexpr int rows = 5;
+  const char* names[rows] = {"MPI_Alltoall", "MPI_Alltoall again", "toru_alltoall", "MPI_Alltoallv", "toru_alltoallv"};
+  const int peer[rows] = {-1, 0, 0, -1, 3};
+  nlohmann::json out_rows = nlohmann::json::array();
+  if (rank == 0 && !s.json) {
+    fmt::print(
+        "drop-in calls on {} ranks, {} interleaved calls each after {} warm-up, median of per-call max over ranks\n", P,
+        s.reps, s.warmup);
+    fmt::print("{:>10} {:>18} {:>12} {:>12} {:>12} {:>7} {:>6}\n", "bytes", "call", "median", "min", "added", "ratio",
+               "check");
+  }
+  for (double bytes_d : sizes(s)) {
+    const auto bytes = static_cast<std::size_t>(bytes_d);
+    const int n = static_cast<int>(bytes);
+    const std::size_t total = bytes * static_cast<std::size_t>(P);
+    std::vector<char> in(total), out(total), want(total);
+    for (std::size_t i = 0; i < total; ++i)
+      in[i] = static_cast<char>((i * 131 + static_cast<std::size_t>(rank) * 7) % 251);
+    std::vector<int> counts(static_cast<std::size_t>(P), n), displs(static_cast<std::size_t>(P));
+    for (int j = 0; j < P; ++j) displs[static_cast<std::size_t>(j)] = j * n;
+    MPI_Alltoall(in.data(), n, MPI_BYTE, want.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+    auto call = [&](int k) {
+      switch (k) {
+        case 0:
+        case 1:
+          return MPI_Alltoall(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+        case 2:
+          return static_cast<int>(toru_alltoall(in.data(), n, MPI_BYTE, out.data(), n, MPI_BYTE, MPI_COMM_WORLD));
+        case 3:
+          return MPI_Alltoallv(in.data(), counts.data(), displs.data(), MPI_BYTE, out.data(), counts.data(),
+                               displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+        default:
+          return static_cast<int>(toru_alltoallv(in.data(), counts.data(), displs.data(), MPI_BYTE, out.data(),
+                                                 counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD));
+      }
+    };
+    int ok[rows];
+    for (int k = 0; k < rows; ++k) {
+      std::fill(out.begin(), out.end(), 0);
+      if (call(k) != 0) throw toru::error(toru::errc::mpi, fmt::format("{} failed: {}", names[k], toru_last_error()));
+      ok[k] = out == want ? 1 : 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, ok, rows, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    std::vector<double> times[rows];
+    std::vector<int> order(rows);
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937 shuffler(54321);
+    for (int rep = -s.warmup; rep < s.reps; ++rep) {
+      std::shuffle(order.begin(), order.end(), shuffler);
+      for (const int k : order) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        call(k);
+        const double t = MPI_Wtime() - t0;
+        if (rep >= 0) times[k].push_back(t);
+      }
+    }
+    double med[rows], fastest[rows], added[rows] = {};
+    for (int k = 0; k < rows; ++k) {
+      MPI_Allreduce(MPI_IN_PLACE, times[k].data(), static_cast<int>(times[k].size()), MPI_DOUBLE, MPI_MAX,
+                    MPI_COMM_WORLD);
+      med[k] = median(times[k]);
+      fastest[k] = *std::min_element(times[k].begin(), times[k].end());
+    }
+    for (int k = 0; k < rows; ++k) {
+      if (peer[k] < 0) continue;
+      std::vector<double> d(times[k].size());
+      for (std::size_t i = 0; i < d.size(); ++i) d[i] = times[k][i] - times[peer[k]][i];
+      added[k] = median(d);
+    }
+    if (rank != 0) continue;
+    for (int k = 0; k < rows; ++k) {
+      const double ratio = peer[k] >= 0 ? med[k] / med[peer[k]] : 1.0;
+      if (s.json)
+        out_rows.push_back({{"call", names[k]},
+                            {"bytes", bytes},
+                            {"ranks", P},
+                            {"median_s", med[k]},
+                            {"min_s", fastest[k]},
+                            {"added_s", added[k]},
+                            {"ratio_vs_mpi", ratio},
+                            {"correct", ok[k] == 1}});
+      else
+        fmt::print("{:>10} {:>18} {:>12} {:>12} {:>12} {:>7.3f} {:>6}\n", toru::topology::format_bytes(bytes_d),
+                   names[k], fmt_time(med[k]), fmt_time(fastest[k]), peer[k] >= 0 ? fmt_time(added[k]) : "", ratio,
+                   ok[k] ? "ok" : "WRONG");
+    }
+    std::fflush(stdout);
+  }
+  if (rank == 0 && s.json)
+    fmt::print("{}\n", nlohmann::json{{"mode", "dropin"}, {"ranks", P}, {"rows", out_rows}}.dump(2));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,6 +383,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1))
       ->capture_default_str();
   app.add_flag("--simulate", s.simulate, "simulate the schedules on --torus instead of measuring (no MPI needed)");
+  app.add_flag("--dropin", s.dropin,
+               "time toru_alltoall(v) against MPI_Alltoall(v), call by call (--reps defaults to 1000 here)");
   app.add_flag("--json", s.json, "print JSON instead of a table");
   // Arguments are checked before MPI starts, so a usage error needs no mpiexec to report.
   bool measure_next = false;
@@ -292,6 +400,7 @@ int main(int argc, char** argv) {
                  fmt::format("at most {} bytes per pair when measuring (an MPI count of MPI_BYTE)",
                              std::numeric_limits<int>::max()),
                  max_b);
+    if (s.dropin && app.count("--reps") == 0) s.reps = 1000;
     measure_next = true;
     return toru::apps::exit_ok;
   });
@@ -304,7 +413,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int measured = toru::apps::exit_ok;
   try {
-    measured = measure(s);
+    measured = s.dropin ? dropin(s) : measure(s);
   } catch (...) {
     measured = toru::apps::report_exception(app, rank);
   }

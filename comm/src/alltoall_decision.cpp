@@ -72,8 +72,9 @@ decision decide_alltoall(const decision_input& in) {
   // memory development node (2 cores, Open MPI 4.1 vader, 2 and 4 ranks, 8 B..4 MiB per pair,
   // docs/benchmarks.md) direct was never beaten beyond noise, and Open MPI's tuned component
   // already switches to Bruck and pairwise internally. So without a torus from the caller, direct.
+  // Beyond int byte counts only MPI's algorithm (with a block datatype) can move the data.
   if (in.torus == nullptr || !in.torus_given || !in.contiguous || in.plane_size < 2 || in.line_size < 2 ||
-      all_switched(*in.torus))
+      all_switched(*in.torus) || !in.bytes_fit_int)
     return d;
 
   // A described torus: compare the model times of direct and the pipelined indirect schedule.

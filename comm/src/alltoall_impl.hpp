@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "large_count.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/agreement.hpp"
@@ -65,6 +66,8 @@ struct plan_impl {
   bool plain_direct = false;     // MPI_Alltoall, one chunk: execute's fast path
   std::size_t send_bytes_ = 0;   // bytes of `in` and `out` the exchange touches
   std::size_t recv_bytes_ = 0;
+  std::size_t count_per_pair = 0;  // equal case: the caller's count (x.count is 1 with a block type)
+  owned_datatype block;            // x.type when one block's count or offsets overflow an int
   std::shared_ptr<const indirect_state> indirect;
   std::shared_ptr<const chunked_direct_state> chunked;
   mutable std::mutex own_ws_mutex;  // guards own_ws (execute is const)
@@ -116,6 +119,7 @@ struct decision_input {
   bool torus_given = false;                // the caller described the machine
   int plane_size = 1;                      // indirect layout (1 when none)
   int line_size = 1;
+  bool bytes_fit_int = true;  // every rank's byte counts and offsets fit in int (algorithms that copy bytes)
 };
 struct decision {
   alltoall_algorithm algorithm = alltoall_algorithm::direct;

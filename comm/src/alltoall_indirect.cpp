@@ -133,6 +133,9 @@ std::size_t prepare_indirect(plan_impl& plan) {
   }
   const std::size_t total = st->region.back();
   plan.indirect = std::move(st);
+  // The phase-B thread pays off only when there is a phase A to overlap with (see alltoall_indirect);
+  // the first plan that has one starts it.
+  if (C > 1 && Q > 1) cs.start_worker();
   return 2 * total;
 }
 
@@ -281,7 +284,7 @@ struct indirect_run {
       state.cv.notify_one();
     };
     auto submit_b = [&](int c) {
-      cs.worker->submit([this, c, sh, complete_until, fail] {
+      cs.worker()->submit([this, c, sh, complete_until, fail] {
         try {
           post_b(c, &sh->b[static_cast<std::size_t>(c)]);
           ++sh->posted;
@@ -311,7 +314,7 @@ struct indirect_run {
       drain(C);
     } catch (...) {
       // The worker may still be sending from our buffers: let it complete what it posted.
-      cs.worker->submit([sh, complete_until, fail] {
+      cs.worker()->submit([sh, complete_until, fail] {
         try {
           complete_until(*sh, 0);
         } catch (...) {
@@ -345,7 +348,7 @@ void alltoall_indirect(const plan_impl& plan, const void* in, void* out, std::by
                    detail::comm_access::state(plan.comm).spans_nodes};
   // The thread pays off only when there is a phase A to overlap phase B with; otherwise handing
   // chunks over costs a wake-up each and gains nothing.
-  if (detail::comm_access::state(plan.comm).worker && plan.chunks > 1 && st.Q > 1)
+  if (detail::comm_access::state(plan.comm).worker() && plan.chunks > 1 && st.Q > 1)
     run.threaded();
   else
     run.single_threaded();

@@ -112,12 +112,14 @@ decision_input describe(const plan_impl& plan, const alltoall_options& opts) {
   in.nranks = x.nranks;
   if (x.equal) {
     in.bytes_per_pair = static_cast<double>(x.count * x.esize);
+    in.bytes_fit_int = in.bytes_per_pair * x.nranks <= INT_MAX;
   } else {
     // The v variant decides on the average block, agreed over all ranks.
     std::int64_t mine = 0, all = 0;
     for (int c : x.scounts) mine += c;
     check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, x.comm), "MPI_Allreduce");
     in.bytes_per_pair = static_cast<double>(all) * static_cast<double>(x.esize) / (double(x.nranks) * x.nranks);
+    in.bytes_fit_int = static_cast<double>(all) * static_cast<double>(x.esize) <= INT_MAX;
   }
   in.equal = x.equal;
   in.contiguous = x.contiguous;
@@ -380,21 +382,32 @@ alltoall_plan::alltoall_plan(const communicator& comm, std::size_t count, MPI_Da
   same.insert(same.begin(), {{"count", static_cast<std::int64_t>(std::min<std::size_t>(count, INT64_MAX))},
                              {"size(type)", type_size_or_negative(type)},
                              {"contiguity of type", contiguity_or_negative(type)}});
+  // Counts and offsets (j * count) are ints for MPI: beyond, one block becomes one element of a
+  // derived type (count is agreed, so every rank makes the same choice).
+  const auto limit = static_cast<std::size_t>(detail::int_limit());
+  const bool large = count > limit / static_cast<std::size_t>(std::max(P, 1));
+  detail::owned_datatype block;
   detail::requested r;
   validate_collectively(comm.mpi(), same, [&] {
     check_type(x);
-    expect(count <= static_cast<std::size_t>(INT_MAX) / static_cast<std::size_t>(std::max(P, 1)), "count",
-           fmt::format("at most {} elements per pair (INT_MAX / {} ranks)", INT_MAX / std::max(P, 1), P),
-           std::to_string(count));
+    if (large) {
+      block = detail::make_block_type(static_cast<std::int64_t>(count), type);
+      x.type = block.get();
+      x.esize *= count;
+      x.extent *= static_cast<MPI_Aint>(count);
+    }
+    x.count = large ? 1 : count;
     r = detail::resolve_request(opts, env, x, comm);
   });
-  x.count = count;
-  x.scounts.assign(static_cast<std::size_t>(P), static_cast<int>(count));
+  const int n = static_cast<int>(x.count);
+  x.scounts.assign(static_cast<std::size_t>(P), n);
   x.rcounts = x.scounts;
   x.sdispls.resize(static_cast<std::size_t>(P));
-  for (int j = 0; j < P; ++j) x.sdispls[static_cast<std::size_t>(j)] = j * static_cast<int>(count);
+  for (int j = 0; j < P; ++j) x.sdispls[static_cast<std::size_t>(j)] = j * n;
   x.rdispls = x.sdispls;
   impl_ = detail::make_plan(comm, std::move(x), opts, r);
+  impl_->count_per_pair = count;
+  impl_->block = std::move(block);
 }
 
 alltoall_plan::~alltoall_plan() = default;
@@ -405,7 +418,7 @@ void alltoall_plan::execute(const void* in, void* out, void* ws) const { impl_->
 std::size_t alltoall_plan::workspace_size() const { return impl_->workspace_size(); }
 alltoall_algorithm alltoall_plan::algorithm() const { return impl_->algorithm; }
 int alltoall_plan::chunks() const { return impl_->chunks; }
-std::size_t alltoall_plan::count() const { return impl_->x.count; }
+std::size_t alltoall_plan::count() const { return impl_->count_per_pair; }
 const communicator& alltoall_plan::comm() const { return impl_->comm; }
 
 alltoallv_plan::alltoallv_plan(const communicator& comm, std::span<const int> send_counts,

@@ -3,7 +3,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,8 +32,25 @@ struct comm_state {
   int line_size = 1;           // Z
   std::vector<int> global_of;  // [p * Z + z] -> rank in comm
 
-  bool spans_nodes = false;              // ranks on more than one shared-memory node
-  std::unique_ptr<phase_worker> worker;  // phase-B thread; null when not threaded
+  bool spans_nodes = false;  // ranks on more than one shared-memory node
+
+  // The phase-B thread starts with the first plan that has phase B to overlap (start_worker), never
+  // for communicators whose plans do not: most programs never need it.
+  bool may_thread = false;     // threads == 1 and MPI_THREAD_MULTIPLE
+  bool thread_wanted = false;  // threads == 1 (whatever MPI provides)
+  bool bind_threads = true;    // communicator_options::bind_threads
+  int binding_index = 0;       // this rank among the node's ranks bound to the same CPU set
+  int binding_sharing = 1;     // how many they are
+  /// The thread if it has been started, else null. Safe to call from any thread.
+  phase_worker* worker() const;
+  /// Called at plan construction by every plan that would use the thread: starts it once (local,
+  /// not collective) and returns it, or returns null when the thread cannot run (threads == 0, or
+  /// MPI without MPI_THREAD_MULTIPLE, which rank 0 of the communicator reports once per process).
+  phase_worker* start_worker() const;
+
+  mutable std::mutex worker_mutex;
+  mutable std::unique_ptr<phase_worker> worker_;
+  mutable std::atomic<phase_worker*> started_{nullptr};
 
   comm_state() = default;
   comm_state(const comm_state&) = delete;

@@ -1,24 +1,27 @@
 #include "toru/comm/communicator.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "comm_state.hpp"
+#include "thread_placement.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
-#include "toru/topology/node.hpp"
 
 namespace toru::comm {
 
 namespace detail {
 
 comm_state::~comm_state() {
-  worker.reset();  // the thread may hold requests on `line`: stop it before the communicators go
+  worker_.reset();  // the thread may hold requests on `line`: stop it before the communicators go
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized && cart) {
@@ -28,28 +31,32 @@ comm_state::~comm_state() {
   }
 }
 
-}  // namespace detail
+phase_worker* comm_state::worker() const { return started_.load(std::memory_order_acquire); }
 
-namespace {
-
-// The core for the phase-B thread, or -1 to leave it unbound (binding where ranks outnumber cores
-// would stack every rank's thread onto the same few cores).
-int thread_core(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  const int local_rank = mpi_rank(node), ranks_per_node = mpi_size(node);
-  MPI_Comm_free(&node);
-  try {
-    const auto view = topology::probe_node();
-    if (view.cores < 2 * ranks_per_node) return -1;
-    return topology::comm_thread_core(view, local_rank, ranks_per_node);
-  } catch (const error& e) {
-    log::debug("comm: no thread binding: {}", e.message());
-    return -1;
+phase_worker* comm_state::start_worker() const {
+  if (phase_worker* w = worker()) return w;
+  if (!thread_wanted) return nullptr;
+  if (!may_thread) {
+    if (rank == 0) {
+      static std::once_flag once;
+      std::call_once(once, [] {
+        log::warn(
+            "comm: MPI was not initialised with MPI_THREAD_MULTIPLE; the pipelined all-to-all drives both phases "
+            "from one thread with nonblocking operations");
+      });
+    }
+    return nullptr;
   }
+  std::lock_guard lock(worker_mutex);
+  if (!worker_) {
+    worker_ = std::make_unique<phase_worker>(bind_threads ? thread_binder(binding_index, binding_sharing)
+                                                          : std::function<void()>{});
+    started_.store(worker_.get(), std::memory_order_release);
+  }
+  return worker_.get();
 }
 
-}  // namespace
+}  // namespace detail
 
 communicator::communicator(MPI_Comm comm, communicator_options opts) : communicator(comm, nullptr, std::move(opts)) {}
 
@@ -134,29 +141,31 @@ communicator::communicator(MPI_Comm comm, const communicator* parent, communicat
 
   {
     // Whether the line or the plane crosses a node boundary: only then may waiting sleep (a
-    // shared-memory exchange progresses only while a rank is inside MPI).
+    // shared-memory exchange progresses only while a rank is inside MPI). And which ranks of the node
+    // share this rank's CPU set, among which a communication thread takes its core.
     MPI_Comm node = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
     int mine = mpi_size(node) < s.size ? 1 : 0, any = 0;
+    if (opts.threads == 1 && opts.bind_threads) {
+      const auto local = static_cast<std::size_t>(mpi_size(node));
+      std::vector<std::uint64_t> digests(local);
+      const std::uint64_t own = detail::affinity_digest();
+      check_mpi(MPI_Allgather(&own, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, node), "MPI_Allgather");
+      const int me = mpi_rank(node);
+      s.binding_index = static_cast<int>(std::count(digests.begin(), digests.begin() + me, own));
+      s.binding_sharing = static_cast<int>(std::count(digests.begin(), digests.end(), own));
+    }
     MPI_Comm_free(&node);
     check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, s.comm), "MPI_Allreduce");
     s.spans_nodes = any == 1;
   }
 
-  if (opts.threads == 1) {
+  s.thread_wanted = opts.threads == 1;
+  s.bind_threads = opts.bind_threads;
+  if (s.thread_wanted) {
     int provided = MPI_THREAD_SINGLE;
     check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
-    if (provided == MPI_THREAD_MULTIPLE) {
-      const int core = opts.bind_threads ? thread_core(s.comm) : -1;
-      s.worker = std::make_unique<detail::phase_worker>(core);
-    } else {
-      static std::once_flag once;
-      std::call_once(once, [] {
-        log::warn(
-            "comm: MPI was not initialised with MPI_THREAD_MULTIPLE; the pipelined all-to-all drives both phases "
-            "from one thread with nonblocking operations");
-      });
-    }
+    s.may_thread = provided == MPI_THREAD_MULTIPLE;
   }
 }
 
@@ -171,6 +180,6 @@ int communicator::bottleneck_axis() const { return state_->bottleneck; }
 std::span<const int> communicator::coords() const { return state_->cart->coords(); }
 MPI_Comm communicator::line() const { return state_->line; }
 MPI_Comm communicator::plane() const { return state_->plane; }
-bool communicator::threaded() const { return state_->worker != nullptr; }
+bool communicator::threaded() const { return state_->may_thread; }
 
 }  // namespace toru::comm

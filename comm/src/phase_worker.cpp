@@ -1,21 +1,12 @@
 #include "phase_worker.hpp"
 
-#include "toru/core/error.hpp"
-#include "toru/core/log.hpp"
-#include "toru/topology/node.hpp"
+#include <utility>
 
 namespace toru::comm::detail {
 
-phase_worker::phase_worker(int core) {
-  thread_ = std::thread([this, core] {
-    if (core >= 0) {
-      try {
-        topology::bind_thread_to_core(core);
-        log::debug("comm: communication thread bound to core {}", core);
-      } catch (const error& e) {
-        log::debug("comm: communication thread left unbound: {}", e.message());
-      }
-    }
+phase_worker::phase_worker(std::function<void()> setup) {
+  thread_ = std::thread([this, setup = std::move(setup)] {
+    if (setup) setup();
     loop();
   });
 }

@@ -11,8 +11,8 @@ namespace toru::comm::detail {
 
 class phase_worker {
  public:
-  /// Starts the thread; binds it to hwloc core `core` unless core < 0 (a failed binding is logged).
-  explicit phase_worker(int core);
+  /// Starts the thread, which runs `setup` (e.g. its CPU binding; must not throw) before any task.
+  explicit phase_worker(std::function<void()> setup);
   ~phase_worker();
   phase_worker(const phase_worker&) = delete;
   phase_worker& operator=(const phase_worker&) = delete;

@@ -25,9 +25,12 @@ typedef enum toru_alltoall_algorithm {
 } toru_alltoall_algorithm;
 
 /* Drop-in replacements with the signatures of MPI_Alltoall / MPI_Alltoallv. Collective.
- * Same semantics as MPI, including sendbuf == TORU_IN_PLACE (MPI_IN_PLACE). Each call validates its
- * arguments collectively (one small allreduce), so bad input fails on every rank instead of hanging;
- * for repeated exchanges of one shape, a plan avoids that cost. */
+ * Same semantics as MPI, including sendbuf == TORU_IN_PLACE (MPI_IN_PLACE). The first call of each
+ * signature (counts, displacements, datatypes) on a communicator validates its arguments collectively,
+ * so bad input fails on every rank instead of hanging, and plans the exchange; later toru_alltoall calls
+ * with that signature cost what MPI_Alltoall costs, toru_alltoallv calls one small allreduce more.
+ * Ranks change toru_alltoall signatures together (as MPI requires); TORU_CHECK=1 validates every call.
+ * Details: toru/comm/alltoall.hpp and docs/comm.md. */
 toru_result toru_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm);
 toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,

@@ -69,6 +69,9 @@ class alltoall_plan {
   /// TORU_ALLTOALL_CHUNKS (1..4096; used when options.chunks == 0) must agree across ranks
   /// (errc::mismatch naming the first that differs); a malformed variable or option is
   /// errc::invalid_argument naming it; a forced algorithm that cannot run the exchange, unsupported.
+  /// Any count: where count * size() exceeds INT_MAX (MPI's counts and offsets are ints), each block
+  /// travels as one element of a derived datatype; bruck and indirect, which count bytes in ints,
+  /// refuse what does not fit (errc::unsupported), and the automatic choice is then direct.
   alltoall_plan(const communicator& comm, std::size_t count, MPI_Datatype type, alltoall_options opts = {});
   ~alltoall_plan();
   alltoall_plan(alltoall_plan&&) noexcept;

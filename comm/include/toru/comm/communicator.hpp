@@ -6,7 +6,7 @@
 //   toru::comm::alltoall_plan plan(comm, n, MPI_DOUBLE);
 //
 // Never calls MPI_Init. Copies share one state (a cheap handle); the sub-communicators and the thread
-// are released when the last copy (including those held by plans) goes away, which must happen
+// (if a plan started one) are released when the last copy (including those held by plans) goes away, which must happen
 // before MPI_Finalize.
 #pragma once
 
@@ -39,11 +39,14 @@ struct communicator_options {
   /// coordinates its ranks have in the inherited one.
   std::string order{};
   /// Communication threads for the pipelined all-to-all (0 or 1). With 1, phase B of the indirect
-  /// algorithm runs on its own thread (needs MPI_THREAD_MULTIPLE; otherwise toru logs once and one
-  /// thread drives nonblocking operations instead).
+  /// algorithm runs on its own thread, started by the first plan that has a phase A to overlap it
+  /// with (none is started for plans that do not). It needs MPI_THREAD_MULTIPLE; otherwise rank 0
+  /// logs once, when a plan would have used it, and one thread drives nonblocking operations instead.
   int threads = 1;
-  /// Bind the communication thread with hwloc to the last core of this rank's slice of the node
-  /// (topology::comm_thread_core); skipped when the node has fewer cores than ranks.
+  /// Bind the communication thread with hwloc inside the rank's current CPU binding (mpirun's
+  /// --bind-to, taskset, cgroups): the ranks of a node bound to the same CPU set split its cores in
+  /// equal slices, and the thread takes the last core of its rank's slice. Left with the rank's
+  /// binding when the set has fewer than two cores per rank (--bind-to core).
   bool bind_threads = true;
 };
 
@@ -86,7 +89,8 @@ class communicator {
   MPI_Comm line() const;
   /// Ranks sharing this rank's coordinate on the bottleneck axis (phase A), ordered by the others.
   MPI_Comm plane() const;
-  /// Whether phase B runs on its own thread (MPI_THREAD_MULTIPLE and threads == 1).
+  /// Whether phase B may run on its own thread (MPI_THREAD_MULTIPLE and threads == 1); the thread
+  /// itself starts with the first plan that uses it.
   bool threaded() const;
 
  private:
