@@ -387,8 +387,9 @@ int run(const settings& s) {
     // FFTW-MPI 3.3 crashes planning a 1x1x1 transform (its peer in the same run): skip the size.
     if (n == 1) {
       if (rank == 0)
-        fmt::print(stderr, "toru-fft-bench: --n3 1 skipped: FFTW-MPI crashes planning a 1x1x1 transform (an "
-                           "upstream bug), so there is no peer to compare with\n");
+        fmt::print(stderr,
+                   "toru-fft-bench: --n3 1 skipped: FFTW-MPI crashes planning a 1x1x1 transform (an "
+                   "upstream bug), so there is no peer to compare with\n");
       continue;
     }
     report(bench3d(s, n, P, rank));

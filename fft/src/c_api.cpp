@@ -6,11 +6,11 @@
 #include <string>
 #include <variant>
 
+#include "common.hpp"
 #include "toru/comm/c_guard.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/fft/fft1d.hpp"
-#include "common.hpp"
 #include "toru/fft/fft3d.hpp"
 #include "toru/toru.h"
 
@@ -59,7 +59,7 @@ void check_options(const toru_fft_options& o, bool three_d) {
 // Never throws: invalid enums map to defaults, their error is deferred (above).
 options3d convert3d(const toru_fft_options& o) {
   return {.decomp = valid_decomposition(o.decomposition) ? static_cast<decomposition>(o.decomposition)
-                                                          : decomposition::automatic,
+                                                         : decomposition::automatic,
           .grid = {o.grid[0], o.grid[1]},
           .output = o.transposed_out ? order::transposed : order::natural,
           .planner = o.measure ? effort::measure : effort::estimate,
@@ -132,8 +132,8 @@ void to_c_1d(std::int64_t start, std::int64_t count, toru_fft_box* out) {
 template <class F>
 toru_result with_plan(toru_fft_plan plan, F&& f) noexcept {
   if (!plan) {
-    // A NULL plan has no communicator: nobody else can be told, so this is the one argument that
-    // fails on this rank alone (toru.h says so).
+    // A NULL plan has no communicator: nobody else can be told, so (like MPI_COMM_NULL for a plan
+    // call) it fails on this rank alone; toru.h says so.
     toru::detail::set_last_error(
         "plan: expected a plan from toru_fft_plan_*, got NULL (a NULL plan has no communicator to report this to "
         "the other ranks: in a collective call they are left waiting, so treat this error as fatal)");

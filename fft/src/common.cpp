@@ -38,8 +38,7 @@ std::string_view to_string(order o) noexcept { return o == order::natural ? "nat
 namespace toru::fft::detail {
 
 void expect_usable_comm(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL)
-    throw error(errc::invalid_argument, "comm: expected a communicator, got MPI_COMM_NULL");
+  if (comm == MPI_COMM_NULL) throw error(errc::invalid_argument, "comm: expected a communicator, got MPI_COMM_NULL");
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter)
@@ -57,7 +56,8 @@ defer_error::~defer_error() { deferred = nullptr; }
 void agree_and_validate(MPI_Comm comm, std::string_view call, std::initializer_list<agreed> values,
                         const std::function<void()>& validate) {
   if (values.size() > max_agreed)
-    throw error(errc::internal, fmt::format("{}: {} arguments to agree on, at most {}", call, values.size(), max_agreed));
+    throw error(errc::internal,
+                fmt::format("{}: {} arguments to agree on, at most {}", call, values.size(), max_agreed));
   std::exception_ptr mine = std::exchange(deferred, nullptr);
   if (!mine) {
     try {
@@ -67,12 +67,28 @@ void agree_and_validate(MPI_Comm comm, std::string_view call, std::initializer_l
     }
   }
   const int rank = mpi_rank(comm);
-  // One MPI_MIN reduction gives the lowest failing rank and, for the call and each value, min(v)
-  // and min(~v) = ~max(v): agreement and validation in a single small allreduce. Unused slots are 0.
+  const auto call_id = static_cast<std::int64_t>(std::hash<std::string_view>{}(call) >> 1);
+  // The common path is one MPI_MIN reduction of three words: the lowest failing rank, and min(h)
+  // and min(~h) = ~max(h) of a hash h of the call and every value. Equal hashes mean agreement
+  // (a collision would have to be between the values of two ranks in one call).
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](std::int64_t v) {
+    h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0x100000001b3ull;
+  };
+  mix(call_id);
+  for (const auto& v : values) mix(v.second);
+  const auto hash = static_cast<std::int64_t>(h >> 1);
+  std::array<std::int64_t, 3> small{mine ? rank : INT64_MAX, hash, ~hash}, small_lo{};
+  check_mpi(MPI_Allreduce(small.data(), small_lo.data(), 3, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  if (small_lo[0] == INT64_MAX && small_lo[1] == ~small_lo[2]) return;
+
+  // Rare path from here on, taken by every rank alike since it depends on reduced values only.
+  // The call and each value side by side, min(v) and min(~v) (unused slots 0), so the error can
+  // name what differs. The fixed size keeps ranks in different fft calls in one matching allreduce.
   constexpr std::size_t words = 3 + 2 * max_agreed;
   std::array<std::int64_t, words> word{}, lo{};
-  word[0] = mine ? rank : INT64_MAX;
-  const auto call_id = static_cast<std::int64_t>(std::hash<std::string_view>{}(call) >> 1);
+  word[0] = small[0];
   word[1] = call_id;
   word[2] = ~call_id;
   std::size_t at = 3;
@@ -84,7 +100,6 @@ void agree_and_validate(MPI_Comm comm, std::string_view call, std::initializer_l
   check_mpi(MPI_Allreduce(word.data(), lo.data(), static_cast<int>(words), MPI_INT64_T, MPI_MIN, comm),
             "MPI_Allreduce");
 
-  // Rare path from here on: every rank takes the same branch, since it depends on reduced values only.
   auto lowest_differing_from_rank0 = [&](std::int64_t mine_value) {
     std::int64_t v0 = mine_value;
     check_mpi(MPI_Bcast(&v0, 1, MPI_INT64_T, 0, comm), "MPI_Bcast");
@@ -96,9 +111,10 @@ void agree_and_validate(MPI_Comm comm, std::string_view call, std::initializer_l
     const int culprit = lowest_differing_from_rank0(call_id).second;
     validate_collectively(comm, [&] {
       if (rank == culprit)
-        throw error(errc::mismatch, fmt::format("rank {} calls {} while rank 0 makes another toru::fft collective call; "
-                                                "every rank must make the same calls in the same order",
-                                                rank, call));
+        throw error(errc::mismatch,
+                    fmt::format("rank {} calls {} while rank 0 makes another toru::fft collective call; "
+                                "every rank must make the same calls in the same order",
+                                rank, call));
     });
   }
   // A rank's own invalid argument says more than the disagreement it causes, so it wins.
@@ -139,10 +155,9 @@ void check_scale(scale s) {
 
 std::size_t checked_bytes(std::int64_t elems, std::size_t elem_bytes, std::string_view what) {
   std::size_t bytes = 0;
-  if (elems < 0 || __builtin_mul_overflow(static_cast<std::size_t>(elems), elem_bytes, &bytes) ||
-      bytes > SIZE_MAX / 4)
-    throw error(errc::out_of_memory, fmt::format("{}: {} elements of {} bytes exceed the 64-bit address space", what,
-                                                 elems, elem_bytes));
+  if (elems < 0 || __builtin_mul_overflow(static_cast<std::size_t>(elems), elem_bytes, &bytes) || bytes > SIZE_MAX / 4)
+    throw error(errc::out_of_memory,
+                fmt::format("{}: {} elements of {} bytes exceed the 64-bit address space", what, elems, elem_bytes));
   return bytes;
 }
 

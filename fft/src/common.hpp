@@ -24,14 +24,14 @@ void expect_usable_comm(MPI_Comm comm);
 /// (enums and flags as integers).
 using agreed = std::pair<std::string_view, std::int64_t>;
 
-/// Collective, one MPI_Allreduce of a fixed 33 words when all is well: runs `validate` (this rank's
-/// own checks) and compares `call` and `values` (at most max_agreed) across ranks. If `validate`
-/// throws on any rank, every rank throws the error of the lowest such rank (through
-/// validate_collectively); otherwise, if the call or a value differs, every rank throws the same
-/// errc::mismatch naming it, the value on rank 0 and the lowest rank that differs from it. So one
-/// rank's bad argument is the same error on every rank, never a hang. The fixed size keeps even
-/// ranks that make different toru::fft calls (a plan on one, an execute on another) in one
-/// matching allreduce.
+/// Collective, one MPI_Allreduce of three int64 when all is well (the lowest failing rank and a
+/// hash of `call` and `values`): runs `validate` (this rank's own checks) and compares `call` and
+/// `values` (at most max_agreed) across ranks. If `validate` throws on any rank, every rank throws
+/// the error of the lowest such rank (through validate_collectively); otherwise, if the call or a
+/// value differs, every rank throws the same errc::mismatch naming it, the value on rank 0 and the
+/// lowest rank that differs from it. So one rank's bad argument is the same error on every rank,
+/// never a hang. Ranks in different toru::fft calls (a plan on one, an execute on another) meet in
+/// the same fixed-size allreduces and get a mismatch.
 inline constexpr std::size_t max_agreed = 16;
 void agree_and_validate(MPI_Comm comm, std::string_view call, std::initializer_list<agreed> values,
                         const std::function<void()>& validate);

@@ -81,8 +81,7 @@ void fft3d<T, B>::backward(const complex_type* in, complex_type* out, void* ws, 
 
 namespace {
 // The span checks ride on the agreement of the execute that follows (no collective of their own).
-std::exception_ptr check_spans(std::size_t in_size, std::int64_t in_need, std::size_t out_size,
-                               std::int64_t out_need) {
+std::exception_ptr check_spans(std::size_t in_size, std::int64_t in_need, std::size_t out_size, std::int64_t out_need) {
   try {
     expect(static_cast<std::int64_t>(in_size) >= in_need, "in", fmt::format("at least {} elements", in_need),
            std::to_string(in_size));

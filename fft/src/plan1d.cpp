@@ -203,7 +203,8 @@ template <class T>
 void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
 #if TORU_ENABLE_CUDA
   if (gpu_) {
-    agree_and_validate(comm(), "a toru::fft 1D forward/backward", {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
+    agree_and_validate(comm(), "a toru::fft 1D forward/backward",
+                       {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
                        [&] { check_scale(s); });
     gpu::expect_device_buffers(*gpu_, comm(), in, forward ? in_count : out_count, out, alloc, ws);
     char* base = ws ? static_cast<char*>(ws) : regions_.base();
@@ -220,10 +221,11 @@ void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     return;
   }
 #endif
-  agree_and_validate(comm(), "a toru::fft 1D forward/backward", {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
-    check_scale(s);
-    check_buffers(in, forward ? in_count : out_count, out, alloc);
-  });
+  agree_and_validate(comm(), "a toru::fft 1D forward/backward",
+                     {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                       check_scale(s);
+                       check_buffers(in, forward ? in_count : out_count, out, alloc);
+                     });
   char* base = ws ? static_cast<char*>(ws) : regions_.base();
   const work_buffers wb{base, base + regions_.bytes, ws ? base + 2 * regions_.bytes : nullptr};
   const auto& steps = forward ? fwd_ : bwd_;

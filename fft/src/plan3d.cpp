@@ -311,7 +311,8 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
   const box3d& dst_box = forward ? outbox() : lay_.s0;
 #if TORU_ENABLE_CUDA
   if (gpu_) {
-    agree_and_validate(comm(), "a toru::fft 3D forward/backward", {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
+    agree_and_validate(comm(), "a toru::fft 3D forward/backward",
+                       {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
                        [&] { check_scale(s); });
     gpu::expect_device_buffers(*gpu_, comm(), in, src_box.extent(), out, lay_.alloc, ws);
     const work_buffers wb = buffers(ws);
@@ -326,10 +327,11 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     return;
   }
 #endif
-  agree_and_validate(comm(), "a toru::fft 3D forward/backward", {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
-    check_scale(s);
-    check_buffers(in, src_box.extent(), out, lay_.alloc);
-  });
+  agree_and_validate(comm(), "a toru::fft 3D forward/backward",
+                     {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                       check_scale(s);
+                       check_buffers(in, src_box.extent(), out, lay_.alloc);
+                     });
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;

@@ -2,7 +2,8 @@
 // corrupted on exactly one rank (the first, the last and a middle one in turn) and every rank must
 // return the same error code and message, within a time limit. A hang trips a watchdog that aborts
 // the job loudly instead of letting the suite wait for ctest's timeout. Entry points that are not
-// collective (local-size queries, workspace size; toru_fft_factors_1d in c_layout_1d_test) must fail on the corrupted rank only.
+// collective (local-size queries, workspace size; toru_fft_factors_1d in c_layout_1d_test) must fail on the corrupted
+// rank only.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -52,7 +53,8 @@ class watchdog {
       : what_(std::move(what)), thread_([this, limit] {
           std::unique_lock lock(m_);
           if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          std::fprintf(stderr, "[rank %d] WATCHDOG: '%s' did not return within %lld s (a hang: some rank is left "
+          std::fprintf(stderr,
+                       "[rank %d] WATCHDOG: '%s' did not return within %lld s (a hang: some rank is left "
                        "waiting in a collective). Aborting the job.\n",
                        toru::test::rank(), what_.c_str(), static_cast<long long>(limit.count()));
           std::fflush(stderr);
@@ -173,8 +175,7 @@ std::vector<collective_case> c_plan_cases(const std::string& fn, const c_plan_fn
     };
   };
   std::vector<collective_case> cases{
-      {fn + " plan = NULL", bad,
-       [make](bool culprit) { return c_plan(make, MPI_COMM_WORLD, nullptr, culprit); }},
+      {fn + " plan = NULL", bad, [make](bool culprit) { return c_plan(make, MPI_COMM_WORLD, nullptr, culprit); }},
       {fn + " precision FLOAT", mismatch, with([](auto& o) { o.precision = TORU_FFT_FLOAT; })},
       {fn + " precision 7", bad, with([](auto& o) { o.precision = static_cast<toru_fft_precision>(7); })},
       {fn + " transposed_out", mismatch, with([](auto& o) { o.transposed_out = 1; })},
@@ -429,8 +430,7 @@ TEST(CollectiveErrors, CppConstructors) {
       {"fft3d n[0] 0", bad, plan3([](auto& m, auto&) { m[0] = 0; })},
       {"fft3d decomp pencil", mismatch, plan3([](auto&, auto& o) { o.decomp = decomposition::pencil; })},
       {"fft3d decomp slab", mismatch, plan3([](auto&, auto& o) { o.decomp = decomposition::slab; })},
-      {"fft3d grid {P + 1, 1}", bad,
-       plan3([P](auto&, auto& o) {
+      {"fft3d grid {P + 1, 1}", bad, plan3([P](auto&, auto& o) {
          o.decomp = decomposition::pencil;
          o.grid = {P + 1, 1};
        })},
@@ -503,9 +503,7 @@ TEST(CollectiveErrors, CppExecute) {
        [&](bool c) { return from_cpp([&] { c2c.forward(c ? nullptr : a.data(), b.data(), nullptr); }); }},
       {"fft3d span out too short", bad,
        [&](bool c) {
-         return from_cpp([&] {
-           c2c.forward(std::span<const cpx>(a), std::span<cpx>(b.data(), c ? 1 : b.size()));
-         });
+         return from_cpp([&] { c2c.forward(std::span<const cpx>(a), std::span<cpx>(b.data(), c ? 1 : b.size())); });
        }},
       {"fft3d span backward among pointer forward", mismatch,
        [&](bool c) {
@@ -533,7 +531,9 @@ TEST(CollectiveErrors, CppExecute) {
       {"fft1d out nullptr", bad,
        [&](bool c) { return from_cpp([&] { one.backward(a.data(), c ? nullptr : b.data()); }); }},
       {"fft1d forward among fft3d forward", mismatch,
-       [&](bool c) { return from_cpp([&] { c ? one.forward(a.data(), b.data()) : c2c.forward(a.data(), b.data()); }); }},
+       [&](bool c) {
+         return from_cpp([&] { c ? one.forward(a.data(), b.data()) : c2c.forward(a.data(), b.data()); });
+       }},
   };
   check_collective(cases);
   EXPECT_NO_THROW(c2c.forward(a.data(), b.data()));
