@@ -551,8 +551,9 @@ TEST(CollectiveErrors, OutOfMemoryMessages) {
   EXPECT_EQ(o.code, TORU_ERROR_OUT_OF_MEMORY) << o.message;
   EXPECT_NE(o.message.find("exceed the 64-bit address space"), std::string::npos) << o.message;
   EXPECT_EQ(o.message.find(" -"), std::string::npos) << "a negative (wrapped) count: " << o.message;
-  // 2^50 points: 2^54 / P bytes, beyond any address space but representable.
-  const long long big = 1LL << 50;
+  // 2^56 points: two regions of 2^60 / P bytes, beyond even a 57-bit address space (P <= 8) but
+  // representable, so the allocation itself fails and its message must carry the exact count.
+  const long long big = 1LL << 56;
   o = from_c(toru_fft_plan_1d(MPI_COMM_WORLD, big, nullptr, &p));
   EXPECT_EQ(o.code, TORU_ERROR_OUT_OF_MEMORY) << o.message;
   // Rank 0 (the lowest failing rank) reports its own two work regions of max(alloc, n1, n2) elements.

@@ -112,7 +112,7 @@ program toru_fft_example
   ! Bad input gives a result code, not a crash; the later codes are there too.
   r = toru_fft_plan_3d(MPI_COMM_WORLD, 4_c_long_long, -1_c_long_long, 4_c_long_long, plan)
   if (r /= TORU_ERROR_INVALID_ARGUMENT) err = 1
-  r = toru_fft_plan_1d(MPI_COMM_WORLD, 1125899906842624_c_long_long, plan)
+  r = toru_fft_plan_1d(MPI_COMM_WORLD, 72057594037927936_c_long_long, plan)
   if (r /= TORU_ERROR_OUT_OF_MEMORY) err = 1
 
   call MPI_Allreduce(err, total, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
