@@ -21,7 +21,11 @@ module toru_fft
   private
 
   integer(c_int), parameter, public :: TORU_SUCCESS = 0
+  ! The result codes of toru.h's toru_result.
   integer(c_int), parameter, public :: TORU_ERROR_INVALID_ARGUMENT = 1, TORU_ERROR_MISMATCH = 2
+  integer(c_int), parameter, public :: TORU_ERROR_UNSUPPORTED = 3, TORU_ERROR_MPI = 4, TORU_ERROR_FFTW = 5
+  integer(c_int), parameter, public :: TORU_ERROR_HWLOC = 6, TORU_ERROR_CUDA = 7, TORU_ERROR_NO_DEVICE = 8
+  integer(c_int), parameter, public :: TORU_ERROR_IO = 9, TORU_ERROR_OUT_OF_MEMORY = 10, TORU_ERROR_INTERNAL = 11
   integer(c_int), parameter, public :: TORU_FFT_DOUBLE = 0, TORU_FFT_FLOAT = 1
   integer(c_int), parameter, public :: TORU_FFT_FORWARD = -1, TORU_FFT_BACKWARD = 1
   integer(c_int), parameter, public :: TORU_FFT_SCALE_NONE = 0, TORU_FFT_SCALE_FULL = 1, TORU_FFT_SCALE_SYMMETRIC = 2
@@ -50,6 +54,7 @@ module toru_fft
 
   public :: toru_fft_options_default, toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d
   public :: toru_fft_local_size, toru_fft_local_size_3d, toru_fft_workspace_size, toru_fft_execute, toru_fft_destroy
+  public :: toru_fft_execute_ws, toru_fft_factors_1d
   public :: toru_fft_error_message
 
   interface
@@ -119,6 +124,25 @@ module toru_fft
       type(c_ptr), value :: plan
       integer(c_int), value :: direction, scale
       type(c_ptr), value :: in, out
+      integer(c_int) :: r
+    end function
+
+    !> Collective. As toru_fft_execute, with a caller workspace ws = c_loc of at least
+    !> toru_fft_workspace_size bytes.
+    function toru_fft_execute_ws(plan, direction, scale, in, out, ws) bind(c, name='toru_fft_execute_ws') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out, ws
+      integer(c_int) :: r
+    end function
+
+    !> Not collective: the six-step factors n = n1 * n2 of a 1D plan. Scrambled output
+    !> (transposed_out) holds at global position j = k1 * n2 + k2 the coefficient X(k1 + n1 * k2).
+    function toru_fft_factors_1d(plan, n1, n2) bind(c, name='toru_fft_factors_1d') result(r)
+      import :: c_int, c_long_long, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_long_long), intent(out) :: n1, n2
       integer(c_int) :: r
     end function
 

@@ -1,9 +1,12 @@
 // The fft part of the C interface (toru/fft.h): result codes instead of exceptions, opaque plans.
+#include <array>
+#include <exception>
 #include <memory>
 #include <new>
 #include <string>
 #include <variant>
 
+#include "common.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/detail/c_guard.hpp"
@@ -27,16 +30,36 @@ toru_fft_options defaults() {
   return o;
 }
 
-void check_precision(const toru_fft_options& o) {
-  toru::expect(o.precision == TORU_FFT_DOUBLE || o.precision == TORU_FFT_FLOAT, "options->precision",
-               "TORU_FFT_DOUBLE or TORU_FFT_FLOAT", std::to_string(static_cast<int>(o.precision)));
+bool valid_precision(toru_fft_precision p) { return p == TORU_FFT_DOUBLE || p == TORU_FFT_FLOAT; }
+bool valid_decomposition(toru_fft_decomposition d) {
+  return d >= TORU_FFT_DECOMPOSITION_AUTO && d <= TORU_FFT_DECOMPOSITION_PENCIL;
 }
 
+// This rank's checks of what only C can get wrong (a NULL out-pointer, an enum outside its range).
+// They are not thrown here: they ride on the agreement of the C++ call that follows (see
+// detail::defer_error), so every rank fails alike and no collective is added.
+template <class F>
+std::exception_ptr c_checks(F&& f) {
+  try {
+    f();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+void check_options(const toru_fft_options& o, bool three_d) {
+  toru::expect(valid_precision(o.precision), "options->precision", "TORU_FFT_DOUBLE or TORU_FFT_FLOAT",
+               std::to_string(static_cast<int>(o.precision)));
+  if (three_d)
+    toru::expect(valid_decomposition(o.decomposition), "options->decomposition", "a toru_fft_decomposition value",
+                 std::to_string(static_cast<int>(o.decomposition)));
+}
+
+// Never throws: invalid enums map to defaults, their error is deferred (above).
 options3d convert3d(const toru_fft_options& o) {
-  toru::expect(o.decomposition >= TORU_FFT_DECOMPOSITION_AUTO && o.decomposition <= TORU_FFT_DECOMPOSITION_PENCIL,
-               "options->decomposition", "a toru_fft_decomposition value",
-               std::to_string(static_cast<int>(o.decomposition)));
-  return {.decomp = static_cast<decomposition>(o.decomposition),
+  return {.decomp = valid_decomposition(o.decomposition) ? static_cast<decomposition>(o.decomposition)
+                                                         : decomposition::automatic,
           .grid = {o.grid[0], o.grid[1]},
           .output = o.transposed_out ? order::transposed : order::natural,
           .planner = o.measure ? effort::measure : effort::estimate,
@@ -52,26 +75,29 @@ options1d convert1d(const toru_fft_options& o) {
           .chunks = o.chunks};
 }
 
+// Collective: C checks and C++ construction fail together on every rank (one agreement).
 template <class Make>
-toru_result create(toru_fft_plan* plan, Make&& make) noexcept {
-  if (!plan) {
-    toru::detail::set_last_error("plan: expected a pointer to a toru_fft_plan, got NULL");
-    return TORU_ERROR_INVALID_ARGUMENT;
-  }
-  *plan = nullptr;
-  return toru::detail::c_guarded([&] { *plan = make(); });
+toru_result create(MPI_Comm comm, const toru_fft_options* options, bool three_d, toru_fft_plan* plan,
+                   Make&& make) noexcept {
+  if (plan) *plan = nullptr;
+  return toru::detail::c_guarded([&] {
+    const toru_fft_options o = options ? *options : defaults();
+    detail::expect_usable_comm(comm);
+    const detail::defer_error checks(c_checks([&] {
+      toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_plan", "NULL");
+      check_options(o, three_d);
+    }));
+    std::unique_ptr<toru_fft_plan_s> p(make(o, o.precision == TORU_FFT_FLOAT));
+    *plan = p.release();
+  });
 }
 
 toru_result plan3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
                    toru_fft_plan* plan, bool r2c) {
-  return create(plan, [&]() -> toru_fft_plan {
-    const toru_fft_options o = options ? *options : defaults();
-    // Validated collectively by the plan constructors; a bad precision is a local mistake, but all
-    // ranks pass the same options in a correct program, and a wrong one fails before any collective.
-    check_precision(o);
+  return create(comm, options, true, plan, [&](const toru_fft_options& o, bool single) -> toru_fft_plan {
     const options3d opts = convert3d(o);
     const std::array<std::int64_t, 3> n{n0, n1, n2};
-    if (o.precision == TORU_FFT_DOUBLE)
+    if (!single)
       return r2c ? new toru_fft_plan_s{fft3d_r2c<double>(comm, n, opts)}
                  : new toru_fft_plan_s{fft3d<double>(comm, n, opts)};
     return r2c ? new toru_fft_plan_s{fft3d_r2c<float>(comm, n, opts)}
@@ -80,10 +106,8 @@ toru_result plan3d(MPI_Comm comm, long long n0, long long n1, long long n2, cons
 }
 
 toru_result plan1d(MPI_Comm comm, long long n, const toru_fft_options* options, toru_fft_plan* plan) {
-  return create(plan, [&]() -> toru_fft_plan {
-    const toru_fft_options o = options ? *options : defaults();
-    check_precision(o);
-    if (o.precision == TORU_FFT_DOUBLE) return new toru_fft_plan_s{fft1d<double>(comm, n, convert1d(o))};
+  return create(comm, options, false, plan, [&](const toru_fft_options& o, bool single) -> toru_fft_plan {
+    if (!single) return new toru_fft_plan_s{fft1d<double>(comm, n, convert1d(o))};
     return new toru_fft_plan_s{fft1d<float>(comm, n, convert1d(o))};
   });
 }
@@ -98,15 +122,21 @@ void to_c(const box3d& b, toru_fft_box* out) {
   out->row_stride = b.row_stride;
 }
 
+// The header's memory rule with order {0, 1, 2}: rows run along axis 2, whose length is 1, so
+// consecutive indices of axis 0 are row_stride = 1 element apart.
 void to_c_1d(std::int64_t start, std::int64_t count, toru_fft_box* out) {
   if (!out) return;
-  *out = toru_fft_box{{start, 0, 0}, {count, 1, 1}, {0, 1, 2}, count};
+  *out = toru_fft_box{{start, 0, 0}, {count, 1, 1}, {0, 1, 2}, 1};
 }
 
 template <class F>
 toru_result with_plan(toru_fft_plan plan, F&& f) noexcept {
   if (!plan) {
-    toru::detail::set_last_error("plan: expected a plan from toru_fft_plan_*, got NULL");
+    // A NULL plan has no communicator: nobody else can be told, so (like MPI_COMM_NULL for a plan
+    // call) it fails on this rank alone; toru.h says so.
+    toru::detail::set_last_error(
+        "plan: expected a plan from toru_fft_plan_*, got NULL (a NULL plan has no communicator to report this to "
+        "the other ranks: in a collective call they are left waiting, so treat this error as fatal)");
     return TORU_ERROR_INVALID_ARGUMENT;
   }
   return toru::detail::c_guarded([&] { std::visit(f, plan->plan); });
@@ -126,18 +156,20 @@ void run(const P& p, toru_fft_direction direction, scale s, const void* in, void
 toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale sc, const void* in, void* out,
                     void* ws) {
   return with_plan(plan, [&](const auto& p) {
-    toru::expect(direction == TORU_FFT_FORWARD || direction == TORU_FFT_BACKWARD, "direction",
-                 "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(static_cast<int>(direction)));
-    toru::expect(sc >= TORU_FFT_SCALE_NONE && sc <= TORU_FFT_SCALE_SYMMETRIC, "scale", "a toru_fft_scale value",
-                 std::to_string(static_cast<int>(sc)));
+    const detail::defer_error checks(c_checks([&] {
+      toru::expect(direction == TORU_FFT_FORWARD || direction == TORU_FFT_BACKWARD, "direction",
+                   "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(static_cast<int>(direction)));
+    }));
     using P = std::decay_t<decltype(p)>;
     using cpx = typename P::complex_type;
     using real = typename cpx::value_type;
+    // An out-of-range scale reaches the C++ call, whose agreement refuses it on every rank.
     const auto s = static_cast<scale>(sc);
+    const toru_fft_direction d = direction == TORU_FFT_BACKWARD ? TORU_FFT_BACKWARD : TORU_FFT_FORWARD;
     if constexpr (std::is_same_v<P, fft3d_r2c<real>>)
-      run<P, real, cpx>(p, direction, s, in, out, ws);
+      run<P, real, cpx>(p, d, s, in, out, ws);
     else
-      run<P, cpx, cpx>(p, direction, s, in, out, ws);
+      run<P, cpx, cpx>(p, d, s, in, out, ws);
   });
 }
 
@@ -195,6 +227,8 @@ toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, lo
                                    long long* alloc) {
   return toru::detail::c_guarded([&] {
     const toru_fft_options o = options ? *options : defaults();
+    detail::expect_usable_comm(comm);
+    check_options(o, true);
     int size = 0, rank = 0;
     toru::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
     toru::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -202,6 +236,18 @@ toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, lo
     to_c(lay.in, in);
     to_c(lay.out, out);
     if (alloc) *alloc = lay.alloc;
+  });
+}
+
+toru_result toru_fft_factors_1d(toru_fft_plan plan, long long* n1, long long* n2) {
+  return with_plan(plan, [&](const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    if constexpr (is_1d<P>) {
+      if (n1) *n1 = p.n1();
+      if (n2) *n2 = p.n2();
+    } else {
+      throw toru::error(toru::errc::invalid_argument, "plan: expected a plan from toru_fft_plan_1d, got a 3D plan");
+    }
   });
 }
 

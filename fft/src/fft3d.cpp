@@ -1,5 +1,7 @@
 #include "toru/fft/fft3d.hpp"
 
+#include <exception>
+
 #include <fmt/format.h>
 
 #include "common.hpp"
@@ -78,26 +80,28 @@ void fft3d<T, B>::backward(const complex_type* in, complex_type* out, void* ws, 
 }
 
 namespace {
-template <class T>
-void check_spans(MPI_Comm comm, std::size_t in_size, std::int64_t in_need, std::size_t out_size,
-                 std::int64_t out_need) {
-  validate_collectively(comm, [&] {
+// The span checks ride on the agreement of the execute that follows (no collective of their own).
+std::exception_ptr check_spans(std::size_t in_size, std::int64_t in_need, std::size_t out_size, std::int64_t out_need) {
+  try {
     expect(static_cast<std::int64_t>(in_size) >= in_need, "in", fmt::format("at least {} elements", in_need),
            std::to_string(in_size));
     expect(static_cast<std::int64_t>(out_size) >= out_need, "out",
            fmt::format("at least {} elements (alloc_size())", out_need), std::to_string(out_size));
-  });
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
 }
 }  // namespace
 
 template <precision T, backend B>
 void fft3d<T, B>::forward(std::span<const complex_type> in, std::span<complex_type> out, scale s) const {
-  check_spans<T>(impl_->comm(), in.size(), impl_->inbox().extent(), out.size(), impl_->alloc_size());
+  const detail::defer_error check(check_spans(in.size(), impl_->inbox().extent(), out.size(), impl_->alloc_size()));
   impl_->execute(true, in.data(), out.data(), nullptr, s);
 }
 template <precision T, backend B>
 void fft3d<T, B>::backward(std::span<const complex_type> in, std::span<complex_type> out, scale s) const {
-  check_spans<T>(impl_->comm(), in.size(), impl_->outbox().extent(), out.size(), impl_->alloc_size());
+  const detail::defer_error check(check_spans(in.size(), impl_->outbox().extent(), out.size(), impl_->alloc_size()));
   impl_->execute(false, in.data(), out.data(), nullptr, s);
 }
 

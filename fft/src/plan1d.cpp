@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <new>
 #include <numbers>
 
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "divisors.hpp"
 #include "split.hpp"
 #include "toru/core/mpi.hpp"
 #if TORU_ENABLE_CUDA
@@ -16,15 +18,14 @@
 
 namespace toru::fft::detail {
 
-std::int64_t default_n1(std::int64_t n) {
-  std::int64_t best = 1;
-  for (std::int64_t d = 1; d * d <= n; ++d)
-    if (n % d == 0) best = d;
-  return best;
-}
+std::int64_t default_n1(std::int64_t n) { return largest_divisor_up_to_sqrt(n); }
 
 void check_1d(std::int64_t n, const options1d& opts) {
   expect(n >= 1, "n", "a size >= 1", std::to_string(n));
+  // n1 and n2 are FFTW int lengths, so n <= (2^31-1)^2; checked first to name the real limit.
+  constexpr std::int64_t max_len = INT32_MAX;
+  expect(n <= max_len * max_len, "n", "a size up to (2^31-1)^2 = 4611686014132420609 (n1 and n2 below 2^31)",
+         std::to_string(n));
   expect(opts.n1 >= 0 && (opts.n1 == 0 || n % opts.n1 == 0), "options.n1",
          fmt::format("0 (automatic) or a divisor of n = {}", n), std::to_string(opts.n1));
   expect(opts.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(opts.chunks));
@@ -88,14 +89,18 @@ class twiddle_fft final : public line_op<T> {
 
 template <class T>
 plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool device) : opts_(opts) {
-  expect_agreement(comm, {{"n", n_},
-                          {"options.n1", opts.n1},
-                          {"options.output", static_cast<std::int64_t>(opts.output)},
-                          {"options.planner", static_cast<std::int64_t>(opts.planner)},
-                          {"options.overlap", opts.overlap},
-                          {"options.chunks", opts.chunks},
-                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
-  validate_collectively(comm, [&] { check_1d(n_, opts); });
+  expect_usable_comm(comm);
+  agree_and_validate(comm, "the toru::fft::fft1d constructor",
+                     {{"n", n_},
+                      {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
+                      {"backend (fftw or cufft)", device},
+                      {"options.n1", opts.n1},
+                      {"options.output", static_cast<std::int64_t>(opts.output)},
+                      {"options.planner", static_cast<std::int64_t>(opts.planner)},
+                      {"options.overlap", opts.overlap},
+                      {"options.chunks", opts.chunks},
+                      {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
+                     [&] { check_1d(n_, opts); });
   if (device) gpu_ = make_device_context(comm);
   comm_ = communicators(comm, 0, 0, opts.comm).all;
   const int P = comm_->size(), me = comm_->rank();
@@ -113,7 +118,16 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
 
   using cpx = std::complex<T>;
   const std::int64_t region = std::max({alloc, n1, n2});
-  regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr);
+  // One rank short of memory fails on every rank, not in the next exchange.
+  validate_collectively(comm, [&] {
+    regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr);
+    const std::size_t bytes = checked_bytes(rowsB * n1, sizeof(cpx), "twiddle factors");
+    try {
+      twiddle_.resize(static_cast<std::size_t>(rowsB * n1));
+    } catch (const std::bad_alloc&) {
+      throw error(errc::out_of_memory, fmt::format("twiddle factors: could not allocate {} bytes", bytes));
+    }
+  });
   void* scratch_a = regions_.scratch_a();
   void* scratch_b = regions_.scratch_b();
   const unsigned flags = fftw_flags(opts.planner);
@@ -122,7 +136,6 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
 
   // Twiddles in double whatever T: the angle is reduced mod n exactly in integers first.
   const std::int64_t b0 = part_start(n2, P, me);
-  twiddle_.resize(static_cast<std::size_t>(rowsB * n1));
   for (std::int64_t r = 0; r < rowsB; ++r)
     for (std::int64_t k1 = 0; k1 < n1; ++k1) {
       const std::int64_t e = (b0 + r) * k1 % n;  // (b0 + r) * k1 < n2 * n1 = n: no overflow
@@ -190,6 +203,9 @@ template <class T>
 void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
 #if TORU_ENABLE_CUDA
   if (gpu_) {
+    agree_and_validate(comm(), "a toru::fft 1D forward/backward",
+                       {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
+                       [&] { check_scale(s); });
     gpu::expect_device_buffers(*gpu_, comm(), in, forward ? in_count : out_count, out, alloc, ws);
     char* base = ws ? static_cast<char*>(ws) : regions_.base();
     const work_buffers wb{base, base + regions_.bytes, nullptr};  // comm's own host workspace
@@ -205,7 +221,11 @@ void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     return;
   }
 #endif
-  expect_buffers(comm(), in, forward ? in_count : out_count, out, alloc);
+  agree_and_validate(comm(), "a toru::fft 1D forward/backward",
+                     {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                       check_scale(s);
+                       check_buffers(in, forward ? in_count : out_count, out, alloc);
+                     });
   char* base = ws ? static_cast<char*>(ws) : regions_.base();
   const work_buffers wb{base, base + regions_.bytes, ws ? base + 2 * regions_.bytes : nullptr};
   const auto& steps = forward ? fwd_ : bwd_;

@@ -51,6 +51,11 @@ box3d make_box(std::array<std::int64_t, 3> low, std::array<std::int64_t, 3> size
 layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c, const options3d& o, bool device) {
   for (int a = 0; a < 3; ++a)
     expect(n[a] >= 1 && n[a] <= INT32_MAX, fmt::format("n[{}]", a), "a size in [1, 2^31-1]", std::to_string(n[a]));
+  // Element counts (and 2x for the padded real rows of r2c) stay far from int64 overflow.
+  std::int64_t points = 0;
+  expect(!__builtin_mul_overflow(n[0], n[1], &points) && !__builtin_mul_overflow(points, n[2], &points) &&
+             points <= (std::int64_t{1} << 60),
+         "n", "n0 * n1 * n2 at most 2^60 points", fmt::format("{} x {} x {}", n[0], n[1], n[2]));
   expect(o.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(o.chunks));
   layout3d L;
   L.n = n;
@@ -150,19 +155,24 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
 template <class T>
 plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts, bool device)
     : opts_(opts) {
-  expect_agreement(comm, {{"n[0]", n[0]},
-                          {"n[1]", n[1]},
-                          {"n[2]", n[2]},
-                          {"options.decomp", static_cast<std::int64_t>(opts.decomp)},
-                          {"options.grid[0]", opts.grid[0]},
-                          {"options.grid[1]", opts.grid[1]},
-                          {"options.output", static_cast<std::int64_t>(opts.output)},
-                          {"options.planner", static_cast<std::int64_t>(opts.planner)},
-                          {"options.overlap", opts.overlap},
-                          {"options.chunks", opts.chunks},
-                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}});
+  expect_usable_comm(comm);
   const int P = mpi_size(comm), rank = mpi_rank(comm);
-  validate_collectively(comm, [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
+  agree_and_validate(comm, r2c ? "the toru::fft::fft3d_r2c constructor" : "the toru::fft::fft3d constructor",
+                     {{"n[0]", n[0]},
+                      {"n[1]", n[1]},
+                      {"n[2]", n[2]},
+                      {"transform (c2c or r2c)", r2c},
+                      {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
+                      {"backend (fftw or cufft)", device},
+                      {"options.decomp", static_cast<std::int64_t>(opts.decomp)},
+                      {"options.grid[0]", opts.grid[0]},
+                      {"options.grid[1]", opts.grid[1]},
+                      {"options.output", static_cast<std::int64_t>(opts.output)},
+                      {"options.planner", static_cast<std::int64_t>(opts.planner)},
+                      {"options.overlap", opts.overlap},
+                      {"options.chunks", opts.chunks},
+                      {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
+                     [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
   if (device) gpu_ = make_device_context(comm);
 
   const layout3d& L = lay_;
@@ -172,7 +182,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   using cpx = std::complex<T>;
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
   const std::int64_t region = std::max({L.alloc, n[0], n[1], n[1] * L.nc});
-  regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr);
+  // One rank short of memory fails on every rank, not in the next exchange.
+  validate_collectively(comm, [&] { regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr); });
   void* scratch_a = regions_.scratch_a();
   void* scratch_b = regions_.scratch_b();
   const unsigned flags = fftw_flags(opts.planner);
@@ -301,6 +312,9 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
   const box3d& dst_box = forward ? outbox() : lay_.s0;
 #if TORU_ENABLE_CUDA
   if (gpu_) {
+    agree_and_validate(comm(), "a toru::fft 3D forward/backward",
+                       {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
+                       [&] { check_scale(s); });
     gpu::expect_device_buffers(*gpu_, comm(), in, src_box.extent(), out, lay_.alloc, ws);
     const work_buffers wb = buffers(ws);
     const void* src = in;
@@ -314,7 +328,11 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     return;
   }
 #endif
-  expect_buffers(comm(), in, src_box.extent(), out, lay_.alloc);
+  agree_and_validate(comm(), "a toru::fft 3D forward/backward",
+                     {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                       check_scale(s);
+                       check_buffers(in, src_box.extent(), out, lay_.alloc);
+                     });
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;

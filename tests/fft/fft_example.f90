@@ -1,6 +1,8 @@
 ! Fortran example, run as a test: a 3D real-to-complex FFT and its inverse through the toru_fft
 ! module. The input is a cosine along the last C axis (contiguous), whose transform has one
-! non-zero coefficient n0*n1*n2/2 at (0, 0, m). Exit status 0 = pass.
+! non-zero coefficient n0*n1*n2/2 at (0, 0, m); the inverse runs with a caller workspace. Then a
+! distributed 1D FFT with scrambled output, read with the plan's factors n1 x n2, against the
+! exact transform of a plane wave. Exit status 0 = pass.
 program toru_fft_example
   use, intrinsic :: iso_c_binding
   use mpi
@@ -12,7 +14,11 @@ program toru_fft_example
   type(c_ptr) :: plan
   type(toru_fft_box) :: inbox, outbox, qin, qout
   type(toru_fft_options) :: opts
-  integer(c_long_long) :: alloc, qalloc, i, j, k, gi(3)
+  integer(c_long_long) :: alloc, qalloc, i, j, k, gi(3), f1, f2, kk
+  integer(c_long_long), parameter :: n1d = 120, m1d = 7
+  integer(c_size_t) :: wsbytes
+  character(kind=c_char), allocatable, target :: ws(:)
+  complex(c_double_complex), allocatable, target :: u(:), v(:)
   complex(c_double_complex), allocatable, target :: spec(:)
   real(c_double), allocatable, target :: x(:), y(:)
   real(dp) :: err, want, total
@@ -63,7 +69,10 @@ program toru_fft_example
       end do
     end do
   end do
-  r = toru_fft_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, c_loc(spec), c_loc(y))
+  r = toru_fft_workspace_size(plan, wsbytes)
+  allocate(ws(max(wsbytes, 1_c_size_t)))
+  r = toru_fft_execute_ws(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, c_loc(spec), c_loc(y), c_loc(ws))
+  if (r /= TORU_SUCCESS) err = 1
   do i = 0, inbox%size(1) - 1
     do j = 0, inbox%size(2) - 1
       do k = 1, inbox%size(3)
@@ -74,9 +83,37 @@ program toru_fft_example
   end do
   r = toru_fft_destroy(plan)
 
-  ! Bad input gives a result code, not a crash.
+  ! 1D, scrambled: x(j) = exp(2 pi i m j / n) has the single coefficient X(m) = n, which lies at
+  ! global position j = k1 * n2 + k2 where m = k1 + n1 * k2.
+  opts = toru_fft_options_default()
+  opts%transposed_out = 1
+  r = toru_fft_plan_1d(MPI_COMM_WORLD, n1d, plan, opts)
+  if (r /= TORU_SUCCESS) then
+    print *, '1D plan failed: ', toru_fft_error_message()
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  r = toru_fft_local_size(plan, inbox, outbox, alloc)
+  r = toru_fft_factors_1d(plan, f1, f2)
+  if (r /= TORU_SUCCESS .or. f1 * f2 /= n1d .or. inbox%row_stride /= 1) err = 1
+  allocate(u(alloc), v(alloc))
+  do i = 0, inbox%size(1) - 1
+    u(1 + i) = exp(cmplx(0, two_pi * real(m1d * (inbox%low(1) + i), dp) / n1d, c_double_complex))
+  end do
+  r = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(u), c_loc(v))
+  do i = 0, outbox%size(1) - 1
+    j = outbox%low(1) + i
+    kk = j / f2 + f1 * mod(j, f2)
+    want = 0
+    if (kk == m1d) want = real(n1d, dp)
+    err = max(err, abs(v(1 + i) - want))
+  end do
+  r = toru_fft_destroy(plan)
+
+  ! Bad input gives a result code, not a crash; the later codes are there too.
   r = toru_fft_plan_3d(MPI_COMM_WORLD, 4_c_long_long, -1_c_long_long, 4_c_long_long, plan)
   if (r /= TORU_ERROR_INVALID_ARGUMENT) err = 1
+  r = toru_fft_plan_1d(MPI_COMM_WORLD, 72057594037927936_c_long_long, plan)
+  if (r /= TORU_ERROR_OUT_OF_MEMORY) err = 1
 
   call MPI_Allreduce(err, total, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
   if (rank == 0) then

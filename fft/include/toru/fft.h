@@ -59,7 +59,10 @@ toru_fft_options toru_fft_options_default(void);
 
 /* A rank's part of the array: along axis a, global indices [low[a], low[a] + size[a]); memory nests
  * axes order[0] (slowest) .. order[2] (fastest), rows along the fastest axis row_stride elements apart.
- * For 1D plans: low[0] is the first global index, size[0] the count, size[1] = size[2] = 1. */
+ * For 1D plans: low[0] is the first global index, size[0] the count, size[1] = size[2] = 1, order
+ * {0, 1, 2} and row_stride 1 (contiguous). Scrambled 1D output (transposed_out) holds, at local
+ * index i, the coefficient X[k1 + n1 * k2] with k1 = (low[0] + i) / n2 and k2 = (low[0] + i) % n2,
+ * n1 and n2 from toru_fft_factors_1d. */
 typedef struct toru_fft_box {
   long long low[3];
   long long size[3];
@@ -68,7 +71,10 @@ typedef struct toru_fft_box {
 } toru_fft_box;
 
 /* Create plans. Collective over comm; arguments must agree on all ranks (else TORU_ERROR_MISMATCH on
- * every rank). options may be NULL (defaults). On failure *plan = NULL. */
+ * every rank). options may be NULL (defaults). On failure *plan = NULL. Every argument is agreed on
+ * before any rank returns, so a bad one on any rank (plan == NULL included) is the same code and
+ * message on every rank. The exception is comm itself: MPI_COMM_NULL or an intercommunicator is
+ * refused with TORU_ERROR_INVALID_ARGUMENT on the ranks that pass it, which cannot tell the others. */
 toru_result toru_fft_plan_3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
                              toru_fft_plan* plan);
 toru_result toru_fft_plan_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
@@ -83,11 +89,17 @@ toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_b
 toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
                                    const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
                                    long long* alloc);
+/* Not collective: the six-step factors n = n1 * n2 of a 1D plan (any pointer may be NULL);
+ * TORU_ERROR_INVALID_ARGUMENT for a 3D plan. */
+toru_result toru_fft_factors_1d(toru_fft_plan plan, long long* n1, long long* n2);
 /* Bytes of caller workspace toru_fft_execute_ws needs. */
 toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes);
 
 /* Collective. in == out is in place; out-of-place leaves in unchanged. r2c plans: forward takes reals,
- * backward returns reals (the real output buffer holds 2*alloc reals). */
+ * backward returns reals (the real output buffer holds 2*alloc reals). direction, scale and the
+ * buffers are agreed on in one small allreduce per call, so a bad or differing one on any rank is
+ * the same error on every rank. plan == NULL cannot be agreed on (it has no communicator): that rank
+ * alone returns TORU_ERROR_INVALID_ARGUMENT while the others wait in the call, so treat it as fatal. */
 toru_result toru_fft_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
                              void* out);
 toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,

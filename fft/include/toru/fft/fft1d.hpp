@@ -49,8 +49,10 @@ class fft1d {
  public:
   using complex_type = std::complex<T>;
 
-  /// Collective. n >= 1 (any n: a prime n gives n1 = 1 and no parallelism); opts.n1, when set,
-  /// must divide n. Throws on every rank on bad or inconsistent arguments.
+  /// Collective. 1 <= n <= (2^31-1)^2 (any n: a prime n gives n1 = 1 and no parallelism); opts.n1,
+  /// when set, must divide n; n1 and n / n1 below 2^31. Throws the same toru::error on every rank
+  /// on bad or inconsistent arguments (MPI_COMM_NULL or an intercommunicator: on the ranks that
+  /// pass it).
   fft1d(MPI_Comm comm, std::int64_t n, options1d opts = {});
   ~fft1d();
   fft1d(fft1d&&) noexcept;

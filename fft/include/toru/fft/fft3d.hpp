@@ -70,8 +70,11 @@ class fft3d {
  public:
   using complex_type = std::complex<T>;
 
-  /// Collective over comm. Validates collectively (sizes >= 1 and equal on all ranks, options
-  /// equal, a forced grid possible) and throws toru::error on every rank otherwise.
+  /// Collective over comm. Validates collectively (sizes >= 1 and equal on all ranks, options,
+  /// precision and transform kind equal, a forced grid possible) and throws the same toru::error
+  /// on every rank otherwise. MPI_COMM_NULL or an intercommunicator throws errc::invalid_argument
+  /// on the ranks that pass it (they cannot tell the others). forward/backward agree likewise on
+  /// direction, scale and null buffers (one small allreduce per call).
   fft3d(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts = {});
   ~fft3d();
   fft3d(fft3d&&) noexcept;
