@@ -29,7 +29,7 @@
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/torus.hpp"
 #include "toru/topology/units.hpp"
-#include "toru/toru.h"
+#include "toru/comm.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "toru/comm/communicator.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
-#include "toru/toru.h"
+#include "toru/comm.h"
 
 namespace {
 

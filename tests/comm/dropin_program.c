@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "toru/toru.h"
+#include "toru/comm.h"
 
 static int exchange(MPI_Comm comm, int count) {
   int rank = 0, size = 0, bad = 0;

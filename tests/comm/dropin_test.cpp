@@ -22,7 +22,7 @@
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/error.hpp"
-#include "toru/toru.h"
+#include "toru/comm.h"
 
 // ---- counting MPI calls (PMPI): every call below is MPI's own, counted ----
 

@@ -18,7 +18,7 @@
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/topology/torus.hpp"
-#include "toru/toru.h"
+#include "toru/comm.h"
 
 namespace {
 
