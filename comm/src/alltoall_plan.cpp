@@ -379,11 +379,16 @@ alltoall_plan::alltoall_plan(const communicator& comm, std::size_t count, MPI_Da
   const auto env = detail::read_env_overrides();
   // Everything that decides what the ranks do together, agreed in the same allreduce as the checks.
   auto same = detail::agreed_options(opts, env);
-  same.insert(same.begin(), {{"count", static_cast<std::int64_t>(std::min<std::size_t>(count, INT64_MAX))},
-                             {"size(type)", type_size_or_negative(type)},
+  // Bytes per pair, not count and type separately: MPI lets ranks describe the same data with
+  // different (count, type) pairs of one type signature, and the drop-in calls pass them on.
+  const std::int64_t tsize = type_size_or_negative(type);
+  const auto cnt = static_cast<std::int64_t>(std::min<std::size_t>(count, INT64_MAX));
+  const std::int64_t bytes = tsize < 0 ? -1 : tsize > 0 && cnt > INT64_MAX / tsize ? INT64_MAX : cnt * tsize;
+  same.insert(same.begin(), {{"count * size(type) (bytes per pair)", bytes},
                              {"contiguity of type", contiguity_or_negative(type)}});
   // Counts and offsets (j * count) are ints for MPI: beyond, one block becomes one element of a
-  // derived type (count is agreed, so every rank makes the same choice).
+  // derived type. Ranks describing the same bytes with other counts may choose differently; the type
+  // signatures still match, and a forced algorithm refused on one rank is refused on all (agreed below).
   const auto limit = static_cast<std::size_t>(detail::int_limit());
   const bool large = count > limit / static_cast<std::size_t>(std::max(P, 1));
   detail::owned_datatype block;

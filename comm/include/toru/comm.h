@@ -54,7 +54,7 @@ typedef struct toru_alltoall_options {
 toru_alltoall_options toru_alltoall_options_default(void);
 
 /* Creates a plan exchanging `count` elements of `type` between every pair of ranks of `comm`.
- * Collective. `options` may be NULL (defaults). On failure *plan = NULL. Every argument (count, the
+ * Collective. `options` may be NULL (defaults). On failure *plan = NULL. Every argument (count times the
  * size of type, every option, TORU_ALLTOALL_ALGORITHM / _CHUNKS / TORU_TORUS where consulted) must
  * agree across ranks: a bad or differing argument on one rank gives every rank the same error
  * (TORU_ERROR_MISMATCH for a difference). MPI_COMM_NULL and intercommunicators are refused. */

@@ -64,7 +64,7 @@ struct plan_impl;
 class alltoall_plan {
  public:
   /// Collective. Validates collectively and throws the same toru::error on every rank otherwise:
-  /// count, the size and contiguity of type, every option, and the environment variables
+  /// count * size(type) (bytes per pair) and the contiguity of type, every option, and the environment variables
   /// TORU_ALLTOALL_ALGORITHM (auto|direct|pairwise|bruck|indirect; overrides options.algorithm) and
   /// TORU_ALLTOALL_CHUNKS (1..4096; used when options.chunks == 0) must agree across ranks
   /// (errc::mismatch naming the first that differs); a malformed variable or option is
