@@ -42,6 +42,10 @@ module toru_fft
     integer(c_int) :: overlap
     integer(c_int) :: chunks
     integer(c_long_long) :: n1
+    ! Torus of comm and rank order, as C strings (c_loc of a NUL-terminated character target), or
+    ! c_null_ptr (the default): see toru_fft_options in toru/fft.h.
+    type(c_ptr) :: torus
+    type(c_ptr) :: order
   end type
 
   ! Mirrors struct toru_fft_box (0-based global indices).

@@ -57,6 +57,13 @@ void check_options(const toru_fft_options& o, bool three_d) {
 }
 
 // Never throws: invalid enums map to defaults, their error is deferred (above).
+comm::communicator_options convert_comm(const toru_fft_options& o) {
+  comm::communicator_options c;
+  if (o.torus) c.torus = o.torus;
+  if (o.order) c.order = o.order;
+  return c;
+}
+
 options3d convert3d(const toru_fft_options& o) {
   return {.decomp = valid_decomposition(o.decomposition) ? static_cast<decomposition>(o.decomposition)
                                                          : decomposition::automatic,
@@ -64,7 +71,8 @@ options3d convert3d(const toru_fft_options& o) {
           .output = o.transposed_out ? order::transposed : order::natural,
           .planner = o.measure ? effort::measure : effort::estimate,
           .overlap = o.overlap != 0,
-          .chunks = o.chunks};
+          .chunks = o.chunks,
+          .comm = convert_comm(o)};
 }
 
 options1d convert1d(const toru_fft_options& o) {
@@ -72,7 +80,8 @@ options1d convert1d(const toru_fft_options& o) {
           .output = o.transposed_out ? order::transposed : order::natural,
           .planner = o.measure ? effort::measure : effort::estimate,
           .overlap = o.overlap != 0,
-          .chunks = o.chunks};
+          .chunks = o.chunks,
+          .comm = convert_comm(o)};
 }
 
 // Collective: C checks and C++ construction fail together on every rank (one agreement).

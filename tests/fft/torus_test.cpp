@@ -8,6 +8,7 @@
 #include "fft_test_util.hpp"
 #include "mpi_test.hpp"
 #include "toru/core/error.hpp"
+#include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
 
@@ -103,6 +104,51 @@ TEST(fft_torus, options_that_differ_across_ranks_fail_on_every_rank) {
   } catch (const toru::error& e) {
     EXPECT_EQ(e.code(), toru::errc::mismatch) << e.what();
   }
+}
+
+// The C API takes the torus too (toru_fft_options.torus / .order): a spec of the wrong size is refused
+// on every rank (so it is read), and a right one plans on it and transforms like serial FFTW.
+TEST(fft_torus, c_plans_take_the_torus_from_their_options) {
+  const int P = toru::test::nranks();
+  const N3 n = sizes[2];
+  toru_fft_options o = toru_fft_options_default();
+  const std::string wrong = std::to_string(P + 1);
+  o.torus = wrong.c_str();
+  toru_fft_plan plan = nullptr;
+  EXPECT_EQ(toru_fft_plan_3d(MPI_COMM_WORLD, n[0], n[1], n[2], &o, &plan), TORU_ERROR_INVALID_ARGUMENT)
+      << toru_last_error();
+  EXPECT_EQ(plan, nullptr);
+
+  const std::string spec = api_torus(P);
+  o.torus = spec.c_str();
+  o.order = "YX";                                              // not the identity
+  if (spec.find('x') == std::string::npos) o.order = nullptr;  // a ring has one axis
+  ASSERT_EQ(toru_fft_plan_3d(MPI_COMM_WORLD, n[0], n[1], n[2], &o, &plan), TORU_SUCCESS) << toru_last_error();
+  toru_fft_box in{}, out{};
+  long long alloc = 0;
+  ASSERT_EQ(toru_fft_local_size(plan, &in, &out, &alloc), TORU_SUCCESS);
+  std::vector<std::complex<double>> input(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = cnoise(i, 5);
+  const auto ref = toru::test::serial_dft3(n, input, FFTW_FORWARD);
+  // Natural order: the input box is also the output box, memory axis 0, 1, 2 with row_stride.
+  std::vector<std::complex<double>> a(static_cast<std::size_t>(alloc)), b(a.size());
+  auto each = [&](const toru_fft_box& bx, auto&& f) {
+    for (long long i = 0; i < bx.size[0]; ++i)
+      for (long long j = 0; j < bx.size[1]; ++j)
+        for (long long k = 0; k < bx.size[2]; ++k)
+          f(N3{bx.low[0] + i, bx.low[1] + j, bx.low[2] + k}, (i * bx.size[1] + j) * bx.row_stride + k);
+  };
+  for (int a = 0; a < 3; ++a) {
+    ASSERT_EQ(in.order[a], a);
+    ASSERT_EQ(out.order[a], a);
+  }
+  each(in, [&](N3 g, long long i) { a[static_cast<std::size_t>(i)] = input[flat(n, g)]; });
+  ASSERT_EQ(toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
+      << toru_last_error();
+  toru::test::error_norm e;
+  each(out, [&](N3 g, long long i) { e.add(b[static_cast<std::size_t>(i)], ref[flat(n, g)]); });
+  EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2])));
+  EXPECT_EQ(toru_fft_destroy(plan), TORU_SUCCESS);
 }
 
 }  // namespace

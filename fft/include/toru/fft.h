@@ -53,6 +53,10 @@ typedef struct toru_fft_options {
   int overlap;                          /* non-zero (default): local FFTs overlap the all-to-all */
   int chunks;                           /* chunks per all-to-all when overlapping; 0 = chosen */
   long long n1;                         /* 1D only: first factor of n = n1 * n2; 0 = chosen */
+  const char* torus;                    /* torus of comm such as "2x2x4" (its size must be comm's), or NULL:
+                                           the sub-torus comm's ranks occupy on TORU_TORUS (which describes
+                                           MPI_COMM_WORLD), else derived; as toru_alltoall_options.torus */
+  const char* order;                    /* rank order for the torus mapping, e.g. "ZXY", or NULL */
 } toru_fft_options;
 
 toru_fft_options toru_fft_options_default(void);
