@@ -57,8 +57,8 @@ void check_options(const toru_fft_options& o, bool three_d) {
 }
 
 // Never throws: invalid enums map to defaults, their error is deferred (above).
-comm::communicator_options convert_comm(const toru_fft_options& o) {
-  comm::communicator_options c;
+toru::comm::communicator_options convert_comm(const toru_fft_options& o) {
+  toru::comm::communicator_options c;
   if (o.torus) c.torus = o.torus;
   if (o.order) c.order = o.order;
   return c;

@@ -138,9 +138,9 @@ TEST(fft_torus, c_plans_take_the_torus_from_their_options) {
         for (long long k = 0; k < bx.size[2]; ++k)
           f(N3{bx.low[0] + i, bx.low[1] + j, bx.low[2] + k}, (i * bx.size[1] + j) * bx.row_stride + k);
   };
-  for (int a = 0; a < 3; ++a) {
-    ASSERT_EQ(in.order[a], a);
-    ASSERT_EQ(out.order[a], a);
+  for (int axis = 0; axis < 3; ++axis) {
+    ASSERT_EQ(in.order[axis], axis);
+    ASSERT_EQ(out.order[axis], axis);
   }
   each(in, [&](N3 g, long long i) { a[static_cast<std::size_t>(i)] = input[flat(n, g)]; });
   ASSERT_EQ(toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
