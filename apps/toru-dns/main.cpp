@@ -30,7 +30,7 @@
 
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in the order written: step, t, dt, ...
 using clock_type = std::chrono::steady_clock;
 namespace dns = toru::dns;
 namespace fs = std::filesystem;

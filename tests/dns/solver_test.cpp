@@ -63,7 +63,7 @@ TEST(DnsSolver, ViscousTaylorGreenModeDecaysExactly) {
   for (const auto method : {scheme::rk3, scheme::rk4})
     for (const auto& c : fft_cases()) {
       SCOPED_TRACE(c.name + " " + to_string(method));
-      const double nu = 0.1, dt = 0.01;
+      const double nu = 0.1, dt = 0.02;
       solver s(MPI_COMM_WORLD, {.n = 16, .nu = nu, .method = method, .fft = c.opts});
       from_function(
           s.grid(), s.transformer(),
@@ -72,7 +72,7 @@ TEST(DnsSolver, ViscousTaylorGreenModeDecaysExactly) {
           },
           s.u());
       EXPECT_NEAR(s.grid().stats(s.u()).energy, 0.25, 1e-15);
-      for (int i = 0; i < 100; ++i) s.advance(dt);
+      for (int i = 0; i < 50; ++i) s.advance(dt);
       const double t = s.t(), want = 0.25 * std::exp(-4 * nu * t);
       EXPECT_NEAR(t, 1.0, 1e-12);
       EXPECT_LT(std::abs(s.grid().stats(s.u()).energy - want) / want, 1e-9);
@@ -127,8 +127,9 @@ TEST(DnsSolver, NonlinearTermDoesNoWork) {
   }
 }
 
-// Inviscid RK4 changes E only by its local truncation error, O(dt^5): halving dt divides the drift
-// of one step by ~32, and small steps keep E to ~1e-12.
+// Inviscid RK4 changes E only by its local truncation error: O(dt^5) in general, O(dt^6) for the
+// linear part (|R(iy)|^2 = 1 - y^6/72), so halving dt divides the drift of one step by 32 to 64;
+// small steps keep E to ~1e-12.
 TEST(DnsSolver, InviscidRk4EnergyDriftIsFifthOrder) {
   const auto cases = fft_cases();
   for (const auto& c : {cases[0], cases[3]}) {
@@ -142,8 +143,8 @@ TEST(DnsSolver, InviscidRk4EnergyDriftIsFifthOrder) {
     };
     const double d1 = drift(0.04, 1), d2 = drift(0.02, 1);
     EXPECT_GT(d1, 1e-9);  // large enough to be truncation, not round-off
-    EXPECT_GT(d1 / d2, 20);
-    EXPECT_LT(d1 / d2, 50);
+    EXPECT_GT(d1 / d2, 28);
+    EXPECT_LT(d1 / d2, 70);
     EXPECT_LT(drift(1e-3, 5), 1e-12);
   }
 }

@@ -7,15 +7,15 @@
 namespace toru::dns {
 
 struct plot_series {
-  std::string label;
-  std::vector<double> x, y;
+  std::string label{};
+  std::vector<double> x{}, y{};
   bool markers = false;  // points instead of a line
 };
 
 struct plot_spec {
-  std::string title, xlabel, ylabel;
+  std::string title{}, xlabel{}, ylabel{};
   bool logx = false, logy = false;
-  std::vector<plot_series> series;
+  std::vector<plot_series> series{};
 };
 
 /// The SVG text of the plot (non-positive values are dropped on log axes).
