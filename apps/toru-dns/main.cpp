@@ -296,7 +296,10 @@ int run(const settings& cli, MPI_Comm comm) {
       if (s.steps >= 0) left = std::min(left, per_step * static_cast<double>(s.steps - steps_run));
       fmt::print(progress,
                  "step {:>6}  t {:>9.4f}  dt {:.3e}  E {:.6e}  eps {:.6e}  umax {:.4f}  {:.3g} ms/step  ETA {}\n",
-                 r.step, r.t, r.dt, r.energy, r.eps, r.umax, per_step * 1e3, done ? "done" : hms(left));
+                 r.step, r.t, r.dt, r.energy, r.eps, r.umax, per_step * 1e3,
+                 done                 ? "done"
+                 : step_times.empty() ? "-"
+                                      : hms(left));
       std::fflush(progress);
     }
     if (done) break;
@@ -407,7 +410,7 @@ int main(int argc, char** argv) {
   app.add_option("--dt", s.dt, "fixed time step (overrides --cfl)")->check(CLI::PositiveNumber);
   app.add_option("--scheme", s.scheme, "time stepper")->check(CLI::IsMember({"rk3", "rk4"}))->capture_default_str();
   app.add_option("--dealias", s.dealias, "dealiasing (the 2/3 rule; phase shifting is not implemented)")
-      ->check(CLI::IsMember({"two-thirds"}))
+      ->check(CLI::IsMember({"two-thirds", "phase-shift"}))
       ->capture_default_str();
   app.add_option("--forcing", s.forcing, "power of the linear forcing (0 = off)")
       ->check(CLI::NonNegativeNumber)
@@ -450,6 +453,8 @@ int main(int argc, char** argv) {
             "--restart", "--restart starts from a checkpoint; expected no --ic or --ic checkpoint, got --ic " + s.ic);
       if (s.ic == "checkpoint" && s.restart.empty())
         throw CLI::ValidationError("--ic", "--ic checkpoint needs --restart FILE");
+      if (s.dealias != "two-thirds")
+        throw CLI::ValidationError("--dealias", "phase-shift dealiasing is not implemented; expected two-thirds");
       if (s.fft == "fftw-mpi" && s.decomp == "pencil")
         throw CLI::ValidationError("--decomp",
                                    "FFTW-MPI has slabs only; expected --decomp auto or slab with --fft fftw-mpi");

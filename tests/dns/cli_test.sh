@@ -60,7 +60,7 @@ expect_error 2 "--ic" --ic vortex
 expect_error 2 "--ic" --ic checkpoint
 expect_error 2 "--decomp" --fft fftw-mpi --decomp pencil
 expect_error 2 "--spectra-at" --spectra-at 1,x
-expect_error 2 "--dealias" --dealias phase-shift
+expect_error 2 "--dealias: phase-shift dealiasing is not implemented" --dealias phase-shift
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
