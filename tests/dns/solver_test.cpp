@@ -107,6 +107,42 @@ TEST(DnsSolver, StepsStayDivergenceFree) {
   }
 }
 
+// The 2/3 rule makes N exact on the kept modes: a field of modes |k_i| <= 5 gives the same N on
+// those modes on 16^3 (3 * 5 < 16: aliases removed) as on 32^3 (no aliasing possible).
+TEST(DnsSolver, DealiasedNonlinearTermIsExact) {
+  solver s16(MPI_COMM_WORLD, {.n = 16, .nu = 0});
+  random_isotropic(s16.grid(), s16.transformer(), 3, 11, s16.u());
+  const auto g16 = test::gather_natural(s16.grid(), s16.u());  // every mode, on every rank
+  // N on n^3 of that field, restricted to the band |k_i| <= 5, in one order for both sizes.
+  auto band_nonlinear = [&](std::int64_t n) {
+    solver s(MPI_COMM_WORLD, {.n = n, .nu = 0});
+    auto wrap = [](std::int64_t k, std::int64_t m) { return (k + m) % m; };
+    for_box(s.grid().spec(), [&](const std::array<std::int64_t, 3>& g, std::int64_t at) {
+      const std::int64_t k0 = wavenumber(g[0], n), k1 = wavenumber(g[1], n), k2 = g[2];
+      const bool in_band = std::abs(k0) <= 5 && std::abs(k1) <= 5 && k2 <= 5;
+      for (std::int64_t a = 0; a < 3; ++a)
+        s.u()[a][static_cast<std::size_t>(at)] =
+            in_band ? g16[static_cast<std::size_t>(((a * 16 + wrap(k0, 16)) * 16 + wrap(k1, 16)) * 9 + k2)] : cpx{};
+    });
+    vector_field nl = s.grid().make_vector();
+    s.nonlinear().evaluate(s.u(), nl);
+    const auto N = test::gather_natural(s.grid(), nl);
+    std::vector<cpx> band;
+    const std::int64_t nh = n / 2 + 1;
+    for (std::int64_t a = 0; a < 3; ++a)
+      for (std::int64_t k0 = -5; k0 <= 5; ++k0)
+        for (std::int64_t k1 = -5; k1 <= 5; ++k1)
+          for (std::int64_t k2 = 0; k2 <= 5; ++k2)
+            band.push_back(N[static_cast<std::size_t>(((a * n + wrap(k0, n)) * n + wrap(k1, n)) * nh + k2)]);
+    return band;
+  };
+  const auto n16 = band_nonlinear(16), n32 = band_nonlinear(32);
+  double norm = 0;
+  for (const auto& x : n32) norm = std::max(norm, std::abs(x));
+  ASSERT_GT(norm, 1e-2);
+  EXPECT_LT(test::rel_diff(n16, n32), 1e-13);
+}
+
 // <u, N(u)> = 0: the dealiased rotational form conserves energy exactly in space.
 TEST(DnsSolver, NonlinearTermDoesNoWork) {
   for (const auto& c : fft_cases()) {
