@@ -19,7 +19,8 @@ root=()
 
 one() {  # n ranks fft -> time_per_step fft_share decomposition
   mpiexec -n "$2" --oversubscribe "${root[@]}" "$dns" --n "$1" --re 1600 --steps "$steps" --fft "$3" \
-    --out "$out/run" --json --quiet | jq -r '"\(.time_per_step) \(.fft_share) \(.decomposition) \(.grid[0])x\(.grid[1])"'
+    --out "$out/run" --json --quiet |
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["time_per_step"], j["fft_share"], j["decomposition"], "%dx%d" % tuple(j["grid"]))'
 }
 best() {  # the faster of two result lines
   awk '{ print }' <<<"$1

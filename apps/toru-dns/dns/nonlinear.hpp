@@ -25,7 +25,7 @@ class nonlinear_term {
  public:
   nonlinear_term(const spectral_grid& grid, const transform& t);
 
-  /// Collective. out <- N(u); u is unchanged. Returns max |u| over all ranks.
+  /// Collective. out <- N(u); u is unchanged. Returns the velocity extremes (over all ranks).
   velocity_extremes evaluate(const vector_field& u, vector_field& out);
 
   double fft_seconds() const { return clock_.seconds; }
