@@ -143,7 +143,9 @@ void write_plots(const std::string& out, const std::vector<record>& series,
       .title = fmt::format("Energy spectrum, {}^3", n), .xlabel = "k", .ylabel = "E(k)", .logx = true, .logy = true};
   for (const auto& [t, ek] : spectra) {
     dns::plot_series ser{.label = fmt::format("t = {:.3g}", t)};
+    const double top = *std::max_element(ek.begin(), ek.end());
     for (std::size_t k = 1; k < ek.size(); ++k) {
+      if (ek[k] < 1e-14 * top) continue;  // empty shells hold round-off only (e.g. k = 1 for Taylor-Green)
       ser.x.push_back(static_cast<double>(k));
       ser.y.push_back(ek[k]);
     }
