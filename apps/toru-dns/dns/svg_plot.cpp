@@ -38,8 +38,14 @@ struct axis {
   std::vector<double> ticks() const {
     std::vector<double> t;
     if (log) {
-      for (double e = std::ceil(lo); e <= hi + 1e-9; e += std::max(1.0, std::floor((hi - lo) / 6)))
-        t.push_back(std::pow(10, e));
+      // Short ranges (a spectrum over k = 1..40) also get 2 and 5 in every decade.
+      const bool fine = hi - lo < 2.5;
+      for (double e = std::floor(lo); e <= hi + 1e-9; e += std::max(1.0, std::floor((hi - lo) / 6)))
+        for (double m : {1.0, 2.0, 5.0}) {
+          if (m > 1 && !fine) break;
+          const double v = m * std::pow(10, e), lv = std::log10(v);
+          if (lv >= lo - 1e-9 && lv <= hi + 1e-9) t.push_back(v);
+        }
       return t;
     }
     const double raw = (hi - lo) / 6, mag = std::pow(10, std::floor(std::log10(raw)));
@@ -85,7 +91,9 @@ std::string svg_plot(const plot_spec& p) {
   out += fmt::format("<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n", (x0 + x1) / 2,
                      escape(p.title));
   auto label = [](double v, bool log) {
-    return log ? fmt::format("1e{}", static_cast<int>(std::lround(std::log10(v)))) : fmt::format("{:.4g}", v);
+    const double e = std::round(std::log10(v));
+    const bool decade = std::abs(v - std::pow(10, e)) < 1e-9 * v;
+    return log && decade && std::abs(e) > 2 ? fmt::format("1e{}", static_cast<int>(e)) : fmt::format("{:.4g}", v);
   };
   for (double t : ax.ticks()) {
     const double x = ax.map(t, x0, x1);
