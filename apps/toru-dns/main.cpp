@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -118,6 +119,10 @@ void on_rank0(MPI_Comm comm, const std::function<void()>& f) {
 
 void write_plots(const std::string& out, const std::vector<record>& series,
                  const std::vector<std::pair<double, std::vector<double>>>& spectra, bool tg1600, std::int64_t n) {
+  auto save = [&](const dns::plot_spec& p, const std::string& name) {
+    if (!dns::write_svg_plot(p, out + "/" + name))
+      throw toru::error(toru::errc::io, fmt::format("--out: cannot write '{}/{}'", out, name));
+  };
   dns::plot_spec eps{.title = fmt::format("Dissipation rate, {}^3", n), .xlabel = "t", .ylabel = "eps = 2 nu Z"};
   dns::plot_series s{.label = fmt::format("toru-dns {}^3", n)};
   for (const auto& r : series) {
@@ -128,7 +133,7 @@ void write_plots(const std::string& out, const std::vector<record>& series,
   if (tg1600)
     eps.series.push_back(
         {.label = "reference peak", .x = {reference_peak_t}, .y = {reference_peak_eps}, .markers = true});
-  dns::write_svg_plot(eps, out + "/dissipation.svg");
+  save(eps, "dissipation.svg");
 
   dns::plot_spec en{.title = "Kinetic energy", .xlabel = "t", .ylabel = "E"};
   dns::plot_series e{.label = "E(t)"};
@@ -137,7 +142,7 @@ void write_plots(const std::string& out, const std::vector<record>& series,
     e.y.push_back(r.energy);
   }
   en.series.push_back(std::move(e));
-  dns::write_svg_plot(en, out + "/energy.svg");
+  save(en, "energy.svg");
 
   dns::plot_spec sp{
       .title = fmt::format("Energy spectrum, {}^3", n), .xlabel = "k", .ylabel = "E(k)", .logx = true, .logy = true};
@@ -151,7 +156,7 @@ void write_plots(const std::string& out, const std::vector<record>& series,
     }
     sp.series.push_back(std::move(ser));
   }
-  dns::write_svg_plot(sp, out + "/spectrum.svg");
+  save(sp, "spectrum.svg");
 }
 
 int run(const settings& cli, MPI_Comm comm) {
@@ -224,20 +229,11 @@ int run(const settings& cli, MPI_Comm comm) {
   auto write_spectrum = [&](double t) {
     auto ek = sol.grid().spectrum(sol.u());
     const std::string path = fmt::format("{}/spectrum-{:.4f}.json", s.out, t);
+    std::vector<int> shells(ek.size());
+    std::iota(shells.begin(), shells.end(), 0);
     on_rank0(comm, [&] {
       std::ofstream f(path);
-      f << json{{"t", t},
-                {"step", sol.step()},
-                {"n", s.n},
-                {"k",
-                 [&] {
-                   std::vector<int> k(ek.size());
-                   for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<int>(i);
-                   return k;
-                 }()},
-                {"E", ek}}
-               .dump()
-        << '\n';
+      f << json{{"t", t}, {"step", sol.step()}, {"n", s.n}, {"k", shells}, {"E", ek}}.dump() << '\n';
       if (!f) throw toru::error(toru::errc::io, fmt::format("--out: cannot write '{}'", path));
     });
     spectrum_files.push_back(path);
