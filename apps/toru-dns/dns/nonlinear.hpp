@@ -1,0 +1,44 @@
+// The nonlinear term of incompressible Navier-Stokes in rotational form,
+//   N(u) = P[ u x omega ],   omega = curl u,
+// with P the projection onto divergence-free fields (it absorbs the pressure and |u|^2/2). The
+// product is formed on the grid and dealiased by the 2/3 rule. Costs 6 backward and 3 forward
+// transforms. Since u . (u x omega) = 0 at every grid point, <u, N(u)> = 0 to round-off for a
+// dealiased, divergence-free u: the spatial discretisation conserves energy.
+#pragma once
+
+#include "dns/spectral.hpp"
+
+namespace toru::dns {
+
+/// Seconds spent in transforms (transposes included) since construction.
+struct fft_clock {
+  double seconds = 0;
+};
+
+/// Physical-space velocity extremes of the field N(u) was evaluated at.
+struct velocity_extremes {
+  double umax = 0;     // max |u|
+  double sum_abs = 0;  // max (|u_x| + |u_y| + |u_z|), for the CFL condition
+};
+
+class nonlinear_term {
+ public:
+  nonlinear_term(const spectral_grid& grid, const transform& t);
+
+  /// Collective. out <- N(u); u is unchanged. Returns the velocity extremes (over all ranks).
+  velocity_extremes evaluate(const vector_field& u, vector_field& out);
+
+  double fft_seconds() const { return clock_.seconds; }
+
+ private:
+  void backward(const scalar_field& in, real_field& out);
+  void forward(real_field& in, scalar_field& out);
+
+  const spectral_grid& grid_;
+  const transform& t_;
+  std::array<real_field, 3> u_, w_;
+  scalar_field scratch_;
+  fft_clock clock_;
+};
+
+}  // namespace toru::dns

@@ -1,0 +1,21 @@
+#include "dns/transform.hpp"
+
+#include <string>
+
+#include "toru/core/error.hpp"
+
+namespace toru::dns {
+
+std::unique_ptr<transform> make_transform(MPI_Comm comm, std::int64_t n, const transform_options& opts) {
+  // Arguments are the same on every rank (they come from the command line), so these checks
+  // fail everywhere or nowhere.
+  expect(n >= 1, "n", "a grid size >= 1", std::to_string(n));
+  if (opts.backend == fft_backend::fftw_mpi) {
+    expect(opts.decomp != fft::decomposition::pencil, "decomposition", "slab or auto with FFTW-MPI (slab only)",
+           "pencil");
+    return make_fftw_mpi_transform(comm, n);
+  }
+  return make_toru_transform(comm, n, opts.decomp);
+}
+
+}  // namespace toru::dns

@@ -1,0 +1,49 @@
+// Helpers shared by the DNS tests.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "dns/solver.hpp"
+
+namespace toru::dns::test {
+
+/// The configurations every rank-count test runs: toru with each decomposition, and FFTW-MPI.
+struct fft_case {
+  std::string name;
+  transform_options opts;
+};
+inline std::vector<fft_case> fft_cases() {
+  return {{"toru-auto", {fft_backend::toru, fft::decomposition::automatic}},
+          {"toru-slab", {fft_backend::toru, fft::decomposition::slab}},
+          {"toru-pencil", {fft_backend::toru, fft::decomposition::pencil}},
+          {"fftw-mpi", {fft_backend::fftw_mpi, fft::decomposition::slab}}};
+}
+
+/// Collective over the grid's communicator: the whole field in global natural order
+/// ([component][i0][i1][i2], n x n x (n/2+1) per component) on every rank.
+inline std::vector<cpx> gather_natural(const spectral_grid& grid, const vector_field& u) {
+  const std::int64_t n = grid.n(), nh = n / 2 + 1;
+  std::vector<cpx> local(static_cast<std::size_t>(3 * n * n * nh)), global(local.size());
+  for (int a = 0; a < 3; ++a)
+    for_box(grid.spec(), [&](const std::array<std::int64_t, 3>& g, std::int64_t at) {
+      local[static_cast<std::size_t>(((a * n + g[0]) * n + g[1]) * nh + g[2])] = u[a][static_cast<std::size_t>(at)];
+    });
+  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_C_DOUBLE_COMPLEX, MPI_SUM,
+                grid.comm());
+  return global;
+}
+
+/// max |a - b| / max |b| over the whole field.
+inline double rel_diff(const std::vector<cpx>& a, const std::vector<cpx>& b) {
+  double d = 0, m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    m = std::max(m, std::abs(b[i]));
+  }
+  return m > 0 ? d / m : d;
+}
+
+}  // namespace toru::dns::test
