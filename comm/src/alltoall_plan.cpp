@@ -384,8 +384,8 @@ alltoall_plan::alltoall_plan(const communicator& comm, std::size_t count, MPI_Da
   const std::int64_t tsize = type_size_or_negative(type);
   const auto cnt = static_cast<std::int64_t>(std::min<std::size_t>(count, INT64_MAX));
   const std::int64_t bytes = tsize < 0 ? -1 : tsize > 0 && cnt > INT64_MAX / tsize ? INT64_MAX : cnt * tsize;
-  same.insert(same.begin(), {{"count * size(type) (bytes per pair)", bytes},
-                             {"contiguity of type", contiguity_or_negative(type)}});
+  same.insert(same.begin(),
+              {{"count * size(type) (bytes per pair)", bytes}, {"contiguity of type", contiguity_or_negative(type)}});
   // Counts and offsets (j * count) are ints for MPI: beyond, one block becomes one element of a
   // derived type. Ranks describing the same bytes with other counts may choose differently; the type
   // signatures still match, and a forced algorithm refused on one rank is refused on all (agreed below).
@@ -393,7 +393,7 @@ alltoall_plan::alltoall_plan(const communicator& comm, std::size_t count, MPI_Da
   const bool large = count > limit / static_cast<std::size_t>(std::max(P, 1));
   detail::owned_datatype block;
   detail::requested r;
-  validate_collectively(comm.mpi(), same, [&] {
+  validate_collectively(comm.mpi(), "the toru::comm::alltoall_plan constructor", same, [&] {
     check_type(x);
     if (large) {
       block = detail::make_block_type(static_cast<std::int64_t>(count), type);
@@ -436,7 +436,7 @@ alltoallv_plan::alltoallv_plan(const communicator& comm, std::span<const int> se
   same.insert(same.begin(),
               {{"size(type)", type_size_or_negative(type)}, {"contiguity of type", contiguity_or_negative(type)}});
   detail::requested r;
-  validate_collectively(comm.mpi(), same, [&] {
+  validate_collectively(comm.mpi(), "the toru::comm::alltoallv_plan constructor", same, [&] {
     check_type(x);
     const std::pair<std::span<const int>, const char*> arrays[] = {{send_counts, "send_counts"},
                                                                    {send_displs, "send_displs"},

@@ -6,6 +6,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -60,12 +61,12 @@ std::vector<toru::same_on_all_ranks> agreed(const toru_alltoall_options* o) {
 }
 
 // Agrees on comm, the plan pointer and the options; returns the C++ plan options.
-toru::comm::alltoall_options agreed_plan_arguments(MPI_Comm comm, const toru_alltoall_options* options,
-                                                   const toru_alltoall_plan* plan,
+toru::comm::alltoall_options agreed_plan_arguments(MPI_Comm comm, std::string_view call,
+                                                   const toru_alltoall_options* options, const toru_alltoall_plan* plan,
                                                    const std::function<void()>& more_checks) {
   toru::expect_intracommunicator(comm, "comm");
   toru::comm::alltoall_options opts;
-  toru::validate_collectively(comm, agreed(options), [&] {
+  toru::validate_collectively(comm, call, agreed(options), [&] {
     toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
     opts = convert(options);
     // Parsed here too, so that a malformed spec on one rank is named as such rather than as a difference.
@@ -76,9 +77,9 @@ toru::comm::alltoall_options agreed_plan_arguments(MPI_Comm comm, const toru_all
 }
 
 // Wisdom calls agree on comm and on the path, which must be given.
-void agree_on_path(MPI_Comm comm, const char* path) {
+void agree_on_path(MPI_Comm comm, std::string_view call, const char* path) {
   toru::expect_intracommunicator(comm, "comm");
-  toru::validate_collectively(comm, {toru::same_text("path", path ? path : "")},
+  toru::validate_collectively(comm, call, {toru::same_text("path", path ? path : "")},
                               [&] { toru::expect(path != nullptr, "path", "a file name", "NULL"); });
 }
 
@@ -151,7 +152,7 @@ toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype 
                                       const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    const auto opts = agreed_plan_arguments(comm, options, plan, [] {});
+    const auto opts = agreed_plan_arguments(comm, "toru_alltoall_plan_create", options, plan, [] {});
     toru::comm::communicator c(comm, comm_options(options));
     toru::comm::alltoall_plan p(c, count, type, opts);
     *plan = new toru_alltoall_plan_s{c, std::move(p)};
@@ -163,7 +164,7 @@ toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, co
                                        const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    const auto opts = agreed_plan_arguments(comm, options, plan, [&] {
+    const auto opts = agreed_plan_arguments(comm, "toru_alltoallv_plan_create", options, plan, [&] {
       toru::expect(send_counts && send_displs && recv_counts && recv_displs, "counts and displacements",
                    "four arrays of the communicator size", "a null pointer");
     });
@@ -210,14 +211,14 @@ toru_result toru_alltoall_plan_destroy(toru_alltoall_plan plan) {
 
 toru_result toru_alltoall_wisdom_save(MPI_Comm comm, const char* path) {
   return toru::detail::c_guarded([&] {
-    agree_on_path(comm, path);
+    agree_on_path(comm, "toru_alltoall_wisdom_save", path);
     toru::comm::save_wisdom(comm, path);
   });
 }
 
 toru_result toru_alltoall_wisdom_load(MPI_Comm comm, const char* path) {
   return toru::detail::c_guarded([&] {
-    agree_on_path(comm, path);
+    agree_on_path(comm, "toru_alltoall_wisdom_load", path);
     toru::comm::load_wisdom(comm, path);
   });
 }

@@ -72,7 +72,7 @@ communicator::communicator(MPI_Comm comm, const communicator* parent, communicat
   if (const char* e = std::getenv("TORU_TORUS"); e && opts.torus.empty() && parent == nullptr) env = e;
 
   std::optional<topology::torus> given, world;
-  validate_collectively(comm,
+  validate_collectively(comm, "the toru::comm::communicator constructor",
                         {same_text("communicator_options::torus", opts.torus),
                          same_text("communicator_options::order", opts.order),
                          {"communicator_options::threads", opts.threads},

@@ -105,7 +105,7 @@ void forget_wisdom() {
 void save_wisdom(MPI_Comm comm, const std::string& path) {
   expect_intracommunicator(comm, "comm");
   // Only rank 0 writes, but a path that differs across ranks is a bug worth naming.
-  validate_collectively(comm, {same_text("path", path)}, [] {});
+  validate_collectively(comm, "toru::comm::save_wisdom", {same_text("path", path)}, [] {});
   validate_collectively(comm, [&] {
     if (mpi_rank(comm) != 0) return;
     std::ofstream f(path);
@@ -118,7 +118,7 @@ void save_wisdom(MPI_Comm comm, const std::string& path) {
 void load_wisdom(MPI_Comm comm, const std::string& path) {
   expect_intracommunicator(comm, "comm");
   std::string text;
-  validate_collectively(comm, {same_text("path", path)}, [&] {
+  validate_collectively(comm, "toru::comm::load_wisdom", {same_text("path", path)}, [&] {
     if (mpi_rank(comm) != 0) return;
     std::ifstream f(path);
     if (!f) throw error(errc::io, fmt::format("wisdom file {}: cannot open for reading (missing or unreadable)", path));

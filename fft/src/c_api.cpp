@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "common.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/detail/c_guard.hpp"
@@ -37,7 +38,7 @@ bool valid_decomposition(toru_fft_decomposition d) {
 
 // This rank's checks of what only C can get wrong (a NULL out-pointer, an enum outside its range).
 // They are not thrown here: they ride on the agreement of the C++ call that follows (see
-// detail::defer_error), so every rank fails alike and no collective is added.
+// toru::defer_error), so every rank fails alike and no collective is added.
 template <class F>
 std::exception_ptr c_checks(F&& f) {
   try {
@@ -91,8 +92,8 @@ toru_result create(MPI_Comm comm, const toru_fft_options* options, bool three_d,
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
     const toru_fft_options o = options ? *options : defaults();
-    detail::expect_usable_comm(comm);
-    const detail::defer_error checks(c_checks([&] {
+    toru::expect_intracommunicator(comm, "comm");
+    const toru::defer_error checks(c_checks([&] {
       toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_plan", "NULL");
       check_options(o, three_d);
     }));
@@ -165,7 +166,7 @@ void run(const P& p, toru_fft_direction direction, scale s, const void* in, void
 toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale sc, const void* in, void* out,
                     void* ws) {
   return with_plan(plan, [&](const auto& p) {
-    const detail::defer_error checks(c_checks([&] {
+    const toru::defer_error checks(c_checks([&] {
       toru::expect(direction == TORU_FFT_FORWARD || direction == TORU_FFT_BACKWARD, "direction",
                    "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(static_cast<int>(direction)));
     }));
@@ -236,7 +237,7 @@ toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, lo
                                    long long* alloc) {
   return toru::detail::c_guarded([&] {
     const toru_fft_options o = options ? *options : defaults();
-    detail::expect_usable_comm(comm);
+    toru::expect_intracommunicator(comm, "comm");
     check_options(o, true);
     int size = 0, rank = 0;
     toru::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");

@@ -1,13 +1,9 @@
 #include "common.hpp"
 
-#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <exception>
-#include <functional>
 #include <string>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -36,107 +32,6 @@ std::string_view to_string(order o) noexcept { return o == order::natural ? "nat
 }  // namespace toru::fft
 
 namespace toru::fft::detail {
-
-void expect_usable_comm(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) throw error(errc::invalid_argument, "comm: expected a communicator, got MPI_COMM_NULL");
-  int inter = 0;
-  check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
-  if (inter)
-    throw error(errc::invalid_argument,
-                "comm: expected an intracommunicator, got an intercommunicator (use MPI_Intercomm_merge)");
-}
-
-namespace {
-thread_local std::exception_ptr deferred;
-}  // namespace
-
-defer_error::defer_error(std::exception_ptr e) { deferred = std::move(e); }
-defer_error::~defer_error() { deferred = nullptr; }
-
-void agree_and_validate(MPI_Comm comm, std::string_view call, std::initializer_list<agreed> values,
-                        const std::function<void()>& validate) {
-  if (values.size() > max_agreed)
-    throw error(errc::internal,
-                fmt::format("{}: {} arguments to agree on, at most {}", call, values.size(), max_agreed));
-  std::exception_ptr mine = std::exchange(deferred, nullptr);
-  if (!mine) {
-    try {
-      validate();
-    } catch (...) {
-      mine = std::current_exception();
-    }
-  }
-  const int rank = mpi_rank(comm);
-  const auto call_id = static_cast<std::int64_t>(std::hash<std::string_view>{}(call) >> 1);
-  // The common path is one MPI_MIN reduction of three words: the lowest failing rank, and min(h)
-  // and min(~h) = ~max(h) of a hash h of the call and every value. Equal hashes mean agreement
-  // (a collision would have to be between the values of two ranks in one call).
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](std::int64_t v) {
-    h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0x100000001b3ull;
-  };
-  mix(call_id);
-  for (const auto& v : values) mix(v.second);
-  const auto hash = static_cast<std::int64_t>(h >> 1);
-  std::array<std::int64_t, 3> small{mine ? rank : INT64_MAX, hash, ~hash}, small_lo{};
-  check_mpi(MPI_Allreduce(small.data(), small_lo.data(), 3, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
-  if (small_lo[0] == INT64_MAX && small_lo[1] == ~small_lo[2]) return;
-
-  // Rare path from here on, taken by every rank alike since it depends on reduced values only.
-  // The call and each value side by side, min(v) and min(~v) (unused slots 0), so the error can
-  // name what differs. The fixed size keeps ranks in different fft calls in one matching allreduce.
-  constexpr std::size_t words = 3 + 2 * max_agreed;
-  std::array<std::int64_t, words> word{}, lo{};
-  word[0] = small[0];
-  word[1] = call_id;
-  word[2] = ~call_id;
-  std::size_t at = 3;
-  for (const auto& v : values) {
-    word[at++] = v.second;
-    word[at++] = ~v.second;
-  }
-  for (; at < words; at += 2) word[at + 1] = ~std::int64_t{0};
-  check_mpi(MPI_Allreduce(word.data(), lo.data(), static_cast<int>(words), MPI_INT64_T, MPI_MIN, comm),
-            "MPI_Allreduce");
-
-  auto lowest_differing_from_rank0 = [&](std::int64_t mine_value) {
-    std::int64_t v0 = mine_value;
-    check_mpi(MPI_Bcast(&v0, 1, MPI_INT64_T, 0, comm), "MPI_Bcast");
-    int differs = mine_value != v0 ? rank : INT_MAX, culprit = INT_MAX;
-    check_mpi(MPI_Allreduce(&differs, &culprit, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-    return std::pair{v0, culprit};
-  };
-  if (lo[1] != ~lo[2]) {
-    const int culprit = lowest_differing_from_rank0(call_id).second;
-    validate_collectively(comm, [&] {
-      if (rank == culprit)
-        throw error(errc::mismatch,
-                    fmt::format("rank {} calls {} while rank 0 makes another toru::fft collective call; "
-                                "every rank must make the same calls in the same order",
-                                rank, call));
-    });
-  }
-  // A rank's own invalid argument says more than the disagreement it causes, so it wins.
-  if (lo[0] != INT64_MAX)
-    validate_collectively(comm, [&] {
-      if (mine) std::rethrow_exception(mine);
-    });
-  std::size_t i = 3;
-  for (const auto& v : values) {
-    if (lo[i] != ~lo[i + 1]) {
-      const auto [v0, culprit] = lowest_differing_from_rank0(v.second);
-      validate_collectively(comm, [&] {
-        if (rank == culprit)
-          throw error(errc::mismatch,
-                      fmt::format("{}: {} differs across ranks (rank 0 passes {}, rank {} passes {}); every rank "
-                                  "must pass the same value",
-                                  call, v.first, v0, culprit, v.second));
-      });
-    }
-    i += 2;
-  }
-}
 
 void check_buffers(const void* in, std::int64_t in_elems, const void* out, std::int64_t out_elems) {
   if (in == nullptr && in_elems > 0)

@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "plan3d.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
 
 namespace toru::fft {
@@ -96,12 +97,12 @@ std::exception_ptr check_spans(std::size_t in_size, std::int64_t in_need, std::s
 
 template <precision T, backend B>
 void fft3d<T, B>::forward(std::span<const complex_type> in, std::span<complex_type> out, scale s) const {
-  const detail::defer_error check(check_spans(in.size(), impl_->inbox().extent(), out.size(), impl_->alloc_size()));
+  const toru::defer_error check(check_spans(in.size(), impl_->inbox().extent(), out.size(), impl_->alloc_size()));
   impl_->execute(true, in.data(), out.data(), nullptr, s);
 }
 template <precision T, backend B>
 void fft3d<T, B>::backward(std::span<const complex_type> in, std::span<complex_type> out, scale s) const {
-  const detail::defer_error check(check_spans(in.size(), impl_->outbox().extent(), out.size(), impl_->alloc_size()));
+  const toru::defer_error check(check_spans(in.size(), impl_->outbox().extent(), out.size(), impl_->alloc_size()));
   impl_->execute(false, in.data(), out.data(), nullptr, s);
 }
 

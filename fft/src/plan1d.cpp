@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "divisors.hpp"
 #include "split.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
 #if TORU_ENABLE_CUDA
 #include "backend_cufft.hpp"
@@ -89,18 +90,18 @@ class twiddle_fft final : public line_op<T> {
 
 template <class T>
 plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool device) : opts_(opts) {
-  expect_usable_comm(comm);
-  agree_and_validate(comm, "the toru::fft::fft1d constructor",
-                     {{"n", n_},
-                      {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
-                      {"backend (fftw or cufft)", device},
-                      {"options.n1", opts.n1},
-                      {"options.output", static_cast<std::int64_t>(opts.output)},
-                      {"options.planner", static_cast<std::int64_t>(opts.planner)},
-                      {"options.overlap", opts.overlap},
-                      {"options.chunks", opts.chunks},
-                      {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
-                     [&] { check_1d(n_, opts); });
+  expect_intracommunicator(comm, "comm");
+  validate_collectively(comm, "the toru::fft::fft1d constructor",
+                        {{"n", n_},
+                         {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
+                         {"backend (fftw or cufft)", device},
+                         {"options.n1", opts.n1},
+                         {"options.output", static_cast<std::int64_t>(opts.output)},
+                         {"options.planner", static_cast<std::int64_t>(opts.planner)},
+                         {"options.overlap", opts.overlap},
+                         {"options.chunks", opts.chunks},
+                         {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
+                        [&] { check_1d(n_, opts); });
   if (device) gpu_ = make_device_context(comm);
   comm_ = communicators(comm, 0, 0, opts.comm).all;
   const int P = comm_->size(), me = comm_->rank();
@@ -203,9 +204,9 @@ template <class T>
 void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
 #if TORU_ENABLE_CUDA
   if (gpu_) {
-    agree_and_validate(comm(), "a toru::fft 1D forward/backward",
-                       {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
-                       [&] { check_scale(s); });
+    validate_collectively(comm(), "a toru::fft 1D forward/backward",
+                          {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
+                          [&] { check_scale(s); });
     gpu::expect_device_buffers(*gpu_, comm(), in, forward ? in_count : out_count, out, alloc, ws);
     char* base = ws ? static_cast<char*>(ws) : regions_.base();
     const work_buffers wb{base, base + regions_.bytes, nullptr};  // comm's own host workspace
@@ -221,11 +222,11 @@ void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     return;
   }
 #endif
-  agree_and_validate(comm(), "a toru::fft 1D forward/backward",
-                     {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
-                       check_scale(s);
-                       check_buffers(in, forward ? in_count : out_count, out, alloc);
-                     });
+  validate_collectively(comm(), "a toru::fft 1D forward/backward",
+                        {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                          check_scale(s);
+                          check_buffers(in, forward ? in_count : out_count, out, alloc);
+                        });
   char* base = ws ? static_cast<char*>(ws) : regions_.base();
   const work_buffers wb{base, base + regions_.bytes, ws ? base + 2 * regions_.bytes : nullptr};
   const auto& steps = forward ? fwd_ : bwd_;

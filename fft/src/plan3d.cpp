@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "slab_vector_step.hpp"
 #include "split.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
 #if TORU_ENABLE_CUDA
 #include "backend_cufft.hpp"
@@ -155,24 +156,24 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
 template <class T>
 plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const options3d& opts, bool device)
     : opts_(opts) {
-  expect_usable_comm(comm);
+  expect_intracommunicator(comm, "comm");
   const int P = mpi_size(comm), rank = mpi_rank(comm);
-  agree_and_validate(comm, r2c ? "the toru::fft::fft3d_r2c constructor" : "the toru::fft::fft3d constructor",
-                     {{"n[0]", n[0]},
-                      {"n[1]", n[1]},
-                      {"n[2]", n[2]},
-                      {"transform (c2c or r2c)", r2c},
-                      {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
-                      {"backend (fftw or cufft)", device},
-                      {"options.decomp", static_cast<std::int64_t>(opts.decomp)},
-                      {"options.grid[0]", opts.grid[0]},
-                      {"options.grid[1]", opts.grid[1]},
-                      {"options.output", static_cast<std::int64_t>(opts.output)},
-                      {"options.planner", static_cast<std::int64_t>(opts.planner)},
-                      {"options.overlap", opts.overlap},
-                      {"options.chunks", opts.chunks},
-                      {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
-                     [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
+  validate_collectively(comm, r2c ? "the toru::fft::fft3d_r2c constructor" : "the toru::fft::fft3d constructor",
+                        {{"n[0]", n[0]},
+                         {"n[1]", n[1]},
+                         {"n[2]", n[2]},
+                         {"transform (c2c or r2c)", r2c},
+                         {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
+                         {"backend (fftw or cufft)", device},
+                         {"options.decomp", static_cast<std::int64_t>(opts.decomp)},
+                         {"options.grid[0]", opts.grid[0]},
+                         {"options.grid[1]", opts.grid[1]},
+                         {"options.output", static_cast<std::int64_t>(opts.output)},
+                         {"options.planner", static_cast<std::int64_t>(opts.planner)},
+                         {"options.overlap", opts.overlap},
+                         {"options.chunks", opts.chunks},
+                         {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
+                        [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
   if (device) gpu_ = make_device_context(comm);
 
   const layout3d& L = lay_;
@@ -312,9 +313,9 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
   const box3d& dst_box = forward ? outbox() : lay_.s0;
 #if TORU_ENABLE_CUDA
   if (gpu_) {
-    agree_and_validate(comm(), "a toru::fft 3D forward/backward",
-                       {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
-                       [&] { check_scale(s); });
+    validate_collectively(comm(), "a toru::fft 3D forward/backward",
+                          {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
+                          [&] { check_scale(s); });
     gpu::expect_device_buffers(*gpu_, comm(), in, src_box.extent(), out, lay_.alloc, ws);
     const work_buffers wb = buffers(ws);
     const void* src = in;
@@ -328,11 +329,11 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     return;
   }
 #endif
-  agree_and_validate(comm(), "a toru::fft 3D forward/backward",
-                     {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
-                       check_scale(s);
-                       check_buffers(in, src_box.extent(), out, lay_.alloc);
-                     });
+  validate_collectively(comm(), "a toru::fft 3D forward/backward",
+                        {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                          check_scale(s);
+                          check_buffers(in, src_box.extent(), out, lay_.alloc);
+                        });
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <exception>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,7 @@ TEST(agreement, equal_values_pass) {
   EXPECT_NO_THROW(toru::validate_collectively(MPI_COMM_WORLD, {{"n", INT64_MIN}, {"m", INT64_MAX}}, [] {}));
 }
 
-TEST(agreement, the_first_differing_value_is_named_with_its_range_on_every_rank) {
+TEST(agreement, the_first_differing_value_is_named_with_rank_0s_value_and_the_culprit_on_every_rank) {
   const int P = toru::test::nranks(), me = toru::test::rank();
   if (P == 1) GTEST_SKIP() << "needs two ranks";
   for (int odd : {0, P - 1, P / 2}) {
@@ -41,7 +43,11 @@ TEST(agreement, the_first_differing_value_is_named_with_its_range_on_every_rank)
       ADD_FAILURE() << "no rank threw";
     } catch (const toru::error& e) {
       EXPECT_EQ(e.code(), toru::errc::mismatch);
-      EXPECT_EQ(e.message(), "count differs across ranks (from 3 to 5); every rank must pass the same value");
+      // Rank 0's value, and the lowest rank passing another one with its value.
+      const int culprit = odd == 0 ? 1 : odd;
+      EXPECT_EQ(e.message(), "count differs across ranks (rank 0 passes " + std::to_string(odd == 0 ? 5 : 3) +
+                                 ", rank " + std::to_string(culprit) + " passes " + std::to_string(odd == 0 ? 3 : 5) +
+                                 "); every rank must pass the same value");
       EXPECT_EQ(e.rank(), -1);
       agreed_text(e);
     }
@@ -56,11 +62,83 @@ TEST(agreement, text_differs_by_digest_without_values) {
     toru::validate_collectively(MPI_COMM_WORLD, same, [] {});
     ADD_FAILURE() << "no rank threw";
   } catch (const toru::error& e) {
-    EXPECT_EQ(e.message(), "torus differs across ranks; every rank must pass the same value");
+    EXPECT_EQ(e.message(), "torus differs across ranks (rank " + std::to_string(P - 1) +
+                               " passes another value than rank 0); every rank must pass the same value");
     agreed_text(e);
   }
   EXPECT_NE(toru::digest("2x2"), toru::digest("4"));
   EXPECT_GE(toru::digest("anything"), 0);
+}
+
+TEST(agreement, a_named_call_prefixes_the_difference) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  if (P == 1) GTEST_SKIP() << "needs two ranks";
+  try {
+    toru::validate_collectively(MPI_COMM_WORLD, "toru::f", {{"n", me == P - 1 ? INT64_MIN : INT64_MAX}}, [] {});
+    ADD_FAILURE() << "no rank threw";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::mismatch);
+    EXPECT_EQ(e.message(), "toru::f: n differs across ranks (rank 0 passes " + std::to_string(INT64_MAX) + ", rank " +
+                               std::to_string(P - 1) + " passes " + std::to_string(INT64_MIN) +
+                               "); every rank must pass the same value");
+    agreed_text(e);
+  }
+}
+
+// Ranks in different calls, with different numbers of values and one failing its own checks, still
+// meet in matching (fixed-size) reductions: the different call wins, named on every rank.
+TEST(agreement, ranks_in_different_calls_get_a_mismatch_not_a_hang) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  if (P == 1) GTEST_SKIP() << "needs two ranks";
+  for (int odd : {0, P - 1}) {
+    try {
+      if (me == odd)
+        toru::validate_collectively(MPI_COMM_WORLD, "g", {{"a", 1}, {"b", 2}, {"c", 3}}, [] {
+          throw toru::error(toru::errc::invalid_argument, "a: expected something else");
+        });
+      else
+        toru::validate_collectively(MPI_COMM_WORLD, "f", {{"a", 1}}, [] {});
+      ADD_FAILURE() << "no rank threw";
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), toru::errc::mismatch);
+      const std::string expected = odd == 0 ? "rank 1 calls f" : "rank " + std::to_string(odd) + " calls g";
+      EXPECT_EQ(e.message(), expected +
+                                 " while rank 0 makes another toru collective call; every rank must make the "
+                                 "same calls in the same order");
+      agreed_text(e);
+    }
+  }
+  // An unnamed call among named ones.
+  try {
+    toru::validate_collectively(MPI_COMM_WORLD, me == P - 1 ? "" : "f", std::span<const toru::same_on_all_ranks>{},
+                                [] {});
+    ADD_FAILURE() << "no rank threw";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::mismatch);
+    EXPECT_EQ(e.message().rfind("rank " + std::to_string(P - 1) + " makes an unnamed one while rank 0", 0), 0u)
+        << e.what();
+    agreed_text(e);
+  }
+}
+
+TEST(agreement, a_deferred_error_rides_on_the_next_agreement) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  bool ran = false;
+  try {
+    const toru::defer_error d(me == P - 1 ? std::make_exception_ptr(toru::error(toru::errc::invalid_argument,
+                                                                                "out: expected a pointer, got NULL"))
+                                          : nullptr);
+    toru::validate_collectively(MPI_COMM_WORLD, {{"n", 1}}, [&] { ran = true; });
+    ADD_FAILURE() << "no rank threw";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::invalid_argument);
+    EXPECT_EQ(e.rank(), P - 1);
+    EXPECT_EQ(e.message(), "out: expected a pointer, got NULL");
+    agreed_text(e);
+  }
+  EXPECT_EQ(ran, me != P - 1) << "the deferred error replaces this rank's own checks";
+  // Consumed (and dropped with its scope): the next agreement passes.
+  EXPECT_NO_THROW(toru::validate_collectively(MPI_COMM_WORLD, {{"n", 1}}, [] {}));
 }
 
 TEST(agreement, a_local_error_wins_over_a_difference) {
