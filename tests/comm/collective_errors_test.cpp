@@ -6,106 +6,30 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "collective_errors.hpp"
 #include "mpi_test.hpp"
+#include "toru/comm.h"
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
-#include "toru/comm.h"
 
 namespace {
 
 using toru::comm::alltoall_algorithm;
 
-// Seconds one case (the call on every rank plus the comparison) may take. A correct call takes
-// milliseconds; the margin is for oversubscribed, shared machines.
-constexpr int case_limit_s = 60;
-
-class watchdog {
- public:
-  watchdog() : thread_([this] { loop(); }) {}
-  ~watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void arm(std::string what) {
-    std::lock_guard lock(mutex_);
-    what_ = std::move(what);
-    deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(case_limit_s);
-    armed_ = true;
-    cv_.notify_all();
-  }
-  void disarm() {
-    std::lock_guard lock(mutex_);
-    armed_ = false;
-  }
-
- private:
-  void loop() {
-    std::unique_lock lock(mutex_);
-    while (!stop_) {
-      if (!armed_) {
-        cv_.wait(lock);
-        continue;
-      }
-      if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ &&
-          std::chrono::steady_clock::now() >= deadline_) {
-        std::fprintf(stderr,
-                     "[rank %d] collective_errors_test: %s still running after %d s: a bad argument on one rank left "
-                     "the others waiting (a hang); aborting\n",
-                     toru::test::rank(), what_.c_str(), case_limit_s);
-        std::fflush(stderr);
-        // Not MPI_Abort: it can wait for the MPI progress lock that the hung call holds. A rank that
-        // exits without MPI_Finalize makes mpiexec end the job.
-        std::_Exit(124);
-      }
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::string what_;
-  std::chrono::steady_clock::time_point deadline_{};
-  bool armed_ = false, stop_ = false;
-  std::thread thread_;
-};
-
-watchdog& dog() {
-  static watchdog w;
-  return w;
-}
-
-struct outcome {
-  int code = 0;  // toru_result / toru::errc value; 0 = success
-  std::string message;
-};
-
-outcome from_c(toru_result r) { return {static_cast<int>(r), r == TORU_SUCCESS ? "" : toru_last_error()}; }
-
-template <class F>
-outcome from_cpp(F&& f) {
-  try {
-    f();
-    return {};
-  } catch (const toru::error& e) {
-    return {static_cast<int>(e.code()), e.what()};
-  }
-}
+using toru::test::from_c;
+using toru::test::from_cpp;
+using toru::test::outcome;
 
 // Runs `call(comm, corrupt)` on every rank of a fresh duplicate of MPI_COMM_WORLD (corrupt on rank
 // `victim`, on none for -2, on every rank for -1) and checks that every rank got `expected` (0:
@@ -114,7 +38,7 @@ void run_case(const std::string& name, int expected, const std::function<outcome
               bool same_message = true, const std::string& mentions = "") {
   const std::string what =
       victim < 0 ? name + " (every rank)" : name + " (corrupted on rank " + std::to_string(victim) + ")";
-  dog().arm(what);
+  auto dog = std::make_unique<toru::test::watchdog>(what);
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -133,7 +57,7 @@ void run_case(const std::string& name, int expected, const std::function<outcome
   int same = mine == first ? 1 : 0, all_same = 0;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Comm_free(&comm);
-  dog().disarm();
+  dog.reset();
 
   for (int r = 0; r < P; ++r)
     EXPECT_EQ(codes[static_cast<std::size_t>(r)], expected)

@@ -9,20 +9,17 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <climits>
 #include <complex>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "collective_errors.hpp"
 #include "mpi_test.hpp"
 #include "toru/core/error.hpp"
 #include "toru/fft/fft1d.hpp"
@@ -39,60 +36,10 @@ using toru::fft::order;
 using toru::fft::scale;
 using cpx = std::complex<double>;
 
-// The watchdog's limit: 60 s, or TORU_TEST_WATCHDOG_S. Generous: every case takes milliseconds;
-// only a hang (or minutes of validation) trips it.
-std::chrono::seconds watchdog_limit() {
-  const char* env = std::getenv("TORU_TEST_WATCHDOG_S");
-  return std::chrono::seconds(env && std::atoi(env) > 0 ? std::atoi(env) : 60);
-}
-
-// Aborts the whole job, naming the case, if the guarded scope does not end within the limit.
-class watchdog {
- public:
-  explicit watchdog(std::string what, std::chrono::seconds limit = watchdog_limit())
-      : what_(std::move(what)), thread_([this, limit] {
-          std::unique_lock lock(m_);
-          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          std::fprintf(stderr,
-                       "[rank %d] WATCHDOG: '%s' did not return within %lld s (a hang: some rank is left "
-                       "waiting in a collective). Aborting the job.\n",
-                       toru::test::rank(), what_.c_str(), static_cast<long long>(limit.count()));
-          std::fflush(stderr);
-          MPI_Abort(MPI_COMM_WORLD, 99);
-        }) {}
-  ~watchdog() {
-    {
-      std::lock_guard lock(m_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::string what_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-struct outcome {
-  int code = 0;  // toru_result / toru::errc value; 0 = success
-  std::string message;
-};
-
-outcome from_c(toru_result r) { return {static_cast<int>(r), r == TORU_SUCCESS ? "" : toru_last_error()}; }
-
-template <class F>
-outcome from_cpp(F&& f) {
-  try {
-    f();
-  } catch (const toru::error& e) {
-    return {static_cast<int>(e.code()), e.what()};
-  }
-  return {};
-}
+using toru::test::from_c;
+using toru::test::from_cpp;
+using toru::test::outcome;
+using toru::test::watchdog;
 
 std::string bcast_string(std::string s, int root) {
   int len = static_cast<int>(s.size());
