@@ -32,9 +32,10 @@ thread_local std::string last_error;
 toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
   toru::comm::alltoall_options opts;
   if (!o) return opts;
-  toru::expect(o->algorithm >= TORU_ALLTOALL_AUTO && o->algorithm <= TORU_ALLTOALL_INDIRECT, "options->algorithm",
-               "a toru_alltoall_algorithm value", std::to_string(static_cast<int>(o->algorithm)));
-  opts.algorithm = static_cast<toru::comm::alltoall_algorithm>(o->algorithm);
+  const int algorithm = toru::detail::raw_enum(o->algorithm);
+  toru::expect(algorithm >= TORU_ALLTOALL_AUTO && algorithm <= TORU_ALLTOALL_INDIRECT, "options->algorithm",
+               "a toru_alltoall_algorithm value", std::to_string(algorithm));
+  opts.algorithm = static_cast<toru::comm::alltoall_algorithm>(algorithm);
   toru::expect(o->chunks >= 0, "options->chunks", ">= 0 (0 = chosen by the model)", std::to_string(o->chunks));
   opts.chunks = o->chunks;
   opts.measure = o->measure != 0;
@@ -53,7 +54,7 @@ toru::comm::communicator_options comm_options(const toru_alltoall_options* o) {
 std::vector<toru::same_on_all_ranks> agreed(const toru_alltoall_options* o) {
   static const toru_alltoall_options defaults = toru_alltoall_options_default();
   if (o == nullptr) o = &defaults;
-  return {{"options->algorithm", static_cast<std::int64_t>(o->algorithm)},
+  return {{"options->algorithm", toru::detail::raw_enum(o->algorithm)},
           {"options->chunks", o->chunks},
           {"options->measure", o->measure != 0 ? 1 : 0},
           toru::same_text("options->torus", o->torus ? o->torus : ""),

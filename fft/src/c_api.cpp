@@ -31,10 +31,9 @@ toru_fft_options defaults() {
   return o;
 }
 
-bool valid_precision(toru_fft_precision p) { return p == TORU_FFT_DOUBLE || p == TORU_FFT_FLOAT; }
-bool valid_decomposition(toru_fft_decomposition d) {
-  return d >= TORU_FFT_DECOMPOSITION_AUTO && d <= TORU_FFT_DECOMPOSITION_PENCIL;
-}
+using toru::detail::raw_enum;
+bool valid_precision(int p) { return p == TORU_FFT_DOUBLE || p == TORU_FFT_FLOAT; }
+bool valid_decomposition(int d) { return d >= TORU_FFT_DECOMPOSITION_AUTO && d <= TORU_FFT_DECOMPOSITION_PENCIL; }
 
 // This rank's checks of what only C can get wrong (a NULL out-pointer, an enum outside its range).
 // They are not thrown here: they ride on the agreement of the C++ call that follows (see
@@ -50,11 +49,11 @@ std::exception_ptr c_checks(F&& f) {
 }
 
 void check_options(const toru_fft_options& o, bool three_d) {
-  toru::expect(valid_precision(o.precision), "options->precision", "TORU_FFT_DOUBLE or TORU_FFT_FLOAT",
-               std::to_string(static_cast<int>(o.precision)));
+  toru::expect(valid_precision(raw_enum(o.precision)), "options->precision", "TORU_FFT_DOUBLE or TORU_FFT_FLOAT",
+               std::to_string(raw_enum(o.precision)));
   if (three_d)
-    toru::expect(valid_decomposition(o.decomposition), "options->decomposition", "a toru_fft_decomposition value",
-                 std::to_string(static_cast<int>(o.decomposition)));
+    toru::expect(valid_decomposition(raw_enum(o.decomposition)), "options->decomposition",
+                 "a toru_fft_decomposition value", std::to_string(raw_enum(o.decomposition)));
 }
 
 // Never throws: invalid enums map to defaults, their error is deferred (above).
@@ -66,8 +65,9 @@ toru::comm::communicator_options convert_comm(const toru_fft_options& o) {
 }
 
 options3d convert3d(const toru_fft_options& o) {
-  return {.decomp = valid_decomposition(o.decomposition) ? static_cast<decomposition>(o.decomposition)
-                                                         : decomposition::automatic,
+  return {.decomp = valid_decomposition(raw_enum(o.decomposition))
+                        ? static_cast<decomposition>(raw_enum(o.decomposition))
+                        : decomposition::automatic,
           .grid = {o.grid[0], o.grid[1]},
           .output = o.transposed_out ? order::transposed : order::natural,
           .planner = o.measure ? effort::measure : effort::estimate,
@@ -97,7 +97,7 @@ toru_result create(MPI_Comm comm, const toru_fft_options* options, bool three_d,
       toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_plan", "NULL");
       check_options(o, three_d);
     }));
-    std::unique_ptr<toru_fft_plan_s> p(make(o, o.precision == TORU_FFT_FLOAT));
+    std::unique_ptr<toru_fft_plan_s> p(make(o, raw_enum(o.precision) == TORU_FFT_FLOAT));
     *plan = p.release();
   });
 }
@@ -165,17 +165,18 @@ void run(const P& p, toru_fft_direction direction, scale s, const void* in, void
 
 toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale sc, const void* in, void* out,
                     void* ws) {
+  const int dir = raw_enum(direction);
   return with_plan(plan, [&](const auto& p) {
     const toru::defer_error checks(c_checks([&] {
-      toru::expect(direction == TORU_FFT_FORWARD || direction == TORU_FFT_BACKWARD, "direction",
-                   "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(static_cast<int>(direction)));
+      toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+                   "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
     }));
     using P = std::decay_t<decltype(p)>;
     using cpx = typename P::complex_type;
     using real = typename cpx::value_type;
     // An out-of-range scale reaches the C++ call, whose agreement refuses it on every rank.
-    const auto s = static_cast<scale>(sc);
-    const toru_fft_direction d = direction == TORU_FFT_BACKWARD ? TORU_FFT_BACKWARD : TORU_FFT_FORWARD;
+    const auto s = static_cast<scale>(raw_enum(sc));
+    const toru_fft_direction d = dir == TORU_FFT_BACKWARD ? TORU_FFT_BACKWARD : TORU_FFT_FORWARD;
     if constexpr (std::is_same_v<P, fft3d_r2c<real>>)
       run<P, real, cpx>(p, d, s, in, out, ws);
     else

@@ -18,11 +18,11 @@
 #include "large_count.hpp"
 #include "mpi_test.hpp"
 #include "thread_placement.hpp"
+#include "toru/comm.h"
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/error.hpp"
-#include "toru/comm.h"
 
 // ---- counting MPI calls (PMPI): every call below is MPI's own, counted ----
 
@@ -217,6 +217,11 @@ TEST(dropin_cache, a_freed_datatype_handle_reused_for_another_type_gets_its_own_
   // Open MPI hands a freed datatype's handle to the next type created: the case this test is about.
   int all = 0;
   MPI_Allreduce(&reused, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer quarantines freed memory, so Open MPI hands out no reused handle here: the
+  // results above were still checked, but the stale-handle case itself is not exercised.
+  if (all == 0) GTEST_SKIP() << "no datatype handle reused under AddressSanitizer (freed memory is quarantined)";
+#endif
   EXPECT_GT(all, 0) << "no datatype handle was reused; the test did not exercise a stale handle";
 }
 

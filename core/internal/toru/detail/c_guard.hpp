@@ -4,14 +4,27 @@
 // target toru_internal.
 #pragma once
 
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "toru/core.h"
 #include "toru/core/error.hpp"
 
 namespace toru::detail {
+
+/// The integer a C caller stored in an enum field. Read through memcpy: in C++, loading a value
+/// outside the enumerators' range through the enum type is undefined (UBSan flags it), and a C
+/// caller may store any int there; the checks that follow must see it to refuse it.
+template <class E>
+requires std::is_enum_v<E>
+int raw_enum(const E& e) noexcept {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return static_cast<int>(v);
+}
 
 /// Stores the message that toru_last_error() returns on this thread ("" after a success).
 void set_last_error(std::string message);
