@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cli.hpp"
+#include "toru/comm.h"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/comm/communicator.hpp"
@@ -29,7 +30,6 @@
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/torus.hpp"
 #include "toru/topology/units.hpp"
-#include "toru/comm.h"
 
 namespace {
 

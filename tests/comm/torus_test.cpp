@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "toru/comm.h"
 #include "toru/comm/alltoall.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/topology/torus.hpp"
-#include "toru/comm.h"
 
 namespace {
 
