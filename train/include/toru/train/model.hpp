@@ -12,6 +12,7 @@
 //   m.backward([&](int slot) { engine.gradient_ready(slot); });
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,7 +56,10 @@ struct model_options {
   int threads = 0;         // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
   std::uint64_t seed = 0;  // parameter initialisation and dropout
   int device = 0;          // CUDA backend: device ordinal
+  std::size_t memory_capacity = 0;  // bytes the model may allocate on its device; 0 = unlimited
 };
+
+class device_memory;
 
 class model {
  public:
@@ -94,6 +98,10 @@ class model {
   /// Tells the backend that parameter_data() was changed outside it (optimizer step, checkpoint
   /// load, weights from another rank). No-op where the buffers are the backend's own.
   void parameters_changed();
+
+  /// The allocator every activation, parameter, gradient and workspace of this model goes through
+  /// (capacity, bytes in use, high-water mark).
+  device_memory& memory();
 
  private:
   struct impl;
