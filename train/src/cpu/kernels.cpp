@@ -442,6 +442,7 @@ class batchnorm final : public cpu_kernel {
                 {DNNL_ARG_VARIANCE, mem(c, st + C_)},
                 {DNNL_ARG_DIFF_DST, mem(bwd_pd_.diff_dst_desc(), dy_.in(a.d_out[0]))},
                 {DNNL_ARG_SCALE, mem(c, a.in[1])},
+                {DNNL_ARG_SHIFT, mem(c, a.in[2])},
                 {DNNL_ARG_DIFF_SRC, mem(bwd_pd_.diff_src_desc(), dx)},
                 {DNNL_ARG_DIFF_SCALE, mem(c, dscale)},
                 {DNNL_ARG_DIFF_SHIFT, mem(c, dshift)}});
