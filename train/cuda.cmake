@@ -12,7 +12,9 @@ endif()
 add_library(toru_train_cuda_kernels OBJECT src/cuda/kernels.cu)
 set_target_properties(toru_train_cuda_kernels PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
   POSITION_INDEPENDENT_CODE ON)
-target_include_directories(toru_train_cuda_kernels PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+# kernels.cu runs the CPU backend's dropout hash (src/random.hpp, constexpr functions) on the device.
+target_include_directories(toru_train_cuda_kernels PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_compile_options(toru_train_cuda_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
 
 target_sources(toru_train PRIVATE
   src/cuda/cuda_check.cpp
@@ -23,6 +25,8 @@ target_sources(toru_train PRIVATE
   src/cuda/pool_act_cudnn.cpp
   src/cuda/gemm_cublas.cpp
   src/cuda/loss_cudnn.cpp
+  src/cuda/backend_cuda.cpp
+  src/cuda/backend_kernels.cpp
   $<TARGET_OBJECTS:toru_train_cuda_kernels>)
 # toru_train compiles no CUDA itself; its (absent) CUDA sources' dialect, so that the generators do
 # not ask nvcc for CUDA20 on its behalf (see fft/CMakeLists.txt).

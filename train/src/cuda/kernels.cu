@@ -3,6 +3,8 @@
 // on scheduling and two runs are bit-identical.
 #include "kernels.hpp"
 
+#include "random.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -39,37 +41,27 @@ __global__ void gelu_backward_kernel(const float* __restrict__ x, const float* _
   }
 }
 
-// SplitMix64's finaliser: a bijective 64-bit mix with full avalanche.
-__device__ inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// The dropout counter hash: the key's fields are chained through mix64 with the golden-ratio
-// increment between them, then the element's 24 high bits give a uniform u in [0, 1); dropped when
-// u < p. Depends only on (seed, step, op, global sample, element): the same mask on any rank count.
+// The dropout mask is the CPU backend's (train/src/random.hpp): u = uniform01(hash(seed, step, op,
+// global sample, element)), kept when u >= p. random.hpp's functions are constexpr, which nvcc
+// compiles for the device with --expt-relaxed-constexpr (train/cuda.cmake), so both backends run
+// the very same code.
 __device__ inline bool dropout_keep(const dropout_key& k, std::int64_t i) {
-  const std::int64_t sample = k.first_sample + i / k.sample_size;
-  const std::int64_t element = i % k.sample_size;
-  constexpr std::uint64_t golden = 0x9e3779b97f4a7c15ULL;
-  std::uint64_t h = mix64(k.seed + golden);
-  h = mix64(h ^ (k.step + golden));
-  h = mix64(h ^ (k.op + golden));
-  h = mix64(h ^ (static_cast<std::uint64_t>(sample) + golden));
-  h = mix64(h ^ (static_cast<std::uint64_t>(element) + golden));
-  const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
-  return u >= k.p;
+  const auto sample = static_cast<std::uint64_t>(k.first_sample + i / k.sample_size);
+  const auto element = static_cast<std::uint64_t>(i % k.sample_size);
+  return uniform01(hash(k.seed, k.step, k.op, sample, element)) >= k.p;
 }
 
 __global__ void dropout_kernel(const float* __restrict__ x, float* __restrict__ y, std::int64_t n, dropout_key k) {
-  const float scale = 1.0f / (1.0f - k.p);
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = dropout_keep(k, i) ? x[i] * scale : 0.0f;
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = dropout_keep(k, i) ? x[i] * k.scale : 0.0f;
 }
 
 __global__ void add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
                            std::int64_t n) {
   for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = a[i] + b[i];
+}
+
+__global__ void accumulate_kernel(float* __restrict__ y, const float* __restrict__ x, std::int64_t n) {
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] += x[i];
 }
 
 __global__ void row_bias_kernel(float* __restrict__ y, const float* __restrict__ bias, std::int64_t rows,
@@ -88,28 +80,30 @@ __global__ void column_sums_kernel(const float* __restrict__ m, float* __restric
   }
 }
 
+// Sample k = (o, i): its logits sit at o * classes * inner + c * inner + i.
 __global__ void cross_entropy_loss_kernel(const float* __restrict__ logp, const std::int32_t* __restrict__ labels,
-                                          float* __restrict__ loss, std::int32_t* __restrict__ correct, std::int64_t n,
-                                          std::int64_t classes) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float* row = logp + i * classes;
-    const std::int32_t label = labels[i];
+                                          float* __restrict__ loss, std::int32_t* __restrict__ correct,
+                                          std::int64_t outer, std::int64_t classes, std::int64_t inner) {
+  const std::int64_t n = outer * inner;
+  for (std::int64_t k = first_index(); k < n; k += grid_stride()) {
+    const float* row = logp + (k / inner) * classes * inner + k % inner;
+    const std::int32_t label = labels[k];
     std::int64_t best = 0;
     for (std::int64_t c = 1; c < classes; ++c)
-      if (row[c] > row[best]) best = c;
+      if (row[c * inner] > row[best * inner]) best = c;
     const bool valid = label >= 0 && label < classes;
-    loss[i] = valid ? -row[label] : nanf("");
-    correct[i] = !valid ? -1 : best == label ? 1 : 0;
+    loss[k] = valid ? -row[label * inner] : nanf("");
+    correct[k] = !valid ? -1 : best == label ? 1 : 0;
   }
 }
 
 __global__ void cross_entropy_backward_kernel(const float* __restrict__ logp, const std::int32_t* __restrict__ labels,
-                                              float* __restrict__ dlogits, std::int64_t n, std::int64_t classes,
-                                              float scale) {
-  const std::int64_t total = n * classes;
+                                              float* __restrict__ dlogits, std::int64_t outer, std::int64_t classes,
+                                              std::int64_t inner, float scale) {
+  const std::int64_t total = outer * classes * inner;
   for (std::int64_t e = first_index(); e < total; e += grid_stride()) {
-    const std::int64_t i = e / classes, c = e % classes;
-    dlogits[e] = (expf(logp[e]) - (labels[i] == c ? 1.0f : 0.0f)) * scale;
+    const std::int64_t o = e / (classes * inner), c = e / inner % classes, i = e % inner;
+    dlogits[e] = (expf(logp[e]) - (labels[o * inner + i] == c ? 1.0f : 0.0f)) * scale;
   }
 }
 
@@ -226,6 +220,12 @@ cudaError_t add_forward(const float* a, const float* b, float* y, std::int64_t n
   return cudaGetLastError();
 }
 
+cudaError_t accumulate(float* y, const float* x, std::int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  accumulate_kernel<<<blocks_for(n), threads, 0, stream>>>(y, x, n);
+  return cudaGetLastError();
+}
+
 cudaError_t add_row_bias(float* y, const float* bias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
   row_bias_kernel<<<blocks_for(rows * cols), threads, 0, stream>>>(y, bias, rows, cols);
@@ -239,17 +239,19 @@ cudaError_t column_sums(const float* m, float* out, std::int64_t rows, std::int6
 }
 
 cudaError_t cross_entropy_loss(const float* logp, const std::int32_t* labels, float* loss, std::int32_t* correct,
-                               std::int64_t n, std::int64_t classes, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  cross_entropy_loss_kernel<<<blocks_for(n), threads, 0, stream>>>(logp, labels, loss, correct, n, classes);
+                               std::int64_t outer, std::int64_t classes, std::int64_t inner, cudaStream_t stream) {
+  if (outer * inner == 0) return cudaSuccess;
+  cross_entropy_loss_kernel<<<blocks_for(outer * inner), threads, 0, stream>>>(logp, labels, loss, correct, outer,
+                                                                               classes, inner);
   return cudaGetLastError();
 }
 
-cudaError_t cross_entropy_backward(const float* logp, const std::int32_t* labels, float* dlogits, std::int64_t n,
-                                   std::int64_t classes, float scale, cudaStream_t stream) {
-  if (n * classes == 0) return cudaSuccess;
-  cross_entropy_backward_kernel<<<blocks_for(n * classes), threads, 0, stream>>>(logp, labels, dlogits, n, classes,
-                                                                                 scale);
+cudaError_t cross_entropy_backward(const float* logp, const std::int32_t* labels, float* dlogits, std::int64_t outer,
+                                   std::int64_t classes, std::int64_t inner, float scale, cudaStream_t stream) {
+  const std::int64_t total = outer * classes * inner;
+  if (total == 0) return cudaSuccess;
+  cross_entropy_backward_kernel<<<blocks_for(total), threads, 0, stream>>>(logp, labels, dlogits, outer, classes, inner,
+                                                                           scale);
   return cudaGetLastError();
 }
 

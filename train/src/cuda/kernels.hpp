@@ -16,35 +16,40 @@ namespace toru::train::detail::cuda {
 cudaError_t gelu_forward(const float* x, float* y, std::int64_t n, cudaStream_t stream);
 cudaError_t gelu_backward(const float* x, const float* dy, float* dx, std::int64_t n, cudaStream_t stream);
 
-/// Dropout's keep/drop decision, a pure function of the counter (seed, step, op, global sample,
-/// element within the sample): see dropout_keep() in kernels.cu. y = keep ? x / (1 - p) : 0.
+/// Dropout: y = keep ? x * scale : 0, keep decided by the CPU backend's counter hash of (seed, step,
+/// op, global sample, element within the sample) (train/src/random.hpp): the same mask on either
+/// backend and on any rank count.
 struct dropout_key {
   std::uint64_t seed = 0;
   std::uint64_t step = 0;
-  std::uint64_t op = 0;
+  std::uint64_t op = 0;           // graph op id
   std::int64_t first_sample = 0;  // global index of the first sample of this batch
   std::int64_t sample_size = 1;   // elements per sample
   float p = 0;                    // drop probability in [0, 1)
+  float scale = 1;                // 1 / (1 - p), rounded from double as the CPU backend does
 };
 cudaError_t dropout_forward(const float* x, float* y, std::int64_t n, const dropout_key& key, cudaStream_t stream);
-/// dx = mask(key) * dy / (1 - p): the mask is recomputed, never stored.
+/// dx = mask(key) * scale * dy: the mask is recomputed, never stored.
 cudaError_t dropout_backward(const float* dy, float* dx, std::int64_t n, const dropout_key& key, cudaStream_t stream);
 
 /// y = a + b.
 cudaError_t add_forward(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream);
+/// y += x (gradient accumulation).
+cudaError_t accumulate(float* y, const float* x, std::int64_t n, cudaStream_t stream);
 /// y[r, c] += bias[c] for a rows x cols matrix.
 cudaError_t add_row_bias(float* y, const float* bias, std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 /// out[c] = sum_r m[r, c] (fixed order over r: deterministic).
 cudaError_t column_sums(const float* m, float* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 
-/// From log-probabilities logp [n, classes] and labels [n]: loss[i] = -logp[i, label[i]] and
-/// correct[i] = 1 when the first arg-max of row i is label[i], else 0; a label out of range gives a
-/// NaN loss and correct[i] = -1.
+/// Cross-entropy over the class axis of log-probabilities logp [outer, classes, inner] against labels
+/// [outer, inner] (sample k = o * inner + i): loss[k] = -logp[o, label[k], i]; correct[k] = 1 when the
+/// first arg-max over the classes is label[k], else 0; a label out of range gives a NaN loss and
+/// correct[k] = -1.
 cudaError_t cross_entropy_loss(const float* logp, const std::int32_t* labels, float* loss, std::int32_t* correct,
-                               std::int64_t n, std::int64_t classes, cudaStream_t stream);
-/// dlogits = (exp(logp) - onehot(label)) * scale (scale 1/n for the mean loss).
-cudaError_t cross_entropy_backward(const float* logp, const std::int32_t* labels, float* dlogits, std::int64_t n,
-                                   std::int64_t classes, float scale, cudaStream_t stream);
+                               std::int64_t outer, std::int64_t classes, std::int64_t inner, cudaStream_t stream);
+/// dlogits = (exp(logp) - onehot(label)) * scale (scale 1/(outer * inner) for the mean loss).
+cudaError_t cross_entropy_backward(const float* logp, const std::int32_t* labels, float* dlogits, std::int64_t outer,
+                                   std::int64_t classes, std::int64_t inner, float scale, cudaStream_t stream);
 
 /// Layer norm over the last `cols` elements of each of `rows` rows: y = (x - mean) * rstd * gamma + beta;
 /// saves mean and rstd = 1 / sqrt(var + eps) (biased variance) per row for the backward.

@@ -97,9 +97,9 @@ class pool_cudnn {
   pooling_descriptor pool_;
 };
 
-enum class activation_kind { relu, sigmoid };
+enum class activation_kind { relu, sigmoid, tanh };
 
-/// ReLU and sigmoid through cudnnActivation* over a flat tensor.
+/// ReLU, sigmoid and tanh through cudnnActivation* over a flat tensor.
 class activation_cudnn {
  public:
   activation_cudnn(cuda_context& ctx, activation_kind kind, std::int64_t count);
@@ -155,9 +155,22 @@ class matmul_cublas {
   bool b_batched_;
 };
 
-/// Softmax cross-entropy over `classes` against int32 labels: cudnnSoftmaxForward (log mode, per
-/// sample) into the state, then the per-sample loss and hits (kernels.cu) summed on the host in
-/// double in sample order.
+/// Softmax over the middle axis of [outer, classes, inner] (cudnnSoftmax*, accurate mode).
+class softmax_cudnn {
+ public:
+  softmax_cudnn(cuda_context& ctx, std::int64_t outer, std::int64_t classes, std::int64_t inner);
+  void forward(const float* x, float* y) const;
+  void backward(const float* y, const float* dy, float* dx) const;
+
+ private:
+  cuda_context* ctx_;
+  tensor_descriptor t_;
+};
+
+/// Softmax cross-entropy over the class axis of logits [outer, classes, inner] against int32 labels
+/// [outer, inner], mean over the outer * inner samples (PyTorch's CrossEntropyLoss): cuDNN's
+/// log-softmax into the state, then the per-sample loss and hits (kernels.cu) summed on the host in
+/// double in sample order (bit-identical from run to run).
 class softmax_xent_cudnn {
  public:
   struct result {
@@ -165,8 +178,9 @@ class softmax_xent_cudnn {
     std::int64_t correct = 0;
     std::int64_t first_bad_label = -1;
   };
-  softmax_xent_cudnn(cuda_context& ctx, std::int64_t n, std::int64_t classes);
-  std::int64_t state_count() const noexcept { return n_ * classes_; }  // log-probabilities
+  softmax_xent_cudnn(cuda_context& ctx, std::int64_t outer, std::int64_t classes, std::int64_t inner);
+  std::int64_t samples() const noexcept { return outer_ * inner_; }
+  std::int64_t state_count() const noexcept { return outer_ * classes_ * inner_; }  // log-probabilities
   /// Synchronises the stream (the loss is needed on the host).
   result forward(const float* logits, const std::int32_t* labels, float* state) const;
   /// dlogits = d(mean loss)/d(logits).
@@ -174,7 +188,7 @@ class softmax_xent_cudnn {
 
  private:
   cuda_context* ctx_;
-  std::int64_t n_, classes_;
+  std::int64_t outer_, classes_, inner_;
   tensor_descriptor t_;
 };
 

@@ -40,9 +40,11 @@ activation_cudnn::activation_cudnn(cuda_context& ctx, activation_kind kind, std:
     throw error(errc::unsupported,
                 fmt::format("activation: {} elements; cuDNN takes 1 to {}", count, std::numeric_limits<int>::max()));
   set_nchw(t_, {static_cast<int>(count), 1, 1, 1});
-  check_cudnn(cudnnSetActivationDescriptor(
-                  act_, kind == activation_kind::relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_SIGMOID,
-                  CUDNN_NOT_PROPAGATE_NAN, 0.0),
+  check_cudnn(cudnnSetActivationDescriptor(act_,
+                                           kind == activation_kind::relu      ? CUDNN_ACTIVATION_RELU
+                                           : kind == activation_kind::sigmoid ? CUDNN_ACTIVATION_SIGMOID
+                                                                              : CUDNN_ACTIVATION_TANH,
+                                           CUDNN_NOT_PROPAGATE_NAN, 0.0),
               "cudnnSetActivationDescriptor");
 }
 
