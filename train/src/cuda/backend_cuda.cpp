@@ -14,6 +14,7 @@ cuda_backend::cuda_backend(const model_options& o) : ctx_(o.device, o.memory_cap
 
 std::unique_ptr<kernel> cuda_backend::make_kernel(const swap::graph& g, int op, const model_options&) {
   graph_ = &g;
+  ctx_.activate();
   return make_cuda_kernel(*this, g, op);
 }
 
@@ -37,25 +38,32 @@ void cuda_backend::read_plain(int tensor, const void* storage, float* host) {
 
 void cuda_backend::copy_to_device(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes == 0) return;
+  ctx_.activate();
   check_cuda(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, ctx_.stream()), "cudaMemcpyAsync (H2D)");
   ctx_.synchronize();
 }
 
 void cuda_backend::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
+  ctx_.activate();
   check_cuda(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, ctx_.stream()), "cudaMemcpyAsync (D2H)");
   ctx_.synchronize();
 }
 
 void cuda_backend::accumulate(float* dst, const float* src, std::int64_t count) {
+  ctx_.activate();
   check_cuda(cuda::accumulate(dst, src, count, ctx_.stream()), "accumulate");
 }
 
 void cuda_backend::fill(float* dst, float value, std::int64_t count) {
+  ctx_.activate();
   check_cuda(cuda::fill(dst, value, count, ctx_.stream()), "fill");
 }
 
-void cuda_backend::synchronize() { ctx_.synchronize(); }
+void cuda_backend::synchronize() {
+  ctx_.activate();
+  ctx_.synchronize();
+}
 
 }  // namespace cuda
 

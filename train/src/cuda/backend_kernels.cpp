@@ -40,8 +40,18 @@ class cuda_kernel : public kernel {
  public:
   cuda_kernel(cuda_backend& be, const swap::graph& g, int op) : be_(be), ctx_(be.context()), g_(g), op_(op) {}
   std::int64_t output_bytes(int i) const override { return numel(out_shape(i)) * 4; }
+  void forward(const forward_args& a) final {
+    ctx_.activate();
+    run_forward(a);
+  }
+  void backward(const backward_args& a) final {
+    ctx_.activate();
+    run_backward(a);
+  }
 
  protected:
+  virtual void run_forward(const forward_args& a) = 0;
+  virtual void run_backward(const backward_args& a) = 0;
   const swap::op& op() const { return g_.ops[static_cast<std::size_t>(op_)]; }
   const shape_t& in_shape(int i) const { return g_.tensors[op().inputs.at(static_cast<std::size_t>(i))].shape; }
   const shape_t& out_shape(int i) const { return g_.tensors[op().outputs.at(static_cast<std::size_t>(i))].shape; }
@@ -111,10 +121,10 @@ class conv final : public cuda_kernel {
     expect_output(layer_.output(), out_shape(0), this->op().name);
   }
   std::int64_t workspace_bytes() const override { return static_cast<std::int64_t>(layer_.workspace_bytes()); }
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     layer_.forward(f(a.in[0]), f(a.in[1]), bias_ ? f(a.in[2]) : nullptr, f(a.out[0]), a.workspace);
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     layer_.backward(f(a.in[0]), f(a.in[1]), f(a.d_out[0]), f(a.d_in[0]), f(a.d_in[1]), bias_ ? f(a.d_in[2]) : nullptr,
                     a.workspace);
   }
@@ -162,13 +172,13 @@ class batchnorm final : public cuda_kernel {
   std::vector<buffer_spec> buffer_specs() const override {
     return {{op().name + "/running_mean", C_, 0.0f, mean_init_}, {op().name + "/running_var", C_, 1.0f, var_init_}};
   }
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     if (a.step.training)
       layer_.forward_training(f(a.in[0]), f(a.in[1]), f(a.in[2]), f(a.out[0]), a.buffers[0], a.buffers[1], f(a.state));
     else
       layer_.forward_inference(f(a.in[0]), f(a.in[1]), f(a.in[2]), f(a.out[0]), a.buffers[0], a.buffers[1]);
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     // cuDNN writes all three gradients; park the ones nobody asked for.
     device_buffer spare_x, spare_p;
     float* dx = f(a.d_in[0]);
@@ -205,8 +215,8 @@ class activation final : public cuda_kernel {
  public:
   activation(cuda_backend& be, const swap::graph& g, int op, activation_kind kind)
       : cuda_kernel(be, g, op), layer_(ctx_, kind, numel(in_shape(0))) {}
-  void forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
-  void backward(const backward_args& a) override {
+  void run_forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
+  void run_backward(const backward_args& a) override {
     if (a.d_in[0]) layer_.backward(f(a.in[0]), f(a.out[0]), f(a.d_out[0]), f(a.d_in[0]));
   }
 
@@ -217,10 +227,10 @@ class activation final : public cuda_kernel {
 class gelu final : public cuda_kernel {
  public:
   using cuda_kernel::cuda_kernel;
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     check_cuda(gelu_forward(f(a.in[0]), f(a.out[0]), numel(in_shape(0)), ctx_.stream()), "gelu_forward");
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     if (a.d_in[0])
       check_cuda(gelu_backward(f(a.in[0]), f(a.d_out[0]), f(a.d_in[0]), numel(in_shape(0)), ctx_.stream()),
                  "gelu_backward");
@@ -234,8 +244,8 @@ class pool final : public cuda_kernel {
   pool(cuda_backend& be, const swap::graph& g, int op, bool max) : cuda_kernel(be, g, op), layer_(make(max)) {
     expect_output(layer_.output(), out_shape(0), this->op().name);
   }
-  void forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
-  void backward(const backward_args& a) override {
+  void run_forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
+  void run_backward(const backward_args& a) override {
     if (a.d_in[0]) layer_.backward(f(a.in[0]), f(a.out[0]), f(a.d_out[0]), f(a.d_in[0]));
   }
 
@@ -279,10 +289,10 @@ class add final : public cuda_kernel {
       bad(fmt::format("expected two inputs of equal shape, got [{}] and [{}]", fmt::join(in_shape(0), ","),
                       fmt::join(in_shape(this->op().inputs.size() > 1 ? 1 : 0), ",")));
   }
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     check_cuda(add_forward(f(a.in[0]), f(a.in[1]), f(a.out[0]), numel(out_shape(0)), ctx_.stream()), "add_forward");
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     for (int i = 0; i < 2; ++i)
       if (a.d_in[static_cast<std::size_t>(i)]) copy(a.d_in[static_cast<std::size_t>(i)], a.d_out[0], output_bytes(0));
   }
@@ -313,14 +323,14 @@ class concat final : public cuda_kernel {
     }
     if (sum != total_) bad("input extents along the axis do not add up to the output's");
   }
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < a.in.size(); ++i) {
       copy_block(f(a.out[0]) + offset * inner_, total_, f(a.in[i]), extents_[i]);
       offset += extents_[i];
     }
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < a.d_in.size(); ++i) {
       if (a.d_in[i]) copy_block(f(a.d_in[i]), extents_[i], f(a.d_out[0]) + offset * inner_, total_);
@@ -350,8 +360,8 @@ class reshape final : public cuda_kernel {
     if (numel(in_shape(0)) != numel(out_shape(0)))
       bad(fmt::format("cannot reshape [{}] to [{}]", fmt::join(in_shape(0), ","), fmt::join(out_shape(0), ",")));
   }
-  void forward(const forward_args& a) override { copy(a.out[0], a.in[0], output_bytes(0)); }
-  void backward(const backward_args& a) override {
+  void run_forward(const forward_args& a) override { copy(a.out[0], a.in[0], output_bytes(0)); }
+  void run_backward(const backward_args& a) override {
     if (a.d_in[0]) copy(a.d_in[0], a.d_out[0], output_bytes(0));
   }
   bool backward_reads_input(int) const override { return false; }
@@ -368,11 +378,11 @@ class dropout final : public cuda_kernel {
     count_ = numel(in_shape(0));
     per_sample_ = count_ / in_shape(0)[0];
   }
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     if (!a.step.training || p_ == 0) return copy(a.out[0], a.in[0], count_ * 4);
     check_cuda(dropout_forward(f(a.in[0]), f(a.out[0]), count_, key(a.step), ctx_.stream()), "dropout_forward");
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     if (!a.d_in[0]) return;
     if (p_ == 0) return copy(a.d_in[0], a.d_out[0], count_ * 4);
     check_cuda(dropout_backward(f(a.d_out[0]), f(a.d_in[0]), count_, key(a.step), ctx_.stream()), "dropout_backward");
@@ -406,13 +416,13 @@ class layernorm final : public cuda_kernel {
     eps_ = static_cast<float>(this->op().attr.epsilon);
   }
   std::int64_t state_bytes() const override { return 2 * rows_ * 4; }  // mean, 1/sqrt(var + eps) per row
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     float* st = f(a.state);
     check_cuda(layer_norm_forward(f(a.in[0]), f(a.in[1]), f(a.in[2]), f(a.out[0]), st, st + rows_, rows_, H_, eps_,
                                   ctx_.stream()),
                "layer_norm_forward");
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     const float* st = f(a.state);
     device_buffer spare;
     if (!a.d_in[1] || !a.d_in[2])
@@ -450,8 +460,8 @@ class softmax final : public cuda_kernel {
       : cuda_kernel(be, g, op),
         split_(split_at(in_shape(0), this->op().attr.axis, this->op().name)),
         layer_(ctx_, split_.outer, split_.classes, split_.inner) {}
-  void forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
-  void backward(const backward_args& a) override {
+  void run_forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
+  void run_backward(const backward_args& a) override {
     if (a.d_in[0]) layer_.backward(f(a.out[0]), f(a.d_out[0]), f(a.d_in[0]));
   }
   bool backward_reads_input(int) const override { return false; }
@@ -466,10 +476,10 @@ class softmax final : public cuda_kernel {
 class linear final : public cuda_kernel {
  public:
   linear(cuda_backend& be, const swap::graph& g, int op) : cuda_kernel(be, g, op), layer_(make()) {}
-  void forward(const forward_args& a) override {
+  void run_forward(const forward_args& a) override {
     layer_.forward(f(a.in[0]), f(a.in[1]), bias_ ? f(a.in[2]) : nullptr, f(a.out[0]));
   }
-  void backward(const backward_args& a) override {
+  void run_backward(const backward_args& a) override {
     layer_.backward(f(a.in[0]), f(a.in[1]), f(a.d_out[0]), f(a.d_in[0]), f(a.d_in[1]), bias_ ? f(a.d_in[2]) : nullptr);
   }
   bool backward_reads_output(int) const override { return false; }
@@ -500,8 +510,8 @@ class linear final : public cuda_kernel {
 class matmul final : public cuda_kernel {
  public:
   matmul(cuda_backend& be, const swap::graph& g, int op) : cuda_kernel(be, g, op), layer_(make()) {}
-  void forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.in[1]), f(a.out[0])); }
-  void backward(const backward_args& a) override {
+  void run_forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.in[1]), f(a.out[0])); }
+  void run_backward(const backward_args& a) override {
     layer_.backward(f(a.in[0]), f(a.in[1]), f(a.d_out[0]), f(a.d_in[0]), f(a.d_in[1]));
   }
   bool backward_reads_output(int) const override { return false; }
@@ -532,6 +542,7 @@ class loss final : public loss_kernel {
   std::int64_t output_bytes(int) const override { return 4; }
   std::int64_t state_bytes() const override { return layer_.state_count() * 4; }
   void forward(const forward_args& a) override {
+    ctx_.activate();
     const auto r = layer_.forward(f(a.in[0]), static_cast<const std::int32_t*>(a.in[1]), f(a.state));
     result_ = {.loss = r.mean_loss, .correct = r.correct};
     first_bad_ = r.first_bad_label;
@@ -540,6 +551,7 @@ class loss final : public loss_kernel {
     ctx_.synchronize();
   }
   void backward(const backward_args& a) override {
+    ctx_.activate();
     if (a.d_in[0]) layer_.backward(f(a.state), static_cast<const std::int32_t*>(a.in[1]), f(a.d_in[0]));
   }
   bool backward_reads_output(int) const override { return false; }

@@ -13,20 +13,28 @@ namespace toru::train::detail::cuda {
 
 namespace {
 
-// The first acceptable entry of a heuristic ranking: FMA math only, fits max_workspace, preferably
-// deterministic (two runs with the same seed must be bit-identical; cuDNN's atomics-based
-// algorithms are not).
-template <class Perf>
-const Perf* choose(const Perf* perf, int returned) {
-  const Perf* fallback = nullptr;
+// The first acceptable entry of a heuristic ranking: not a tensor-core (TF32) entry, supported by
+// the descriptor as configured (FMA math: its workspace query succeeds, and that size, not the
+// ranking's estimate, is what we allocate), within max_workspace, and preferably deterministic (two
+// runs with the same seed must be bit-identical; cuDNN's atomics-based algorithms are not).
+// `workspace(algo, &bytes)` is the direction's cudnnGet*WorkspaceSize.
+template <class Perf, class Workspace>
+bool choose(const Perf* perf, int returned, Workspace workspace, decltype(Perf::algo)& algo, std::size_t& bytes) {
+  bool found = false;
   for (int i = 0; i < returned; ++i) {
     const Perf& p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS || p.mathType != CUDNN_FMA_MATH) continue;
-    if (p.memory > conv2d_cudnn::max_workspace) continue;
-    if (p.determinism == CUDNN_DETERMINISTIC) return &p;
-    if (!fallback) fallback = &p;
+    if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH ||
+        p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      continue;
+    std::size_t need = 0;
+    if (workspace(p.algo, &need) != CUDNN_STATUS_SUCCESS || need > conv2d_cudnn::max_workspace) continue;
+    if (p.determinism == CUDNN_DETERMINISTIC) {
+      algo = p.algo, bytes = need;
+      return true;
+    }
+    if (!found) algo = p.algo, bytes = need, found = true;
   }
-  return fallback;
+  return found;
 }
 
 std::string describe(const conv2d_shape& s) {
@@ -69,10 +77,12 @@ conv2d_cudnn::conv2d_cudnn(cuda_context& ctx, const conv2d_shape& s) : ctx_(&ctx
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max, 1)));
     check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, x_, w_, conv_, y_, max, &got, perf.data()),
                 "cudnnGetConvolutionForwardAlgorithm_v7");
-    const auto* p = choose(perf.data(), got);
-    if (!p) no_algorithm(s, "forward");
-    fwd_ = p->algo;
-    workspace_ = std::max(workspace_, p->memory);
+    std::size_t bytes = 0;
+    const auto query = [&](cudnnConvolutionFwdAlgo_t a, std::size_t* b) {
+      return cudnnGetConvolutionForwardWorkspaceSize(h, x_, w_, conv_, y_, a, b);
+    };
+    if (!choose(perf.data(), got, query, fwd_, bytes)) no_algorithm(s, "forward");
+    workspace_ = std::max(workspace_, bytes);
   }
   {
     int max = 0, got = 0;
@@ -81,10 +91,12 @@ conv2d_cudnn::conv2d_cudnn(cuda_context& ctx, const conv2d_shape& s) : ctx_(&ctx
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max, 1)));
     check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w_, y_, conv_, x_, max, &got, perf.data()),
                 "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    const auto* p = choose(perf.data(), got);
-    if (!p) no_algorithm(s, "backward-data");
-    bwd_data_ = p->algo;
-    workspace_ = std::max(workspace_, p->memory);
+    std::size_t bytes = 0;
+    const auto query = [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* b) {
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(h, w_, y_, conv_, x_, a, b);
+    };
+    if (!choose(perf.data(), got, query, bwd_data_, bytes)) no_algorithm(s, "backward-data");
+    workspace_ = std::max(workspace_, bytes);
   }
   {
     int max = 0, got = 0;
@@ -93,10 +105,12 @@ conv2d_cudnn::conv2d_cudnn(cuda_context& ctx, const conv2d_shape& s) : ctx_(&ctx
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max, 1)));
     check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x_, y_, conv_, w_, max, &got, perf.data()),
                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    const auto* p = choose(perf.data(), got);
-    if (!p) no_algorithm(s, "backward-filter");
-    bwd_filter_ = p->algo;
-    workspace_ = std::max(workspace_, p->memory);
+    std::size_t bytes = 0;
+    const auto query = [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t* b) {
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_, y_, conv_, w_, a, b);
+    };
+    if (!choose(perf.data(), got, query, bwd_filter_, bytes)) no_algorithm(s, "backward-filter");
+    workspace_ = std::max(workspace_, bytes);
   }
 }
 

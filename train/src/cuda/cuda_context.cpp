@@ -52,6 +52,8 @@ const float* cuda_context::ones(std::int64_t n) {
   return ones_.as<float>();
 }
 
+void cuda_context::activate() const { check_cuda(cudaSetDevice(device_), "cudaSetDevice"); }
+
 void cuda_context::synchronize() { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
 }  // namespace toru::train::detail::cuda

@@ -37,6 +37,9 @@ class cuda_context {
   /// A device vector of at least n ones (column sums by GEMV); grows on demand.
   const float* ones(std::int64_t n);
   void synchronize();
+  /// Makes this context's device current on the calling thread (the runtime's current device is
+  /// per thread; an engine may drive the model from another thread than the one that built it).
+  void activate() const;
 
  private:
   void release() noexcept;

@@ -29,8 +29,9 @@ struct conv2d_shape {
 
 /// Convolution (cuDNN, cross-correlation as PyTorch). Algorithms: cuDNN's heuristic ranking
 /// (cudnnGet*Algorithm_v7, which runs nothing and allocates nothing, so it cannot exceed the
-/// memory capacity), first choice that is FMA-only (no TF32), deterministic, and needs at most
-/// `max_workspace` bytes; a non-deterministic FMA algorithm only when no deterministic one fits.
+/// memory capacity), first choice that is not a tensor-core (TF32) entry, runs under the FMA-only
+/// math the descriptor is set to, is deterministic and needs at most `max_workspace` bytes; a
+/// non-deterministic one only when no deterministic one fits.
 class conv2d_cudnn {
  public:
   static constexpr std::size_t max_workspace = std::size_t{256} << 20;
