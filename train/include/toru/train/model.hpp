@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "toru/swap/graph.hpp"
@@ -86,6 +87,9 @@ class model {
   std::span<float> gradient_data();
   /// Non-trainable state (running mean/variance), for checkpoints and for agreeing across ranks.
   std::span<float> buffer_data();
+  /// Layout of buffer_data(): one entry per buffer ("<op>/running_mean", "<op>/running_var"), in
+  /// forward op order (first_forward_op: the op that owns it).
+  const std::vector<parameter_slot>& buffers() const;
 
   /// Forward pass and loss for one local batch (input: batch() * prod(input_shape()[1..]) floats,
   /// labels: batch() ints in [0, classes())). Throws toru::error on a size mismatch or a label out
@@ -102,6 +106,11 @@ class model {
   /// The allocator every activation, parameter, gradient and workspace of this model goes through
   /// (capacity, bytes in use, high-water mark).
   device_memory& memory();
+
+  /// Plain (row-major) host copy of an fp32 graph tensor by name: an activation as the last forward
+  /// left it, an input, or a parameter. For tests and debugging; throws toru::error
+  /// (invalid_argument) naming the tensor when the graph has no such fp32 tensor.
+  std::vector<float> read_tensor(std::string_view name);
 
  private:
   struct impl;
