@@ -52,7 +52,8 @@ __device__ inline bool dropout_keep(const dropout_key& k, std::int64_t i) {
 }
 
 __global__ void dropout_kernel(const float* __restrict__ x, float* __restrict__ y, std::int64_t n, dropout_key k) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = dropout_keep(k, i) ? x[i] * k.scale : 0.0f;
+  // x * 0, not 0: the CPU backend multiplies by the mask (NaN and -0 propagate the same way).
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = x[i] * (dropout_keep(k, i) ? k.scale : 0.0f);
 }
 
 __global__ void add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
