@@ -65,8 +65,11 @@ TEST(model, non_finite_loss_names_the_op) {
   m.parameters_changed();
   const auto& g = m.graph();
   const auto& reader = g.ops[second->first_forward_op].name;
-  const auto msg = error_of([&] { m.forward(random_floats(18, 2), std::vector<std::int32_t>{1, 2}, {.step = 42}); },
-                            errc::invalid_argument);
+  const auto msg = error_of(
+      [&] {
+        m.forward(random_floats(18, 2), std::vector<std::int32_t>{1, 2}, {.step = 42});
+      },
+      errc::invalid_argument);
   EXPECT_NE(msg.find("op '" + reader + "'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("step 42"), std::string::npos) << msg;
 }
@@ -163,8 +166,7 @@ TEST(device_memory, model_counts_everything_and_respects_the_capacity) {
   m.backward();
   EXPECT_GT(m.memory().high_water(), resident);  // activation gradients during backward
   EXPECT_EQ(m.memory().in_use(), resident);
-  const auto msg =
-      error_of([&] { model small(g, {.seed = 1, .memory_capacity = resident / 2}); }, errc::out_of_memory);
+  const auto msg = error_of([&] { model small(g, {.seed = 1, .memory_capacity = resident / 2}); }, errc::out_of_memory);
   EXPECT_NE(msg.find("capacity"), std::string::npos) << msg;
 }
 

@@ -84,9 +84,7 @@ class cpu_kernel : public kernel {
   const md& in_md(int i) const { return be_.layout(in_tensor(i)); }
   void set_out_md(int i, const md& d) { be_.set_layout(out_tensor(i), d); }
   std::string what(const char* part) const { return op().name + "/" + part; }
-  void exec(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
-    p.execute(be_.strm, args);
-  }
+  void exec(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) { p.execute(be_.strm, args); }
   dnnl::memory mem(const md& d, const void* p) const { return dnnl::memory(d, be_.eng, const_cast<void*>(p)); }
   void wait() { be_.strm.wait(); }
 

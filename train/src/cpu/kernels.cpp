@@ -100,8 +100,8 @@ class linear final : public cpu_kernel {
     if (a.d_in[0]) {
       const md wt = trans_b_ ? strided_md({N_, K_}, {K_, 1}) : strided_md({N_, K_}, {1, N_});
       void* dx = dx_.out(a.d_in[0]);
-      exec(bwd_data_, {{DNNL_ARG_SRC, mem(y, a.d_out[0])}, {DNNL_ARG_WEIGHTS, mem(wt, a.in[1])},
-                       {DNNL_ARG_DST, mem(x, dx)}});
+      exec(bwd_data_,
+           {{DNNL_ARG_SRC, mem(y, a.d_out[0])}, {DNNL_ARG_WEIGHTS, mem(wt, a.in[1])}, {DNNL_ARG_DST, mem(x, dx)}});
       wait();
       dx_.finish(a.d_in[0]);
     }
@@ -141,8 +141,8 @@ class eltwise final : public cpu_kernel {
     const md& x = in_md(0);
     fwd_pd_ = dnnl::eltwise_forward::primitive_desc(
         dnnl::eltwise_forward::desc(prop::forward_training, alg, x, 0.0f, 0.0f), be.eng);
-    bwd_pd_ = dnnl::eltwise_backward::primitive_desc(dnnl::eltwise_backward::desc(alg, x, x, 0.0f, 0.0f), be.eng,
-                                                     fwd_pd_);
+    bwd_pd_ =
+        dnnl::eltwise_backward::primitive_desc(dnnl::eltwise_backward::desc(alg, x, x, 0.0f, 0.0f), be.eng, fwd_pd_);
     fwd_ = dnnl::eltwise_forward(fwd_pd_);
     bwd_ = dnnl::eltwise_backward(bwd_pd_);
     set_out_md(0, fwd_pd_.dst_desc());
@@ -181,8 +181,8 @@ class reshape final : public cpu_kernel {
  public:
   reshape(cpu_backend& be, const swap::graph& g, int op) : cpu_kernel(be, g, op) {
     if (numel(in_shape(0)) != numel(out_shape(0)))
-      bad(this->op(), fmt::format("cannot reshape [{}] to [{}]", fmt::join(in_shape(0), ","),
-                                  fmt::join(out_shape(0), ",")));
+      bad(this->op(),
+          fmt::format("cannot reshape [{}] to [{}]", fmt::join(in_shape(0), ","), fmt::join(out_shape(0), ",")));
     to_plain_ = relayout(be, in_md(0), plain_md(in_shape(0)), what("x"));
     from_plain_ = relayout(be, plain_md(in_shape(0)), in_md(0), what("dx"));
     set_out_md(0, plain_md(out_shape(0)));
@@ -257,7 +257,8 @@ class conv final : public cpu_kernel {
     groups_ = o.attr.groups;
     const std::int64_t cin = xs[1], cout = ws[0];
     if (groups_ <= 0 || cin % groups_ || cout % groups_ || ws[1] != cin / groups_)
-      bad(o, fmt::format("weight [{}] does not match {} input channels in {} groups", fmt::join(ws, ","), cin, groups_));
+      bad(o,
+          fmt::format("weight [{}] does not match {} input channels in {} groups", fmt::join(ws, ","), cin, groups_));
     has_bias_ = o.inputs.size() > 2;
     std::vector<std::int64_t> k(ws.begin() + 2, ws.end());
     geo_ = make_geometry(o, xs, ys, k);
@@ -325,8 +326,7 @@ class conv final : public cpu_kernel {
           {DNNL_ARG_SRC, mem(bwd_w_pd_.src_desc(), xw_.in(a.in[0]))},
           {DNNL_ARG_DIFF_DST, mem(bwd_w_pd_.diff_dst_desc(), dyw_.in(a.d_out[0]))},
           {DNNL_ARG_DIFF_WEIGHTS, mem(bwd_w_pd_.diff_weights_desc(), dw_.out(a.d_in[1]))}};
-      if (has_bias_)
-        args.emplace(DNNL_ARG_DIFF_BIAS, mem(bwd_w_pd_.diff_bias_desc(), db_.out(a.d_in[2])));
+      if (has_bias_) args.emplace(DNNL_ARG_DIFF_BIAS, mem(bwd_w_pd_.diff_bias_desc(), db_.out(a.d_in[2])));
       exec(bwd_w_, args);
       wait();
       dw_.finish(a.d_in[1]);
@@ -741,6 +741,7 @@ class layernorm final : public cpu_kernel {
                 {DNNL_ARG_VARIANCE, mem(fwd_pd_.variance_desc(), st + rows_)},
                 {DNNL_ARG_DIFF_DST, mem(x, a.d_out[0])},
                 {DNNL_ARG_SCALE, mem(c, a.in[1])},
+                {DNNL_ARG_SHIFT, mem(c, a.in[2])},
                 {DNNL_ARG_DIFF_SRC, mem(x, dx)},
                 {DNNL_ARG_DIFF_SCALE, mem(c, a.d_in[1] ? a.d_in[1] : spare.data())},
                 {DNNL_ARG_DIFF_SHIFT, mem(c, a.d_in[2] ? a.d_in[2] : spare.data() + H_)}});
@@ -767,10 +768,9 @@ class softmax final : public cpu_kernel {
     const std::int64_t ax = this->op().attr.axis;
     axis_ = static_cast<int>(ax < 0 ? static_cast<std::int64_t>(xs.size()) + ax : ax);
     const md x = plain_md(xs);
-    fwd_pd_ = dnnl::softmax_forward::primitive_desc(dnnl::softmax_forward::desc(prop::forward_training, x, axis_),
-                                                    be.eng);
-    bwd_pd_ =
-        dnnl::softmax_backward::primitive_desc(dnnl::softmax_backward::desc(x, x, axis_), be.eng, fwd_pd_);
+    fwd_pd_ =
+        dnnl::softmax_forward::primitive_desc(dnnl::softmax_forward::desc(prop::forward_training, x, axis_), be.eng);
+    bwd_pd_ = dnnl::softmax_backward::primitive_desc(dnnl::softmax_backward::desc(x, x, axis_), be.eng, fwd_pd_);
     fwd_ = dnnl::softmax_forward(fwd_pd_);
     bwd_ = dnnl::softmax_backward(bwd_pd_);
     to_plain_ = relayout(be, in_md(0), x, what("x"));

@@ -34,9 +34,9 @@ enum class memory_space { host, device };
 struct parameter_slot {
   std::string name;  // the graph's parameter tensor name ("conv1.weight", ...)
   std::vector<std::int64_t> shape;
-  std::int64_t offset = 0;   // element offset into the flat parameter and gradient buffers
-  std::int64_t count = 0;    // elements
-  int first_forward_op = -1; // forward op (graph op id) that first reads it
+  std::int64_t offset = 0;    // element offset into the flat parameter and gradient buffers
+  std::int64_t count = 0;     // elements
+  int first_forward_op = -1;  // forward op (graph op id) that first reads it
 };
 
 struct forward_options {
@@ -48,15 +48,15 @@ struct forward_options {
 };
 
 struct forward_result {
-  double loss = 0;            // mean softmax cross-entropy over the local batch
-  std::int64_t correct = 0;   // top-1 hits in the local batch
+  double loss = 0;           // mean softmax cross-entropy over the local batch
+  std::int64_t correct = 0;  // top-1 hits in the local batch
 };
 
 struct model_options {
   backend_kind backend = backend_kind::cpu;
-  int threads = 0;         // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
-  std::uint64_t seed = 0;  // parameter initialisation and dropout
-  int device = 0;          // CUDA backend: device ordinal
+  int threads = 0;                  // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
+  std::uint64_t seed = 0;           // parameter initialisation and dropout
+  int device = 0;                   // CUDA backend: device ordinal
   std::size_t memory_capacity = 0;  // bytes the model may allocate on its device; 0 = unlimited
 };
 
