@@ -40,13 +40,22 @@ class cuda_kernel : public kernel {
  public:
   cuda_kernel(cuda_backend& be, const swap::graph& g, int op) : be_(be), ctx_(be.context()), g_(g), op_(op) {}
   std::int64_t output_bytes(int i) const override { return numel(out_shape(i)) * 4; }
+  // A failing CUDA, cuDNN or cuBLAS call names itself; add the op it ran for.
   void forward(const forward_args& a) final {
-    ctx_.activate();
-    run_forward(a);
+    try {
+      ctx_.activate();
+      run_forward(a);
+    } catch (const toru::error& e) {
+      throw error(e.code(), fmt::format("op '{}' ({}) forward: {}", op().name, op().type, e.message()));
+    }
   }
   void backward(const backward_args& a) final {
-    ctx_.activate();
-    run_backward(a);
+    try {
+      ctx_.activate();
+      run_backward(a);
+    } catch (const toru::error& e) {
+      throw error(e.code(), fmt::format("op '{}' ({}) backward: {}", op().name, op().type, e.message()));
+    }
   }
 
  protected:
