@@ -103,14 +103,17 @@ int run(std::vector<std::string> cmd, std::string dir, bool trace, bool io) {
   dir = fs::absolute(dir).string();
   const char* old = std::getenv("LD_PRELOAD");
   const std::string preload = old && *old ? lib + ":" + old : lib;
-  setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("TORU_TUNE_DIR", dir.c_str(), 1);
   setenv("TORU_TUNE_TRACE", trace ? "1" : "0", 1);
   setenv("TORU_TUNE_IO", io ? "1" : "0", 1);
-  // Open MPI forwards only what -x names to remote nodes (local ranks inherit it anyway).
+  // Open MPI: the ranks get the library through -x NAME=VALUE (also to remote nodes), mpiexec itself
+  // runs without it. Any other command (a singleton run) is preloaded directly.
   const std::string launcher = fs::path(cmd.front()).filename().string();
   if (launcher == "mpiexec" || launcher == "mpirun" || launcher == "orterun")
-    cmd.insert(cmd.begin() + 1, {"-x", "LD_PRELOAD", "-x", "TORU_TUNE_DIR", "-x", "TORU_TUNE_TRACE", "-x", "TORU_TUNE_IO"});
+    cmd.insert(cmd.begin() + 1, {"-x", "LD_PRELOAD=" + preload, "-x", "TORU_TUNE_DIR", "-x", "TORU_TUNE_TRACE", "-x",
+                                 "TORU_TUNE_IO"});
+  else
+    setenv("LD_PRELOAD", preload.c_str(), 1);
   std::vector<char*> argv;
   for (auto& a : cmd) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -48,8 +48,8 @@ def main():
         if os.geteuid() == 0:
             cmd.append("--allow-run-as-root")
         if a.mode == "preload":
-            env["LD_PRELOAD"] = a.lib
-            cmd += ["-x", "LD_PRELOAD"]
+            # On the ranks only (-x NAME=VALUE), not on mpiexec itself.
+            cmd += ["-x", "LD_PRELOAD=" + a.lib]
         cmd += ["-x", "TORU_TUNE_DIR", "-x", "TORU_TUNE_TRACE", a.exe, run_dir]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         sys.stdout.write(r.stdout)

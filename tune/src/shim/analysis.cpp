@@ -177,12 +177,6 @@ void wait_states(std::vector<rank_data>& ranks, site_table& t) {
   }
 }
 
-double sum(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s;
-}
-
 json sites_json(const site_table& t) {
   json out = json::array();
   for (std::size_t i = 0; i < t.sites.size(); ++i) {

@@ -64,8 +64,8 @@ inline void record_recv(recorder& r, int site, MPI_Comm comm, std::uint64_t key,
   ++r.p2p_msgs;
   r.p2p_bytes += bytes;
   r.push(event{.t0 = t0, .t1 = t1, .tpost = tpost, .bytes = bytes, .key = key, .site = site, .peer = wsrc,
-               .tag = st.MPI_TAG, .seq = r.next_recv_seq(wsrc, st.MPI_TAG, key), .type = ev_type::recv,
-               .func = func});
+               .tag = st.MPI_TAG, .seq = r.next_recv_seq(wsrc, st.MPI_TAG, key), .group = group,
+               .type = ev_type::recv, .func = func});
 }
 
 template <class Call>

@@ -24,11 +24,8 @@ Fn real(const char* name) {
   using name##_t = void (*)(__VA_ARGS__);                            \
   static const name##_t real_##name = real<name##_t>(#name "_");
 
-MPI_Status* c_status(F* fstatus, MPI_Status* own) {
-  if (fstatus == MPI_F_STATUS_IGNORE) return own;
-  MPI_Status_f2c(fstatus, own);
-  return own;
-}
+// A Fortran status is an INTEGER array as large as the C struct (mpif.h's MPI_STATUS_SIZE).
+constexpr int status_size = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fint));
 }  // namespace
 
 TORU_EXPORT void mpi_init_(F* ierr) {
@@ -87,7 +84,7 @@ TORU_EXPORT void mpi_recv_(void* buf, F* count, F* type, F* source, F* tag, F* c
   hook_recv(
       TORU_RA,
       [&](MPI_Status* st) {
-        F own[MPI_STATUS_SIZE];
+        F own[status_size];
         F* fs = status == MPI_F_STATUS_IGNORE ? own : status;
         real_pmpi_recv(buf, count, type, source, tag, comm, fs, ierr);
         if (st != MPI_STATUS_IGNORE) MPI_Status_f2c(fs, st);
@@ -115,7 +112,7 @@ TORU_EXPORT void mpi_wait_(F* req, F* status, F* ierr) {
   hook_wait(
       TORU_RA, f_wait,
       [&](MPI_Status* st) {
-        F own[MPI_STATUS_SIZE];
+        F own[status_size];
         F* fs = status == MPI_F_STATUS_IGNORE ? own : status;
         real_pmpi_wait(req, fs, ierr);
         if (st != MPI_STATUS_IGNORE) MPI_Status_f2c(fs, st);
@@ -131,11 +128,11 @@ TORU_EXPORT void mpi_waitall_(F* n, F* reqs, F* statuses, F* ierr) {
   hook_wait(
       TORU_RA, f_waitall,
       [&](MPI_Status* st) {
-        std::vector<F> own(static_cast<std::size_t>(*n) * MPI_STATUS_SIZE);
+        std::vector<F> own(static_cast<std::size_t>(*n) * status_size);
         F* fs = statuses == MPI_F_STATUSES_IGNORE ? own.data() : statuses;
         real_pmpi_waitall(n, reqs, fs, ierr);
         if (st != MPI_STATUSES_IGNORE)
-          for (int i = 0; i < *n; ++i) MPI_Status_f2c(fs + i * MPI_STATUS_SIZE, st + i);
+          for (int i = 0; i < *n; ++i) MPI_Status_f2c(fs + i * status_size, st + i);
         return static_cast<int>(*ierr);
       },
       creqs.data(), *n, MPI_STATUSES_IGNORE, nullptr);
