@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     MPI_Request req[4];
     MPI_Irecv(in[0], n, MPI_DOUBLE, left, 0, MPI_COMM_WORLD, &req[0]);
     MPI_Irecv(in[1], n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &req[1]);
-    work(0.03);
+    work(0.06);
     MPI_Isend(out[0], n, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &req[2]);
     MPI_Isend(out[1], n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &req[3]);
     MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
