@@ -13,6 +13,7 @@
 
 #include "large_count.hpp"
 #include "toru/comm/alltoall_plan.hpp"
+#include "toru/core/events.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/agreement.hpp"
 
@@ -79,7 +80,10 @@ struct plan_impl {
   void execute_host(const void* in, void* out, void* ws) const;
   void execute_device(const void* in, void* out, void* ws) const;
   void call_hook(int c) const {
-    if (hook && !hooks_deferred) hook(chunk_info{c, chunks});
+    if (hook && !hooks_deferred) {
+      const events::scope ev("comm.alltoall.hook", 0, "", c);
+      hook(chunk_info{c, chunks});
+    }
   }
 };
 

@@ -14,8 +14,10 @@
 #include "gpu_staging.hpp"
 #include "toru/core/device.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/events.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/topology/network_model.hpp"
 
 namespace toru::comm {
 
@@ -244,7 +246,21 @@ bool gpu_present() {
 }
 }  // namespace
 
+namespace {
+// The exchange's bound on the communicator's torus model, for a profiler (tune/): only computed
+// while a sink listens.
+double bound_for_events(const plan_impl& p) {
+  if (!events::enabled() || p.x.nranks < 2) return 0;
+  try {
+    return topology::alltoall_bound(p.comm.torus(), static_cast<double>(p.send_bytes_) / p.x.nranks);
+  } catch (...) {
+    return 0;
+  }
+}
+}  // namespace
+
 void plan_impl::execute(const void* in, void* out, void* ws) const {
+  const events::scope ev("comm.alltoall", send_bytes_, to_string(algorithm).data(), bound_for_events(*this));
   if (in == MPI_IN_PLACE) in = out;
   // The common case, MPI's own all-to-all on host buffers, goes straight to MPI: at 8 bytes per pair
   // an exchange takes a few hundred nanoseconds, and toru should add nothing measurable to it.

@@ -10,6 +10,7 @@
 #include "slab_vector_step.hpp"
 #include "split.hpp"
 #include "toru/core/agreement.hpp"
+#include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
 #if TORU_ENABLE_CUDA
 #include "backend_cufft.hpp"
@@ -308,6 +309,7 @@ work_buffers plan3d<T>::buffers(void* ws) const {
 
 template <class T>
 void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+  const events::scope ev("fft.execute", 0, forward ? "forward" : "backward");
   const box3d& src_box = forward ? inbox() : outbox();
   const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
   const box3d& dst_box = forward ? outbox() : lay_.s0;

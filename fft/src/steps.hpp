@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exchange.hpp"
+#include "toru/core/events.hpp"
 #include "local_fft.hpp"
 
 namespace toru::fft::detail {
@@ -61,6 +62,7 @@ class fft_step final : public step<T> {
       : in_place_(std::move(in_place)), out_of_place_(std::move(out_of_place)), units_(units) {}
   void run(const void* src, void* dst, const work_buffers&) const override {
     if (units_ == 0) return;
+    const events::scope ev("fft.local_fft");
     if (src == dst || !out_of_place_)
       in_place_->execute(units_, dst, dst);
     else

@@ -121,6 +121,7 @@ void transpose_step<T>::unpack(const cpx* recv, cpx* dst, std::int64_t u0, std::
 
 template <class T>
 void transpose_step<T>::run(const void* src, void* dst, const work_buffers& ws) const {
+  const events::scope ev("fft.transpose");
   auto* send = static_cast<cpx*>(ws.send);
   auto* recv = static_cast<cpx*>(ws.recv);
   auto* out = static_cast<cpx*>(dst);

@@ -1,0 +1,154 @@
+// The per-process state of libtoru_tune.so: call-site statistics and a bounded event buffer, filled
+// by the MPI (C and Fortran), POSIX I/O and toru-event wrappers, written out at MPI_Finalize.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace toru::tune::shim {
+
+/// What an event is. Values are stored in the gathered buffers; append only.
+enum class ev_type : std::uint16_t { send = 0, recv = 1, coll = 2, io = 3, toru = 4, other_mpi = 5 };
+
+/// MPI and I/O functions the tool knows (index into function_names).
+enum fn : std::uint16_t {
+  f_send, f_ssend, f_isend, f_recv, f_irecv, f_wait, f_waitall, f_test, f_sendrecv, f_barrier, f_bcast,
+  f_reduce, f_allreduce, f_alltoall, f_alltoallv, f_allgather, f_allgatherv, f_gather, f_scatter,
+  f_io_open, f_io_read, f_io_write, f_io_fsync, f_io_close, f_toru, fn_count
+};
+extern const char* const function_names[fn_count];
+
+/// One recorded event (fixed size: the buffers travel to rank 0 as bytes).
+struct event {
+  double t0 = 0, t1 = 0;       // enter and exit, seconds on this process's clock
+  double tpost = 0;            // recv: when the receive was posted (Irecv), else t0
+  std::uint64_t bytes = 0;
+  std::uint64_t key = 0;       // communicator key (p2p, coll); toru: region index
+  std::int32_t site = -1;      // this process's site index
+  std::int32_t peer = -1;      // p2p: partner's world rank; coll: communicator size
+  std::int32_t tag = 0;
+  std::uint32_t seq = 0;       // p2p: ordinal per (src, dst, tag, comm); coll: ordinal per comm
+  std::uint32_t group = 0;     // the Waitall a completion belongs to (0: none)
+  ev_type type = ev_type::other_mpi;
+  std::uint16_t func = 0;
+};
+
+/// A call site: return address and the function called there.
+struct site {
+  void* addr = nullptr;
+  std::uint16_t func = 0;
+  std::uint64_t calls = 0;
+  double time = 0;             // inclusive time in the call
+  std::uint64_t bytes = 0;
+  double compute_before = 0;   // compute time (wall between calls minus I/O) ending at this site
+  std::unordered_map<int, std::uint64_t> partners{};  // world rank -> bytes (bounded)
+};
+
+/// A toru region (events API): name and detail literal pointers.
+struct toru_region {
+  const char* name = nullptr;
+  const char* detail = nullptr;
+  std::uint64_t count = 0;
+  double time = 0;
+  std::uint64_t bytes = 0;
+  double value = 0;            // summed (comm.alltoall: T_min bound)
+};
+
+/// A pending nonblocking receive.
+struct pending_recv {
+  double posted;
+  std::uint64_t key;
+  int site;
+  MPI_Comm comm;
+  MPI_Datatype type;
+};
+
+class recorder {
+ public:
+  static recorder& get();
+
+  double now() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+  bool on_main_thread() const { return std::this_thread::get_id() == main_thread_; }
+  void stop() { active_.store(false, std::memory_order_relaxed); }
+
+  void on_init();       // after PMPI_Init
+  void on_finalize();   // before PMPI_Finalize (collective over MPI_COMM_WORLD)
+
+  /// Site index for (return address, function); creates it. Call with the lock held.
+  int site_of(void* addr, std::uint16_t func);
+  /// Records an MPI call: compute gap before t0 (main thread), site stats; returns the site index.
+  int mpi_call(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes, int partner);
+  void push(const event& e);
+
+  /// Communicator key and its ranks in MPI_COMM_WORLD (cached per handle).
+  std::uint64_t comm_key(MPI_Comm comm);
+  int world_rank_of(MPI_Comm comm, int rank);
+  void forget_comm(MPI_Comm comm);
+  std::uint32_t next_send_seq(int dst, int tag, std::uint64_t key);
+  std::uint32_t next_recv_seq(int src, int tag, std::uint64_t key);
+  std::uint32_t next_coll_seq(std::uint64_t key);
+
+  void io(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes);
+  void toru_event(int kind, const char* name, const char* detail, std::uint64_t bytes, double value);
+
+  std::mutex mu;  // guards everything below
+  std::unordered_map<MPI_Request, pending_recv> pending;
+  std::vector<site> sites;
+  std::vector<site> io_sites;
+  std::vector<event> events;
+  std::vector<toru_region> regions;
+  bool truncated = false;
+  std::uint32_t next_group = 1;
+
+  // Per-rank totals.
+  double t_init = 0, t_final = 0;
+  double mpi_time = 0, coll_time = 0, p2p_time = 0, io_time = 0, compute_time = 0, io_in_gap = 0;
+  std::uint64_t p2p_msgs = 0, p2p_bytes = 0, coll_calls = 0;
+  std::uint64_t io_counts[5] = {}, io_bytes[5] = {};
+  double io_times[5] = {};
+
+ private:
+  recorder() = default;
+  struct comm_info {
+    std::uint64_t key;
+    std::vector<int> world;
+  };
+  comm_info& info(MPI_Comm comm);
+
+  std::atomic<bool> active_{false};
+  std::unordered_map<std::uint64_t, int> site_index_;
+  std::unordered_map<std::uint64_t, int> io_site_index_;
+  std::unordered_map<MPI_Comm, comm_info> comms_;
+  std::unordered_map<std::uint64_t, int> group_ordinal_;  // group hash -> communicators seen
+  std::unordered_map<std::uint64_t, std::uint32_t> seqs_;
+  std::unordered_map<std::uint64_t, int> region_index_;
+  std::vector<std::pair<int, double>> open_regions_;  // (region, begin) stack, main thread
+  std::size_t max_events_ = 0;
+  double last_exit_ = 0;
+  std::thread::id main_thread_;
+  friend struct finalize_access;
+};
+
+/// Guards against counting the tool's own work (its I/O at finalize, MPI inside MPI).
+struct busy_guard {
+  static thread_local int depth;
+  busy_guard() { ++depth; }
+  ~busy_guard() { --depth; }
+  static bool busy() { return depth > 0; }
+};
+
+/// Writes the run directory (profile.json, trace/, report.html); rank 0 only after the gather.
+void finalize_run(recorder& r);
+
+}  // namespace toru::tune::shim
