@@ -74,3 +74,25 @@ set(TORU_ENABLE_ONNX OFF)
 if(ONNX_FOUND AND Protobuf_FOUND)
   set(TORU_ENABLE_ONNX ON)
 endif()
+
+# stream/ (optional): zstd, lz4, libpng, zlib and the header-only websocketpp + standalone asio.
+# The libraries are linked by plain name so the installed toruConfig.cmake needs no find module.
+find_library(TORU_ZSTD_LIBRARY zstd)
+find_library(TORU_LZ4_LIBRARY lz4)
+find_library(TORU_PNG_LIBRARY png)
+find_library(TORU_Z_LIBRARY z)
+find_path(TORU_ZSTD_INCLUDE_DIR zstd.h)
+find_path(TORU_LZ4_INCLUDE_DIR lz4.h)
+find_path(TORU_PNG_INCLUDE_DIR png.h)
+find_path(TORU_WEBSOCKETPP_INCLUDE_DIR websocketpp/server.hpp)
+find_path(TORU_ASIO_INCLUDE_DIR asio.hpp)
+set(TORU_ENABLE_STREAM ON)
+foreach(v TORU_ZSTD_LIBRARY TORU_LZ4_LIBRARY TORU_PNG_LIBRARY TORU_Z_LIBRARY TORU_ZSTD_INCLUDE_DIR TORU_LZ4_INCLUDE_DIR
+          TORU_PNG_INCLUDE_DIR TORU_WEBSOCKETPP_INCLUDE_DIR TORU_ASIO_INCLUDE_DIR)
+  if(NOT ${v})
+    set(TORU_ENABLE_STREAM OFF)
+    message(STATUS "stream/ is off: ${v} not found (apt-get install libzstd-dev liblz4-dev libpng-dev zlib1g-dev "
+                   "libwebsocketpp-dev libasio-dev)")
+    break()
+  endif()
+endforeach()
