@@ -36,7 +36,9 @@ TEST(StreamPublisher, GatheredTilesAreConcatenatedAtTheRoot) {
   const auto dir = (fs::temp_directory_path() / ("toru-stream-pub-" + std::to_string(pid))).string();
   const int root = nranks - 1;  // not rank 0, to catch a hard-coded root
   std::int64_t first_row = 0, total_rows = 0;
-  for (int r = 0; r < nranks; ++r) (r < rank ? first_row : total_rows) += rows_of(r);
+  for (int r = 0; r < nranks; ++r) {
+    (r < rank ? first_row : total_rows) += rows_of(r);
+  }
   total_rows += first_row;
   const std::int64_t cols = 7;
   {
@@ -46,7 +48,9 @@ TEST(StreamPublisher, GatheredTilesAreConcatenatedAtTheRoot) {
       for (std::int64_t i = 0; i < rows_of(rank); ++i)
         for (std::int64_t j = 0; j < cols; ++j) tile[static_cast<std::size_t>(i * cols + j)] = value(step, first_row + i, j);
       pub.publish_gathered(ts::make_frame<double>("u", step, step * 0.5, {rows_of(rank), cols}, tile));
-      if (rank == root) ASSERT_TRUE(pub.flush());  // the test wants every frame, not the newest only
+      if (rank == root) {
+        EXPECT_TRUE(pub.flush());  // the test wants every frame, not the newest only
+      }
     }
     if (rank == root) {
       ASSERT_EQ(pub.store()->size(), 4u);
@@ -106,8 +110,9 @@ TEST(StreamPublisher, OversizedGatherRefusedOnEveryRank) {
   ts::publisher pub(MPI_COMM_WORLD, {.max_frame_bytes = 64, .serve = false});
   std::vector<double> v(8);  // 64 bytes per rank
   const auto r = pub.publish_gathered(ts::make_frame<double>("big", 0, 0, {1, 8}, v));
-  if (size_of() > 1)
+  if (size_of() > 1) {
     EXPECT_EQ(r, ts::push_result::refused_oversize);
-  else
+  } else {
     EXPECT_EQ(r, ts::push_result::queued);
+  }
 }

@@ -40,12 +40,12 @@ constexpr dtype dtype_of<double>() { return dtype::f64; }
 
 /// What a producer hands to publish(): a view, copied before publish() returns.
 struct frame_view {
-  std::string_view name;
+  std::string_view name = {};
   std::int64_t step = 0;
   double time = 0;
-  std::vector<std::int64_t> shape;  // row-major, outermost first
+  std::vector<std::int64_t> shape = {};  // row-major, outermost first
   dtype type = dtype::f64;
-  std::span<const std::byte> data;
+  std::span<const std::byte> data = {};
   std::vector<std::int64_t> origin = {};        // a tile's offset in global_shape (tiled publishing)
   std::vector<std::int64_t> global_shape = {};  // empty: the frame is the whole array
 };

@@ -44,7 +44,7 @@ struct publisher_options {
   codec encoding = codec::zstd;                // frames that are not 2-D
   codec image_encoding = codec::png;           // 2-D frames (raw, zstd or lz4 keep them exact)
   int zstd_level = 1;
-  std::string record_dir;                      // empty: no recording (live only)
+  std::string record_dir = {};                      // empty: no recording (live only)
   sync_policy sync = sync_policy::interval;
   int sync_interval_ms = 200;
   std::size_t cache_frames = 64;               // newest encoded frames kept in memory for viewers

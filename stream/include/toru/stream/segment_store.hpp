@@ -32,7 +32,7 @@ namespace toru::stream {
 enum class sync_policy { none, every_frame, interval };
 
 struct store_options {
-  std::string dir;
+  std::string dir = {};
   sync_policy sync = sync_policy::every_frame;
   int sync_interval_ms = 100;
   std::uint64_t segment_bytes = 64ull << 20;  // a new segment starts after this many bytes

@@ -22,7 +22,7 @@ struct viewer_options {
   std::string from = "live";  // "live" or a seq to replay from
   double fps = 10;
   int low_water = 3, high_water = 10;
-  std::string policy;  // empty: the stream's
+  std::string policy = {};  // empty: the stream's
   bool playout = true;
   double seconds = 0;             // stop after this long (0: no limit)
   std::uint64_t max_frames = 0;   // stop after playing this many (0: no limit)
