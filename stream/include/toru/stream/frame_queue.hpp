@@ -1,0 +1,80 @@
+// The bounded, pre-allocated queue between the simulation and the publisher's encoder thread.
+// push() copies a frame into a free slot and returns at once: it never waits for the consumer
+// (the only lock is held for a few index updates, never during a copy, encode or send). When no
+// slot is free the policy decides: latest_wins replaces the oldest frame not yet taken (ZeroMQ
+// CONFLATE / ADIOS2 SST AlwaysProvideLatest), drop_newest refuses the new one. Either way the
+// loss is counted.
+//
+// Thread safety: one producer thread and one consumer thread (more producers are serialised by
+// the lock but each push may then drop).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "toru/stream/frame.hpp"
+
+namespace toru::stream {
+
+enum class full_policy { latest_wins, drop_newest };
+
+enum class push_result {
+  queued,            // in a free slot
+  replaced_oldest,   // latest_wins: an older, unsent frame was dropped for it
+  dropped,           // drop_newest: the queue was full, this frame was dropped
+  refused_oversize,  // larger than the slot size: never queued
+};
+
+struct queue_counters {
+  std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0, taken = 0;
+};
+
+class frame_queue {
+ public:
+  /// slots >= 1 frames of at most slot_bytes payload each, allocated here and never again.
+  frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy);
+
+  /// Copies f (already validated) into a slot. Never blocks on the consumer.
+  push_result push(const frame_view& f);
+
+  /// A frame taken by the consumer; release it with done().
+  struct item {
+    std::size_t slot;
+    frame_view view;  // points into the slot until done()
+  };
+  /// Waits up to `timeout_ms` for a frame (the oldest first); nullopt on timeout or after close().
+  std::optional<item> take(int timeout_ms);
+  void done(const item& it);
+  /// Wakes a waiting take() for good.
+  void close();
+
+  queue_counters counters() const;
+  std::size_t slot_bytes() const { return slot_bytes_; }
+  std::size_t size() const;  // frames waiting
+
+ private:
+  enum class state { free, filling, ready, taken };
+  struct slot {
+    state st = state::free;
+    std::uint64_t order = 0;
+    std::vector<std::byte> data;
+    std::string name;  // capacity reserved up front: assigning a name <= 256 chars never allocates
+    std::vector<std::int64_t> shape, origin, global_shape;  // capacity 8 each
+    frame_view meta;
+  };
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::vector<slot> slots_;
+  std::size_t slot_bytes_;
+  full_policy policy_;
+  std::uint64_t next_order_ = 0;
+  queue_counters c_;
+  bool closed_ = false;
+};
+
+}  // namespace toru::stream

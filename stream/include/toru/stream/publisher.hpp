@@ -1,0 +1,112 @@
+// toru::stream::publisher: the producer side, inside a simulation. publish() copies a frame into
+// a bounded, pre-allocated queue and returns at once; it never waits for a viewer, the network or
+// the disk. A background thread encodes (raw, zstd, lz4; PNG through a colour map for 2-D
+// frames), records to the segment store (optional) and hands the frame to the server, which
+// paces it out to each viewer under that viewer's flow control.
+//
+//   toru::stream::publisher pub(MPI_COMM_WORLD, {.record_dir = "run/stream", .server = {.http_port = 8080}});
+//   for (step ...) {
+//     ...
+//     pub.publish_gathered(toru::stream::make_frame<float>("u_x z=0", step, t, {my_rows, n}, my_rows_data));
+//     if (rank == 0) pub.publish(toru::stream::make_frame<double>("spectrum", step, t, {nk}, ek));
+//   }
+//
+// Frames from all ranks: publish_gathered() (collective) concatenates the ranks' tiles along
+// axis 0 at the root, which owns the queue, the thread, the recording and the server. Tiled
+// instead: give every rank its own publisher on MPI_COMM_SELF (its own port and directory) and
+// set frame_view::origin/global_shape.
+//
+// Thread safety: publish() from one thread at a time; counters() from any thread.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "toru/stream/frame.hpp"
+#include "toru/stream/frame_log.hpp"
+#include "toru/stream/frame_queue.hpp"
+#include "toru/stream/segment_store.hpp"
+#include "toru/stream/server.hpp"
+
+namespace toru::stream {
+
+struct publisher_options {
+  std::size_t queue_slots = 2;                 // frames waiting for the encoder, at most
+  std::size_t max_frame_bytes = 16u << 20;     // larger frames are refused (counted, logged once)
+  full_policy when_full = full_policy::latest_wins;
+  codec encoding = codec::zstd;                // frames that are not 2-D
+  codec image_encoding = codec::png;           // 2-D frames (raw, zstd or lz4 keep them exact)
+  int zstd_level = 1;
+  std::string record_dir = {};                      // empty: no recording (live only)
+  sync_policy sync = sync_policy::interval;
+  int sync_interval_ms = 200;
+  std::size_t cache_frames = 64;               // newest encoded frames kept in memory for viewers
+  bool serve = true;                           // run a server (root only)
+  server_options server{.http_port = -1, .tcp_port = -1};
+  int root = 0;
+};
+
+struct publisher_counters {
+  std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0;  // publish() on the root
+  std::uint64_t encoded = 0, encode_failures = 0;                    // encoder thread
+  std::uint64_t recorded = 0, acknowledged = 0, record_failures = 0;  // recording
+};
+
+class publisher {
+ public:
+  /// Collective over comm (duplicated inside). The root starts the thread, the store and the server.
+  publisher(MPI_Comm comm, publisher_options opt);
+  /// One process, no MPI.
+  explicit publisher(publisher_options opt);
+  /// Encodes what is queued (up to 10 s), then stops. Not collective.
+  ~publisher();
+  publisher(const publisher&) = delete;
+  publisher& operator=(const publisher&) = delete;
+
+  /// Root only (other ranks: a no-op returning dropped). Validates f (throws invalid_argument),
+  /// copies it and returns at once.
+  push_result publish(const frame_view& f);
+  /// Collective: every rank's tile (same name, dtype and trailing extents; any number of rows,
+  /// zero included) is gathered along axis 0 at the root and published there. Returns the root's
+  /// result on the root and queued elsewhere; refused_oversize on every rank if the whole frame
+  /// exceeds max_frame_bytes.
+  push_result publish_gathered(const frame_view& tile);
+
+  /// Waits until every queued frame is encoded (and recorded), up to timeout_s; true if so.
+  bool flush(double timeout_s = 10);
+  publisher_counters counters() const;
+  bool is_root() const { return rank_ == root_; }
+  /// The server's ports on the root (-1 elsewhere or when off).
+  int http_port() const;
+  int tcp_port() const;
+  server* get_server() { return server_.get(); }
+  segment_store* store() { return store_.get(); }
+  frame_log* frames() { return log_.get(); }
+
+ private:
+  void start();
+  void encode_loop();
+
+  publisher_options opt_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, root_ = 0, nranks_ = 1;
+  std::unique_ptr<frame_queue> queue_;
+  std::unique_ptr<segment_store> store_;
+  std::unique_ptr<frame_log> log_;
+  std::unique_ptr<server> server_;
+  std::vector<std::byte> gather_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false}, busy_{false};
+  std::atomic<std::uint64_t> encoded_{0}, encode_failures_{0}, recorded_{0}, record_failures_{0};
+  std::uint64_t next_seq_ = 0, refused_gathered_ = 0;
+  bool warned_refused_ = false;
+};
+
+}  // namespace toru::stream

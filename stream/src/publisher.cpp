@@ -1,0 +1,194 @@
+#include "toru/stream/publisher.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "toru/core/agreement.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/log.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::stream {
+
+publisher::publisher(publisher_options opt) : opt_(std::move(opt)) { start(); }
+
+publisher::publisher(MPI_Comm comm, publisher_options opt) : opt_(std::move(opt)) {
+  nranks_ = mpi_size(comm);
+  rank_ = mpi_rank(comm);
+  root_ = opt_.root;
+  // Every rank checks the options the same way, so a bad root fails everywhere, not only on one rank.
+  validate_collectively(comm, "toru::stream::publisher", {{"options.root", opt_.root}}, [&] {
+    expect(opt_.root >= 0 && opt_.root < nranks_, "options.root", fmt::format("0 <= root < {}", nranks_),
+           std::to_string(opt_.root));
+    expect(opt_.max_frame_bytes > 0 && opt_.max_frame_bytes < (1ull << 31), "options.max_frame_bytes",
+           "1 byte to 2 GiB", std::to_string(opt_.max_frame_bytes));
+  });
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  // The root's start-up (a port, a directory) can fail: agree on it so no rank waits in a later gather.
+  validate_collectively(comm_, [&] {
+    if (rank_ == root_) start();
+  });
+}
+
+void publisher::start() {
+  expect(opt_.max_frame_bytes > 0 && opt_.max_frame_bytes < (1ull << 31), "options.max_frame_bytes",
+         "1 byte to 2 GiB", std::to_string(opt_.max_frame_bytes));
+  expect(opt_.encoding != codec::png, "options.encoding", "raw, zstd or lz4 (png is for 2-D frames: image_encoding)",
+         "png");
+  queue_ = std::make_unique<frame_queue>(opt_.queue_slots, opt_.max_frame_bytes, opt_.when_full);
+  if (!opt_.record_dir.empty())
+    store_ = std::make_unique<segment_store>(store_options{.dir = opt_.record_dir,
+                                                           .sync = opt_.sync,
+                                                           .sync_interval_ms = opt_.sync_interval_ms,
+                                                           .max_record_bytes = 2 * opt_.max_frame_bytes + (1 << 20)});
+  log_ = std::make_unique<frame_log>(opt_.cache_frames, store_.get());
+  next_seq_ = store_ ? store_->size() : 0;
+  if (opt_.serve && (opt_.server.http_port >= 0 || opt_.server.tcp_port >= 0))
+    server_ = std::make_unique<server>(*log_, opt_.server);
+  thread_ = std::thread([this] { encode_loop(); });
+}
+
+publisher::~publisher() {
+  if (queue_) {
+    flush(10);
+    stop_ = true;
+    queue_->close();
+    if (thread_.joinable()) thread_.join();
+    if (store_) store_->sync();
+  }
+  server_.reset();
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+push_result publisher::publish(const frame_view& f) {
+  if (!queue_) return push_result::dropped;
+  validate(f);
+  const auto r = queue_->push(f);
+  if (r == push_result::refused_oversize && !warned_refused_) {
+    warned_refused_ = true;
+    log::write(log::level::warn,
+               fmt::format("toru::stream: frame '{}' of {} bytes refused: larger than max_frame_bytes = {} "
+                           "(logged once; see counters().refused)",
+                           f.name, f.data.size(), opt_.max_frame_bytes));
+  }
+  return r;
+}
+
+push_result publisher::publish_gathered(const frame_view& tile) {
+  if (comm_ == MPI_COMM_NULL) return publish(tile);
+  std::string trailing;
+  for (std::size_t i = 1; i < tile.shape.size(); ++i) trailing += std::to_string(tile.shape[i]) + ",";
+  validate_collectively(comm_, "toru::stream::publisher::publish_gathered",
+                        {same_text("frame.name", tile.name),
+                         {"frame.dtype", static_cast<std::int64_t>(tile.type)},
+                         {"frame.shape (number of axes)", static_cast<std::int64_t>(tile.shape.size())},
+                         same_text("frame.shape[1:]", trailing)},
+                        [&] { validate(tile); });
+  const auto mine = static_cast<std::int64_t>(tile.data.size());
+  std::vector<std::int64_t> bytes(static_cast<std::size_t>(nranks_)), rows(bytes.size());
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT64_T, bytes.data(), 1, MPI_INT64_T, comm_), "MPI_Allgather");
+  std::int64_t total = 0;
+  for (auto b : bytes) total += b;
+  if (total > static_cast<std::int64_t>(opt_.max_frame_bytes)) {
+    if (rank_ == root_) {
+      ++refused_gathered_;
+      if (!warned_refused_) {
+        warned_refused_ = true;
+        log::write(log::level::warn, fmt::format("toru::stream: gathered frame '{}' of {} bytes refused: larger than "
+                                                 "max_frame_bytes = {} (logged once)",
+                                                 tile.name, total, opt_.max_frame_bytes));
+      }
+    }
+    return push_result::refused_oversize;
+  }
+  std::vector<int> counts(bytes.size()), displs(bytes.size());
+  int at = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) counts[i] = static_cast<int>(bytes[i]), displs[i] = at, at += counts[i];
+  if (rank_ == root_ && gather_.size() < opt_.max_frame_bytes) gather_.resize(opt_.max_frame_bytes);
+  check_mpi(MPI_Gatherv(tile.data.data(), static_cast<int>(mine), MPI_BYTE, gather_.data(), counts.data(), displs.data(),
+                        MPI_BYTE, root_, comm_),
+            "MPI_Gatherv");
+  if (rank_ != root_) return push_result::queued;
+  frame_view whole = tile;
+  const auto row_bytes = static_cast<std::int64_t>(dtype_size(tile.type)) * [&] {
+    std::int64_t r = 1;
+    for (std::size_t i = 1; i < tile.shape.size(); ++i) r *= tile.shape[i];
+    return r;
+  }();
+  whole.shape[0] = row_bytes > 0 ? total / row_bytes : 0;
+  whole.data = std::span<const std::byte>(gather_.data(), static_cast<std::size_t>(total));
+  return publish(whole);
+}
+
+void publisher::encode_loop() {
+  bool warned_encode = false;
+  while (true) {
+    auto it = queue_->take(50);
+    if (!it) {
+      if (stop_) return;
+      if (store_ && opt_.sync == sync_policy::interval && store_->acknowledged() < store_->size()) store_->sync();
+      continue;
+    }
+    busy_ = true;
+    const frame_view& f = it->view;
+    const codec c = f.shape.size() == 2 ? opt_.image_encoding : opt_.encoding;
+    const std::uint64_t seq = store_ ? store_->size() : next_seq_;
+    std::string msg;
+    try {
+      msg = encode_message(f, c, seq, opt_.zstd_level);
+    } catch (const std::exception& e) {
+      ++encode_failures_;
+      if (!warned_encode)
+        log::write(log::level::warn, fmt::format("toru::stream: frame '{}' not encoded: {} (logged once)", f.name, e.what()));
+      warned_encode = true;
+      queue_->done(*it);
+      busy_ = false;
+      continue;
+    }
+    const std::int64_t step = f.step;
+    const double time = f.time;
+    queue_->done(*it);  // the slot is free for the simulation again before any I/O
+    if (store_) {
+      if (!store_->append(msg, step, time)) {
+        ++record_failures_;
+        busy_ = false;
+        continue;
+      }
+      ++recorded_;
+    }
+    log_->add(seq, step, std::make_shared<const std::string>(std::move(msg)));
+    next_seq_ = seq + 1;
+    ++encoded_;
+    if (server_) server_->notify();
+    busy_ = false;
+  }
+}
+
+bool publisher::flush(double timeout_s) {
+  if (!queue_) return true;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (queue_->size() > 0 || busy_) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (store_) store_->sync();
+  return true;
+}
+
+publisher_counters publisher::counters() const {
+  publisher_counters c;
+  if (!queue_) return c;
+  const auto q = queue_->counters();
+  c.offered = q.offered + refused_gathered_, c.queued = q.queued, c.dropped = q.dropped;
+  c.refused = q.refused + refused_gathered_;
+  c.encoded = encoded_, c.encode_failures = encode_failures_;
+  c.recorded = recorded_, c.record_failures = record_failures_;
+  c.acknowledged = store_ ? store_->acknowledged() : 0;
+  return c;
+}
+
+int publisher::http_port() const { return server_ ? server_->http_port() : -1; }
+int publisher::tcp_port() const { return server_ ? server_->tcp_port() : -1; }
+
+}  // namespace toru::stream
