@@ -45,6 +45,7 @@ struct settings {
   std::string decomp = "auto";
   int chunks = 0;
   bool simulate = false;
+  toru::comm::network_model model = toru::comm::network_model::packet;
   std::string torus;
   double node_gflops = 10;
   bool json = false;
@@ -298,7 +299,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
 json simulate_one(const settings& s, const toru::topology::torus& t, const std::string& kind, double N, int k) {
   const double P = static_cast<double>(t.size());
   const double m = 16.0 * N / (P * P);
-  const auto a2a = toru::comm::simulate_alltoall(t, toru::comm::alltoall_algorithm::indirect, m);
+  const auto a2a = toru::comm::simulate_alltoall(t, toru::comm::alltoall_algorithm::indirect, m, {.model = s.model});
   const double t_bound = toru::topology::alltoall_bound(t, m);
   const double flops = 5 * N * std::log2(N);
   const double compute = flops / P / (s.node_gflops * 1e9);
@@ -317,6 +318,7 @@ json simulate_one(const settings& s, const toru::topology::torus& t, const std::
               {"alltoall_simulated_s", per_comm},
               {"alltoall_bound_s", t_bound},
               {"alltoall_percent_of_bound", a2a.percent_of_bound},
+              {"network_model", toru::comm::to_string(a2a.model)},
               {"chunks", C},
               {"fft_simulated_s", overlapped},
               {"fft_no_overlap_s", serial},
@@ -427,6 +429,11 @@ int main(int argc, char** argv) {
   app.add_option("--chunks", s.chunks, "toru chunks per all-to-all (0 = chosen)")->check(CLI::Range(0, 4096));
   app.add_flag("--simulate", s.simulate, "model the FFT on --torus instead of running it (no MPI traffic)");
   app.add_option("--torus", s.torus, "torus spec for --simulate, e.g. 8x8x16,bw=425MB/s");
+  std::string model = "packet";
+  app.add_option("--model", model,
+                 "with --simulate: packet (packet-level up to 256 nodes, the fitted tier above), fitted, or fluid")
+      ->check(CLI::IsMember({"packet", "fitted", "fluid"}))
+      ->capture_default_str();
   app.add_option("--node-gflops", s.node_gflops, "--simulate: local FFT rate per node, GFlop/s")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -442,6 +449,7 @@ int main(int argc, char** argv) {
         std::erase(s.n1, 0);
         for (auto n : s.n3) toru::expect(n >= 1, "--n3", "sizes >= 1", std::to_string(n));
         for (auto n : s.n1) toru::expect(n >= 1, "--n1", "sizes >= 1", std::to_string(n));
+        s.model = toru::comm::network_model_from_string(model);
         if (s.simulate) return rank == 0 ? simulate(s) : 0;
         return run(s);
       },

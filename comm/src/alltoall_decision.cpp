@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "alltoall_impl.hpp"
+#include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 
 namespace toru::comm::detail {
@@ -21,10 +22,9 @@ constexpr double copy_bandwidth = 5e9;
 // (the "bandwidth knee"; 4 KiB is where the netns testbed's TCP reaches half its rate).
 constexpr double knee_bytes = 4096;
 constexpr int max_chunks = 64;
-// Fraction of T_min a plain MPI_Alltoall reaches on a multi-hop torus: Kumar et al. report 64-70%
-// on BG/L before their optimisations, the netns 2x2x4 testbed about 28%. We take 0.5: the
-// choice only needs it to be clearly below the indirect schedule's fraction.
-constexpr double direct_efficiency_torus = 0.5;
+// The fractions of T_min that MPI_Alltoall (as Open MPI's coll/tuned schedules it) and the indirect
+// pipeline reach come from the network model's fitted tier (topology/fitted_model.hpp, fitted on the
+// packet-level simulator), not from a constant: both are read at this block size and rank count.
 
 bool all_switched(const topology::torus& t) {
   for (const auto& a : t.axes())
@@ -81,11 +81,14 @@ decision decide_alltoall(const decision_input& in) {
   const auto& shape = *in.torus;
   const double m = in.bytes_per_pair;
   const double t_min = topology::alltoall_bound(shape, m);
+  const double e_direct = topology::fitted_efficiency(topology::packet_schedule_kind::ompi_tuned, m, in.nranks);
+  const double e_indirect = topology::fitted_efficiency(topology::packet_schedule_kind::indirect, m, in.nranks);
   const double t_direct =
-      t_min / direct_efficiency_torus + (in.nranks - 1) * message_startup + topology::alltoall_latency_direct(shape, 0);
+      t_min / e_direct + (in.nranks - 1) * message_startup + topology::alltoall_latency_direct(shape, 0);
   const int c = model_indirect_chunks(in);
   const auto t = indirect_times(in);
-  const double t_indirect = std::max(t.b, std::max(t.a, t.copy) / c) + (t.a + t.copy) / c +
+  // The pipeline's flow-level time, stretched by what packets and flow control cost it in the model.
+  const double t_indirect = (std::max(t.b, std::max(t.a, t.copy) / c) + (t.a + t.copy) / c) / e_indirect +
                             c * t.messages * message_startup + topology::alltoall_latency_indirect(shape, 0);
   if (t_indirect < t_direct) {
     d.algorithm = alltoall_algorithm::indirect;

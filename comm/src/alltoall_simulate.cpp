@@ -7,10 +7,41 @@
 
 #include "alltoall_impl.hpp"
 #include "toru/core/error.hpp"
+#include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
+#include "toru/topology/packet_schedules.hpp"
 #include "toru/topology/simulator.hpp"
 
 namespace toru::comm {
+
+std::string to_string(network_model m) {
+  switch (m) {
+    case network_model::fluid: return "fluid";
+    case network_model::packet: return "packet";
+    case network_model::fitted: return "fitted";
+  }
+  return "?";
+}
+
+network_model network_model_from_string(const std::string& s) {
+  for (auto m : {network_model::fluid, network_model::packet, network_model::fitted})
+    if (to_string(m) == s) return m;
+  throw error(errc::invalid_argument, fmt::format("network model '{}': expected fluid, packet or fitted", s));
+}
+
+namespace {
+
+// toru's algorithms as the schedules they issue: direct is the MPI library's MPI_Alltoall.
+topology::packet_schedule_kind schedule_of(alltoall_algorithm a) {
+  switch (a) {
+    case alltoall_algorithm::pairwise: return topology::packet_schedule_kind::pairwise;
+    case alltoall_algorithm::bruck: return topology::packet_schedule_kind::bruck;
+    case alltoall_algorithm::indirect: return topology::packet_schedule_kind::indirect;
+    default: return topology::packet_schedule_kind::ompi_tuned;
+  }
+}
+
+}  // namespace
 
 simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorithm algorithm, double bytes_per_pair,
                                      const simulation_options& opts) {
@@ -31,6 +62,28 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
   simulated_alltoall r;
   r.algorithm = algorithm;
   r.bound_seconds = topology::alltoall_bound(t, bytes_per_pair);
+  r.model = opts.model;
+  if (opts.model != network_model::fluid) {
+    const auto kind = schedule_of(algorithm);
+    r.chunks = algorithm == alltoall_algorithm::indirect
+                   ? (opts.chunks > 0 ? opts.chunks : detail::model_indirect_chunks(in))
+                   : 1;
+    r.schedule = topology::to_string(kind == topology::packet_schedule_kind::ompi_tuned
+                                         ? topology::ompi_tuned_alltoall(P, bytes_per_pair)
+                                         : kind);
+    if (opts.model == network_model::packet && P <= opts.packet_max_nodes) {
+      const auto s = topology::alltoall_schedule(t, kind, bytes_per_pair, {.chunks = r.chunks});
+      const auto pr = topology::simulate_packets(t, s, opts.packet);
+      r.seconds = pr.seconds;
+      r.drops = pr.drops;
+      r.timeouts = pr.timeouts;
+    } else {
+      r.model = network_model::fitted;
+      r.seconds = topology::fitted_alltoall_seconds(t, kind, bytes_per_pair);
+    }
+    r.percent_of_bound = r.seconds > 0 ? 100.0 * r.bound_seconds / r.seconds : 0;
+    return r;
+  }
   topology::simulator sim(t, {.message_startup = opts.message_startup});
   std::vector<int> all_axes, plane_axes;
   for (int a = 0; a < t.ndims(); ++a) {

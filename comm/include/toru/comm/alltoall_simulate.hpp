@@ -8,15 +8,31 @@
 // Pure and thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "toru/comm/alltoall_plan.hpp"
+#include "toru/topology/packet_sim.hpp"
 #include "toru/topology/torus.hpp"
 
 namespace toru::comm {
 
+/// fluid: the flow-level max-min simulator (topology/simulator.hpp; direct = pairwise = one phase).
+/// packet: the packet-level simulator (topology/packet_sim.hpp) with each algorithm's real schedule
+/// (direct = MPI_Alltoall as Open MPI 4.1 coll/tuned picks it) on tori of at most
+/// `packet_max_nodes` nodes, else the fitted tier (topology/fitted_model.hpp).
+/// fitted: the fitted tier at any size.
+enum class network_model { fluid, packet, fitted };
+std::string to_string(network_model m);
+network_model network_model_from_string(const std::string& s);
+
 struct simulation_options {
   int chunks = 0;                 // indirect: 0 = the decision model's choice
-  double message_startup = 2e-6;  // seconds of software start-up per message a node posts
-  double copy_bandwidth = 5e9;    // bytes/s of one thread's memory copies (pack, transpose, unpack)
+  double message_startup = 2e-6;  // fluid: seconds of software start-up per message a node posts
+  double copy_bandwidth = 5e9;    // fluid: bytes/s of one thread's memory copies (pack, transpose, unpack)
+  network_model model = network_model::fluid;
+  topology::packet_params packet{};  // packet: network and host description
+  int packet_max_nodes = 256;        // packet: larger tori use the fitted tier
 };
 
 struct simulated_alltoall {
@@ -25,6 +41,9 @@ struct simulated_alltoall {
   double seconds = 0;        // simulated makespan
   double bound_seconds = 0;  // topology::alltoall_bound (bandwidth only)
   double percent_of_bound = 0;
+  network_model model = network_model::fluid;  // the tier that produced `seconds`
+  std::string schedule;                        // packet / fitted: the schedule run (e.g. "linear")
+  std::uint64_t drops = 0, timeouts = 0;       // packet
 };
 
 /// Simulates one all-to-all of `bytes_per_pair` over every node of `t` with the given algorithm
@@ -33,7 +52,8 @@ struct simulated_alltoall {
 /// message orders apart); bruck is ceil(log2 P) shift phases of P/2 blocks as explicit messages
 /// (tori of at most 4096 nodes, else toru::error(unsupported)); indirect is the chunked pipeline
 /// pack(c) -> A(c) on the plane axes -> transpose(c) -> B(c) on the bottleneck axis -> unpack(c), with
-/// one copy thread and each phase in order across chunks.
+/// one copy thread and each phase in order across chunks. With `model = packet` or `fitted` see
+/// network_model; throws toru::error(unsupported) for switched axes there.
 simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorithm algorithm, double bytes_per_pair,
                                      const simulation_options& opts = {});
 

@@ -1,0 +1,35 @@
+// The fast tier of the network model: what fraction of T_min each all-to-all schedule reaches,
+// fitted on the packet tier (packet_sim.hpp) and applied at any torus size (8192-65536 nodes and
+// beyond, where packets cannot be simulated in minutes).
+//
+// The fit: packet_sim on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes; TCP/BBR, tbf burst of
+// one packet, the default host) at 4 KiB - 256 KiB per pair, `packet_model_version` below. Between
+// fitted sizes the fraction is interpolated in log(bytes); outside, the nearest fitted size is used.
+// linear, bruck and indirect are taken as size-independent fractions of T_min at fixed block size;
+// pairwise as a fraction of its own flow-level time (the sum over its P-1 steps of the step's
+// busiest link, `pairwise_step_bound`), so its loss to step synchronisation grows with P as it should;
+// bruck likewise over its log2 P shift steps, with pairwise's fraction.
+#pragma once
+
+#include <string_view>
+
+#include "toru/topology/packet_schedules.hpp"
+#include "toru/topology/torus.hpp"
+
+namespace toru::topology {
+
+inline constexpr std::string_view packet_model_version = "toru-netmodel 1 (2026-12-01: TCP BBR v1, tbf, ob1 rendezvous)";
+
+/// Fitted efficiency in (0, 1]: linear / ompi_tuned / bruck / indirect as a fraction of T_min,
+/// pairwise as a fraction of pairwise_step_bound. ompi_tuned resolves with `ranks`.
+double fitted_efficiency(packet_schedule_kind kind, double bytes_per_pair, int ranks);
+
+/// Flow-level time of the pairwise schedule: sum over steps s = 1..P-1 of the busiest link's bytes
+/// over its bandwidth when every node sends `bytes_per_pair` to node+s (the testbed's routing).
+/// Cost O(P^2 x hops): throws toru::error(unsupported) above 16384 nodes.
+double pairwise_step_bound(const torus& t, double bytes_per_pair);
+
+/// Fast-tier all-to-all time of `kind` on `t` (ranks on nodes, identity mapping).
+double fitted_alltoall_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair);
+
+}  // namespace toru::topology

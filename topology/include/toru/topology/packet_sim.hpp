@@ -1,0 +1,117 @@
+// Packet-level network simulator: what a flow model cannot show about an all-to-all on a torus.
+//
+// Every directed link of the torus transmits one packet at a time at its bandwidth, after which
+// the packet flies for the axis latency. Two flow-control regimes:
+//
+//   transport::tcp     Ethernet/IP routers (the netns testbed): drop-tail output queues of
+//                      `queue_bytes` per link (tc tbf's limit), one TCP connection per ordered
+//                      node pair with slow start, AIMD, SACK-style loss detection (3 later packets
+//                      acknowledged), retransmission timeouts with a floor and backoff, slow start
+//                      after idle, an ACK per data packet on the reverse route. A sender's own
+//                      first-hop queue pushes back instead of dropping (Linux's qdisc back-pressure).
+//                      Congestion control is BBR v1 (pacing, bandwidth/RTT model; the testbed host's
+//                      default) or Reno; tbf's token bucket lets `tbf_burst` bytes through at the
+//                      device's speed before the rate applies (which fools BBR's bandwidth probe).
+//   transport::credit  HPC routers: input buffers of `input_bytes` per port with credits, output
+//                      buffers of `output_bytes`, round-robin arbitration, head-of-line blocking, a
+//                      bounded injection FIFO per node filled round-robin from the posted messages.
+//
+// Routing is dimension order (axis 0 first) with the netns testbed's tie rule: half way round an
+// even ring goes + from an even coordinate and - from an odd one. Switched axes are not modelled.
+//
+// Above the transport, an MPI-like layer runs a schedule: per node, operations that post sends and
+// receives (all at once, like MPI_Ialltoallv / basic linear) and complete when all of them have;
+// an operation starts `host_delay` after the operations it follows. Messages above `eager_limit`
+// use the rendezvous protocol of Open MPI's ob1: the first `eager_limit` bytes, a control message
+// back once the receive is posted, then the rest. Control messages ride the reverse connection,
+// behind its data (TCP head-of-line).
+//
+//   auto t = toru::topology::torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+//   auto s = toru::topology::alltoall_schedule(t, toru::topology::packet_schedule_kind::linear, 262144);
+//   auto r = toru::topology::simulate_packets(t, s, {});   // r.seconds, r.drops, r.timeouts
+//
+// Pure and thread-safe; cost is proportional to packets x hops (about 10^6 events per second).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toru/topology/torus.hpp"
+
+namespace toru::topology {
+
+struct packet_params {
+  enum class transport { tcp, credit };
+  transport mode = transport::tcp;
+  double mss = 1448;    // payload bytes per packet
+  double header = 66;   // bytes per packet on the wire besides payload (Ethernet + IP + TCP)
+  double ack_bytes = 66;
+  // tcp: drop-tail limit of each link's output queue; <= 0 derives tc tbf's limit from the link
+  // rate: rate * tbf_latency + tbf_burst (torus-netns.sh: 50 ms, 64 kB).
+  double queue_bytes = 0;
+  double tbf_latency = 0.05;
+  double tbf_burst = 65536;
+  // credit: per-port input buffer (the upstream link's credits), output buffer, injection FIFO.
+  double input_bytes = 16384;
+  double output_bytes = 8192;
+  double injection_bytes = 65536;
+  // host: reaction time per protocol step (progress, matching, wake-up of a waiting thread) and
+  // software cost per posted message.
+  double host_delay = 100e-6;
+  double post_overhead = 10e-6;
+  double eager_limit = 65536;  // Open MPI btl_tcp_eager_limit
+  double control_bytes = 64;   // rendezvous control message
+  // tcp
+  enum class congestion_control { reno, bbr };
+  congestion_control congestion = congestion_control::bbr;  // the testbed host's default (sysctl)
+  double device_rate = 1e9;  // bytes/s a link end moves while tbf's bucket has tokens (veth)
+  int initial_window = 10;  // packets (Linux IW10)
+  double min_rto = 0.2;     // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
+  double initial_rtt = 1e-3;
+  bool slow_start_after_idle = true;
+  double time_limit = 1e5;  // simulated seconds; beyond is an error (a schedule that deadlocks)
+};
+
+/// One point-to-point message of a schedule: sent by operation `send_op`, received by `recv_op`.
+struct packet_message {
+  int src = 0, dst = 0;
+  double bytes = 0;
+  int send_op = -1, recv_op = -1;
+};
+
+/// One nonblocking step of one node: posts its sends and receives, completes when all have.
+/// `after` lists operations (of any node, in practice the same one) that must complete first.
+struct packet_op {
+  int node = 0;
+  std::vector<int> after;
+  std::string label;
+};
+
+struct packet_schedule {
+  std::vector<packet_op> ops;
+  std::vector<packet_message> messages;
+
+  int add_op(int node, std::vector<int> after = {}, std::string label = {});
+  void add_message(int src, int dst, double bytes, int send_op, int recv_op);
+};
+
+struct packet_result {
+  double seconds = 0;  // last operation's completion
+  std::uint64_t packets = 0, drops = 0, retransmits = 0, timeouts = 0, events = 0;
+  double payload_bytes = 0;           // application bytes delivered
+  double max_link_utilisation = 0;    // busiest link: busy time / makespan
+  std::vector<double> axis_utilisation;  // per axis: mean busy fraction of its links over the makespan
+};
+
+/// Runs `s` on `t`. Nodes are numbered as torus nodes (axis 0 fastest). Throws toru::error:
+/// invalid_argument for a bad schedule (node out of range, an op following a later or missing op,
+/// a message whose ops are on the wrong nodes, a schedule that stalls or runs past `time_limit`),
+/// unsupported for switched axes.
+packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p = {});
+
+/// The testbed's tie-aware dimension-order next hop: the directed link index
+/// (node * 2 * ndims + axis * 2 + (dir < 0)) that a packet at `node` bound for `dst` takes, or -1.
+std::int64_t packet_next_link(const torus& t, std::int64_t node, std::int64_t dst);
+
+}  // namespace toru::topology

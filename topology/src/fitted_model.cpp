@@ -1,0 +1,115 @@
+#include "toru/topology/fitted_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "toru/core/error.hpp"
+#include "toru/topology/network_model.hpp"
+
+namespace toru::topology {
+
+namespace {
+
+struct fit_point {
+  double bytes;
+  double efficiency;
+};
+
+// packet_sim (this file's packet_model_version) on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s],
+// tbf_burst = one packet, default host; regenerate with
+// `toru-alltoall-bench --simulate --model packet --torus <that> --tbf-burst 1514 --json`.
+// pairwise: fraction of pairwise_step_bound; the others: fraction of T_min.
+constexpr std::array<fit_point, 4> fit_linear = {{{4096, 0.60}, {16384, 0.80}, {65536, 0.90}, {262144, 0.92}}};
+constexpr std::array<fit_point, 4> fit_pairwise = {{{4096, 0.50}, {16384, 0.70}, {65536, 0.85}, {262144, 0.90}}};
+constexpr std::array<fit_point, 4> fit_indirect = {{{4096, 0.60}, {16384, 0.80}, {65536, 0.90}, {262144, 0.94}}};
+
+template <std::size_t N>
+double interpolate(const std::array<fit_point, N>& f, double bytes) {
+  if (bytes <= f.front().bytes) return f.front().efficiency;
+  if (bytes >= f.back().bytes) return f.back().efficiency;
+  for (std::size_t i = 1; i < N; ++i)
+    if (bytes <= f[i].bytes) {
+      const double u = std::log(bytes / f[i - 1].bytes) / std::log(f[i].bytes / f[i - 1].bytes);
+      return f[i - 1].efficiency + u * (f[i].efficiency - f[i - 1].efficiency);
+    }
+  return f.back().efficiency;
+}
+
+}  // namespace
+
+double fitted_efficiency(packet_schedule_kind kind, double bytes_per_pair, int ranks) {
+  if (kind == packet_schedule_kind::ompi_tuned) kind = ompi_tuned_alltoall(ranks, bytes_per_pair);
+  switch (kind) {
+    case packet_schedule_kind::pairwise: return interpolate(fit_pairwise, bytes_per_pair);
+    case packet_schedule_kind::indirect: return interpolate(fit_indirect, bytes_per_pair);
+    default: return interpolate(fit_linear, bytes_per_pair);
+  }
+}
+
+namespace {
+
+// Flow-level time of a sequence of synchronised shift steps: in step (shift, bytes) every node n
+// sends `bytes` to n+shift; each step lasts its busiest link's bytes over that link's bandwidth.
+double shift_steps_bound(const torus& t, const std::vector<std::pair<std::int64_t, double>>& steps) {
+  const auto P = static_cast<std::int64_t>(t.size());
+  const int nd = t.ndims();
+  std::vector<std::int64_t> stride(static_cast<std::size_t>(nd), 1);
+  for (int i = 1; i < nd; ++i) stride[static_cast<std::size_t>(i)] = stride[static_cast<std::size_t>(i) - 1] * t[i - 1].extent;
+  std::vector<double> load(static_cast<std::size_t>(P) * 2 * static_cast<std::size_t>(nd));
+  double total = 0;
+  for (const auto& [shift, bytes] : steps) {
+    std::fill(load.begin(), load.end(), 0.0);
+    double worst = 0;
+    for (std::int64_t r = 0; r < P; ++r) {
+      const std::int64_t dst = (r + shift) % P;
+      for (std::int64_t n = r, l; (l = packet_next_link(t, n, dst)) >= 0;) {
+        const int axis = static_cast<int>(l % (2 * nd)) / 2;
+        auto& x = load[static_cast<std::size_t>(l)];
+        x += bytes;
+        worst = std::max(worst, x / t[axis].bandwidth);
+        const auto D = static_cast<std::int64_t>(t[axis].extent);
+        const std::int64_t st = stride[static_cast<std::size_t>(axis)];
+        const std::int64_t c = (n / st) % D, c2 = ((c + (l % 2 == 0 ? 1 : -1)) % D + D) % D;
+        n += (c2 - c) * st;
+      }
+    }
+    total += worst;
+  }
+  return total;
+}
+
+}  // namespace
+
+double pairwise_step_bound(const torus& t, double bytes_per_pair) {
+  const auto P = static_cast<std::int64_t>(t.size());
+  if (P > 16384)
+    throw error(errc::unsupported,
+                fmt::format("pairwise_step_bound: {} nodes (at most 16384: the cost grows as P^2 x hops)", P));
+  std::vector<std::pair<std::int64_t, double>> steps;
+  for (std::int64_t s = 1; s < P; ++s) steps.emplace_back(s, bytes_per_pair);
+  return shift_steps_bound(t, steps);
+}
+
+double fitted_alltoall_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair) {
+  const auto P = static_cast<int>(t.size());
+  if (kind == packet_schedule_kind::ompi_tuned) kind = ompi_tuned_alltoall(P, bytes_per_pair);
+  if (kind == packet_schedule_kind::pairwise)
+    return pairwise_step_bound(t, bytes_per_pair) / fitted_efficiency(kind, bytes_per_pair, P);
+  if (kind == packet_schedule_kind::bruck) {
+    // step-synchronised shifts like pairwise: its flow-level time with pairwise's fitted efficiency
+    std::vector<std::pair<std::int64_t, double>> steps;
+    for (std::int64_t k = 1; k < P; k <<= 1) {
+      std::int64_t blocks = 0;
+      for (std::int64_t i = k; i < P; ++i) blocks += (i & k) ? 1 : 0;
+      steps.emplace_back(k, static_cast<double>(blocks) * bytes_per_pair);
+    }
+    return shift_steps_bound(t, steps) / fitted_efficiency(packet_schedule_kind::pairwise, bytes_per_pair, P);
+  }
+  return alltoall_bound(t, bytes_per_pair) / fitted_efficiency(kind, bytes_per_pair, P);
+}
+
+}  // namespace toru::topology
