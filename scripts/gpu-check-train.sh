@@ -42,7 +42,7 @@ echo "== GPU tests: $gpu_test"
 rc=${PIPESTATUS[0]}
 passed=$(grep -c '^\[       OK \]' "$log_dir/gpu_test.txt")
 failed=$(grep -c '^\[  FAILED  \] [a-z_]*\.[a-z_]* (' "$log_dir/gpu_test.txt")
-skipped=$(grep -c '^\[  SKIPPED \] [a-z_]*\.' "$log_dir/gpu_test.txt")
+skipped=$(grep -c '^\[  SKIPPED \] [a-z_]*\.[a-z_]* (' "$log_dir/gpu_test.txt")
 if [[ $rc -ne 0 || $failed -ne 0 ]]; then
   note "GPU tests: FAILED ($passed passed, $failed failed, $skipped skipped; log $log_dir/gpu_test.txt)"
   status=1
