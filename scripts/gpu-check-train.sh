@@ -42,7 +42,7 @@ echo "== GPU tests: $gpu_test"
 rc=${PIPESTATUS[0]}
 passed=$(grep -c '^\[       OK \]' "$log_dir/gpu_test.txt")
 failed=$(grep -c '^\[  FAILED  \] [a-z_]*\.[a-z_]* (' "$log_dir/gpu_test.txt")
-skipped=$(grep -c '^\[  SKIPPED \] [a-z_]*\.' "$log_dir/gpu_test.txt")
+skipped=$(grep -c '^\[  SKIPPED \] [a-z_]*\.[a-z_]* (' "$log_dir/gpu_test.txt")
 if [[ $rc -ne 0 || $failed -ne 0 ]]; then
   note "GPU tests: FAILED ($passed passed, $failed failed, $skipped skipped; log $log_dir/gpu_test.txt)"
   status=1
@@ -68,7 +68,7 @@ if [[ -z $train ]]; then
 elif ! "$train" --help 2>&1 | grep -q -- '--backend'; then
   note "toru-train: has no --backend option, skipped"
 else
-  if timeout 300 "$train" --model fashion-cnn --data synthetic --batch 64 --steps 20 --backend cuda --json \
+  if timeout 300 "$train" --model fashion-cnn --data synthetic --image 28 --batch 64 --steps 20 --no-eval --backend cuda --json \
       >"$log_dir/toru-train.jsonl" 2>"$log_dir/toru-train.err"; then
     last=$(tail -n1 "$log_dir/toru-train.jsonl")
     note "toru-train --backend cuda: ran 20 steps; last line: $last"

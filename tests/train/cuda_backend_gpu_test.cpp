@@ -1,7 +1,8 @@
 // The CUDA backend (cuDNN + cuBLAS, train/src/cuda/) against the oneDNN CPU backend on the same
 // graphs, weights, inputs and labels: every layer case of cases.hpp (forward loss and top-1 hits,
 // the gradient of every parameter and of the layer's input, the batch-norm running statistics after
-// the step, and an inference forward), dropout (the same counter-based mask on both), a ResNet
+// the step, and an inference forward; ceil-mode max pooling included), dropout (the same
+// counter-based mask on both), a ResNet
 // basic block, and a whole Fashion-MNIST CNN training step (forward, backward, SGD update, second
 // forward and backward). Plus the device memory's capacity and high-water mark, determinism, and
 // the no-device error.
@@ -16,6 +17,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -123,17 +126,81 @@ TEST(cuda_backend, every_layer_matches_the_cpu_backend) {
   for (const auto& c : layer_cases()) {
     SCOPED_TRACE(c.name);
     const auto g = c.make();
-    if (c.name == "maxpool_ceil") {  // cuDNN pads symmetrically: ceil mode is refused, by name
-      try {
-        model m(g, {.backend = backend_kind::cuda, .seed = 7});
-        ADD_FAILURE() << "ceil-mode pooling accepted by the CUDA backend";
-      } catch (const toru::error& e) {
-        EXPECT_EQ(e.code(), errc::unsupported) << e.what();
-        EXPECT_NE(e.message().find("ceil mode"), std::string::npos) << e.message();
-      }
-      continue;
-    }
     compare_backends(g, c.name);
+  }
+}
+
+// cuDNN pads symmetrically: ceil-mode max pooling runs on an explicitly padded input (a layer case
+// above), ceil-mode average pooling, whose divisor depends on the padding, is refused by name.
+TEST(cuda_backend, ceil_mode_average_pooling_is_refused) {
+  TORU_REQUIRE_GPU();
+  builder b("avgpool_ceil", swap::dtype::f32);
+  const auto g = finish(b, b.flatten(b.avgpool(input_param(b, {1, 3, 7, 7}), 2, 2, 0, true)));
+  try {
+    model m(g, {.backend = backend_kind::cuda, .seed = 7});
+    ADD_FAILURE() << "ceil-mode average pooling accepted by the CUDA backend";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), errc::unsupported) << e.what();
+    EXPECT_NE(e.message().find("ceil mode"), std::string::npos) << e.message();
+  }
+}
+
+// The builders' batched matmul has no CPU kernel: checked against a host computation of the
+// loss and of both gradients (A = image + x through the add, B a parameter, batched or shared).
+void check_matmul(bool b_batched) {
+  constexpr std::int64_t batch = 2, M = 3, K = 4, N = 5;
+  builder bl("matmul", swap::dtype::f32);
+  const int a = input_param(bl, {batch, M, K});
+  const int bp = bl.param("b", b_batched ? std::vector<std::int64_t>{batch, K, N} : std::vector<std::int64_t>{K, N});
+  bl.g.tensors[static_cast<std::size_t>(bp)].init = {swap::init_kind::uniform, 0.5, {}};
+  const auto g = finish(bl, bl.matmul(a, bp, {batch, M, N}, double(batch * M * N * K)), -1);
+  model m(g, {.backend = backend_kind::cuda, .seed = 13});
+  const auto d = make_data(m, 8);
+  const auto o = train_step(m, d, 0);
+  const auto& sx = m.parameters().at(0);
+  const auto& sb = m.parameters().at(1);
+  ASSERT_EQ(sx.name, "x");
+  ASSERT_EQ(sb.name, "b");
+  std::vector<double> A(batch * M * K), B(static_cast<std::size_t>(sb.count)), dA(A.size(), 0), dB(B.size(), 0);
+  for (std::size_t i = 0; i < A.size(); ++i) A[i] = double(d.input[i]) + o.params[sx.offset + i];
+  for (std::size_t i = 0; i < B.size(); ++i) B[i] = o.params[static_cast<std::size_t>(sb.offset) + i];
+  double loss = 0;
+  const double rows = batch * M;
+  for (std::int64_t t = 0; t < batch; ++t)
+    for (std::int64_t i = 0; i < M; ++i) {
+      std::vector<double> c(N, 0);
+      const std::int64_t bo = b_batched ? t * K * N : 0;
+      for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t k = 0; k < K; ++k) c[n] += A[(t * M + i) * K + k] * B[bo + k * N + n];
+      double mx = c[0], sum = 0;
+      for (double v : c) mx = std::max(mx, v);
+      for (double v : c) sum += std::exp(v - mx);
+      const int label = d.labels[t * M + i];
+      loss += (std::log(sum) + mx - c[label]) / rows;
+      for (std::int64_t n = 0; n < N; ++n) {
+        const double dc = (std::exp(c[n] - mx) / sum - (n == label ? 1 : 0)) / rows;
+        for (std::int64_t k = 0; k < K; ++k) {
+          dA[(t * M + i) * K + k] += dc * B[bo + k * N + n];
+          dB[bo + k * N + n] += dc * A[(t * M + i) * K + k];
+        }
+      }
+    }
+  EXPECT_NEAR(o.r.loss, loss, 1e-5 * std::max(1.0, loss));
+  const std::vector<float> gx(o.grads.begin() + sx.offset, o.grads.begin() + sx.offset + sx.count);
+  const std::vector<float> gb(o.grads.begin() + sb.offset, o.grads.begin() + sb.offset + sb.count);
+  EXPECT_LT(rel_error(gx, std::vector<float>(dA.begin(), dA.end())), tolerance) << "dA";
+  EXPECT_LT(rel_error(gb, std::vector<float>(dB.begin(), dB.end())), tolerance) << "dB";
+}
+
+TEST(cuda_backend, batched_matmul_matches_a_host_reference) {
+  TORU_REQUIRE_GPU();
+  {
+    SCOPED_TRACE("B batched");
+    check_matmul(true);
+  }
+  {
+    SCOPED_TRACE("B shared");
+    check_matmul(false);
   }
 }
 

@@ -3,6 +3,7 @@
 // ONNX spellings, parameters as extra inputs, batch-norm running statistics as buffers.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -248,22 +249,39 @@ class gelu final : public cuda_kernel {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Max and average pooling. cuDNN pads symmetrically with the left padding; where the graph's
+// output needs a different right padding (ceil mode, asymmetric ONNX pads), max pooling runs on an
+// explicitly padded copy of the input (-inf border, kept as the kernel's state for the backward);
+// average pooling, whose divisor depends on what the padding covers, is refused then.
 class pool final : public cuda_kernel {
  public:
-  pool(cuda_backend& be, const swap::graph& g, int op, bool max) : cuda_kernel(be, g, op), layer_(make(max)) {
-    expect_output(layer_.output(), out_shape(0), this->op().name);
+  pool(cuda_backend& be, const swap::graph& g, int op, bool max) : cuda_kernel(be, g, op) { make(max); }
+  std::int64_t state_bytes() const override { return padded_ ? count(xp_) * 4 : 0; }
+  void run_forward(const forward_args& a) override {
+    if (!padded_) return layer_->forward(f(a.in[0]), f(a.out[0]));
+    float* xp = f(a.state);
+    check_cuda(fill(xp, -std::numeric_limits<float>::infinity(), count(xp_), ctx_.stream()), "fill (pool padding)");
+    check_cuda(pad_planes(f(a.in[0]), xp, planes(), x_[2], x_[3], xp_[2], xp_[3], top_, left_, ctx_.stream()),
+               "pad_planes");
+    layer_->forward(xp, f(a.out[0]));
   }
-  void run_forward(const forward_args& a) override { layer_.forward(f(a.in[0]), f(a.out[0])); }
   void run_backward(const backward_args& a) override {
-    if (a.d_in[0]) layer_.backward(f(a.in[0]), f(a.out[0]), f(a.d_out[0]), f(a.d_in[0]));
+    if (!a.d_in[0]) return;
+    if (!padded_) return layer_->backward(f(a.in[0]), f(a.out[0]), f(a.d_out[0]), f(a.d_in[0]));
+    device_buffer dxp(ctx_.memory(), static_cast<std::size_t>(count(xp_)) * 4, what("dx_padded"));
+    layer_->backward(f(a.state), f(a.out[0]), f(a.d_out[0]), dxp.as<float>());
+    check_cuda(
+        crop_planes(dxp.as<float>(), f(a.d_in[0]), planes(), x_[2], x_[3], xp_[2], xp_[3], top_, left_, ctx_.stream()),
+        "crop_planes");
   }
 
  private:
-  pool_cudnn make(bool max) {
+  std::int64_t planes() const { return static_cast<std::int64_t>(x_[0]) * x_[1]; }
+  void make(bool max) {
     const auto& o = op();
     const auto& xs = in_shape(0);
     const auto& ys = out_shape(0);
-    const nchw x = image(xs);
+    x_ = image(xs);
     if (ys.size() != xs.size()) bad("expected output of the input's rank");
     const std::size_t nd = xs.size() - 2;
     pair window{}, stride{}, pad{0, 0};
@@ -280,14 +298,34 @@ class pool final : public cuda_kernel {
       window = spatial(o.attr.kernel, 1, nd, "kernel", o.name);
       stride = spatial(o.attr.stride, 1, nd, "stride", o.name);
       pad = spatial(o.attr.pad_begin, 0, nd, "pad_begin", o.name);
+      if (std::min({window[0], window[1], stride[0], stride[1]}) < 1 || std::min(pad[0], pad[1]) < 0)
+        bad("expected positive kernel and stride and non-negative padding");
       const pair pad_end = spatial(o.attr.pad_end, -1, nd, "pad_end", o.name);
       // Average pooling that counts padding divides by what the padding covers: only symmetric.
       if (!max && o.attr.count_include_pad && !o.attr.pad_end.empty() && (pad_end[0] != pad[0] || pad_end[1] != pad[1]))
         unsupported("average pooling with asymmetric padding counted in the divisor");
     }
-    return pool_cudnn(ctx_, x, max ? pool_kind::max : pool_kind::avg, window, stride, pad, o.attr.count_include_pad);
+    const auto kind = max ? pool_kind::max : pool_kind::avg;
+    layer_ = std::make_unique<pool_cudnn>(ctx_, x_, kind, window, stride, pad, o.attr.count_include_pad);
+    const nchw& got = layer_->output();
+    const bool fits = got[2] == ys[2] && (nd == 1 || got[3] == ys[3]);
+    if (fits || !max) return expect_output(got, ys, o.name);
+    // Right padding the output extent needs (negative: trailing input no window reaches).
+    pair extra{0, 0};
+    for (std::size_t i = 0; i < nd; ++i) {
+      const std::int64_t in = xs[2 + i], out = ys[2 + i];
+      extra[i] = as_int(std::max<std::int64_t>((out - 1) * stride[i] + window[i] - in - pad[i], 0), "padding");
+    }
+    padded_ = true;
+    top_ = pad[0], left_ = pad[1];
+    xp_ = {x_[0], x_[1], x_[2] + pad[0] + extra[0], x_[3] + pad[1] + extra[1]};
+    layer_ = std::make_unique<pool_cudnn>(ctx_, xp_, kind, window, stride, pair{0, 0}, o.attr.count_include_pad);
+    expect_output(layer_->output(), ys, o.name);
   }
-  pool_cudnn layer_;
+  nchw x_{}, xp_{};
+  bool padded_ = false;
+  int top_ = 0, left_ = 0;
+  std::unique_ptr<pool_cudnn> layer_;
 };
 
 // ---------------------------------------------------------------------------------------------

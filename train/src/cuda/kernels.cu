@@ -184,6 +184,21 @@ __global__ void layer_norm_params_kernel(const float* __restrict__ x, const floa
   }
 }
 
+// One thread per element of the small tensor; `to_padded` picks the direction.
+__global__ void pad_crop_kernel(const float* __restrict__ src, float* __restrict__ dst, std::int64_t planes,
+                                std::int64_t h, std::int64_t w, std::int64_t hp, std::int64_t wp, std::int64_t top,
+                                std::int64_t left, bool to_padded) {
+  const std::int64_t n = planes * h * w;
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    const std::int64_t p = i / (h * w), r = i / w % h, c = i % w;
+    const std::int64_t j = (p * hp + top + r) * wp + left + c;
+    if (to_padded)
+      dst[j] = src[i];
+    else
+      dst[i] = src[j];
+  }
+}
+
 __global__ void fill_kernel(float* y, float value, std::int64_t n) {
   for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = value;
 }
@@ -270,6 +285,22 @@ cudaError_t layer_norm_backward(const float* x, const float* dy, const float* ga
   if (dx) layer_norm_dx_kernel<<<row_blocks(rows), threads, 0, stream>>>(x, dy, gamma, mean, rstd, dx, rows, cols);
   if (dgamma)
     layer_norm_params_kernel<<<blocks_for(cols), threads, 0, stream>>>(x, dy, mean, rstd, dgamma, dbeta, rows, cols);
+  return cudaGetLastError();
+}
+
+cudaError_t pad_planes(const float* x, float* xp, std::int64_t planes, std::int64_t h, std::int64_t w, std::int64_t hp,
+                       std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream) {
+  const std::int64_t n = planes * h * w;
+  if (n == 0) return cudaSuccess;
+  pad_crop_kernel<<<blocks_for(n), threads, 0, stream>>>(x, xp, planes, h, w, hp, wp, top, left, true);
+  return cudaGetLastError();
+}
+
+cudaError_t crop_planes(const float* xp, float* x, std::int64_t planes, std::int64_t h, std::int64_t w, std::int64_t hp,
+                        std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream) {
+  const std::int64_t n = planes * h * w;
+  if (n == 0) return cudaSuccess;
+  pad_crop_kernel<<<blocks_for(n), threads, 0, stream>>>(xp, x, planes, h, w, hp, wp, top, left, false);
   return cudaGetLastError();
 }
 

@@ -60,6 +60,14 @@ cudaError_t layer_norm_backward(const float* x, const float* dy, const float* ga
                                 const float* rstd, float* dx, float* dgamma, float* dbeta, std::int64_t rows,
                                 std::int64_t cols, cudaStream_t stream);
 
+/// Copies planes x [planes, h, w] into the interior of xp [planes, hp, wp] at (top, left); the
+/// border of xp is left as it is (explicit padding for pooling cuDNN cannot pad itself).
+cudaError_t pad_planes(const float* x, float* xp, std::int64_t planes, std::int64_t h, std::int64_t w, std::int64_t hp,
+                       std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream);
+/// The reverse: the interior of xp at (top, left) into x.
+cudaError_t crop_planes(const float* xp, float* x, std::int64_t planes, std::int64_t h, std::int64_t w, std::int64_t hp,
+                        std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream);
+
 /// y = value, n elements.
 cudaError_t fill(float* y, float value, std::int64_t n, cudaStream_t stream);
 
