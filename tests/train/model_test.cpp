@@ -33,6 +33,16 @@ TEST(model, unknown_op_is_named) {
   EXPECT_NE(msg.find("frobnicate"), std::string::npos) << msg;
 }
 
+TEST(model, shape_mismatch_is_named) {
+  // A weight that does not fit its layer (what a hand-edited or inconsistent ONNX model gives).
+  auto g = swap::build_model("mlp", {.batch = 2, .height = 4, .width = 4});
+  const auto& fc = g.ops[1];
+  g.tensors[fc.inputs[1]].shape = {256, 15};
+  const auto msg = error_of([&] { model m(g, {}); }, errc::invalid_argument);
+  EXPECT_NE(msg.find("op '" + fc.name + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("16 input features"), std::string::npos) << msg;
+}
+
 TEST(model, labels_out_of_range_and_wrong_sizes) {
   model m(swap::build_model("mlp", {.batch = 3, .height = 5, .width = 5}), {.seed = 1});
   const auto x = random_floats(75, 1);
