@@ -142,6 +142,13 @@ TEST(model, slots_in_forward_order_and_ready_in_reverse) {
   std::vector<int> order;
   m.backward([&](int s) { order.push_back(s); });
   ASSERT_EQ(order.size(), slots.size());
+  const auto& times = m.op_times();
+  ASSERT_EQ(times.size(), m.graph().ops.size());
+  for (const auto& t : times) {
+    EXPECT_GT(t.forward_seconds, 0.0) << m.graph().ops[t.op].name;
+    EXPECT_GE(t.backward_seconds, 0.0);
+  }
+  EXPECT_GT(times[0].backward_seconds, 0.0);  // the first conv's weight gradient
   for (std::size_t k = 1; k < order.size(); ++k)
     EXPECT_GE(slots[order[k - 1]].first_forward_op, slots[order[k]].first_forward_op);
 }
