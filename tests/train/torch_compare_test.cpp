@@ -158,6 +158,7 @@ TORU_TORCH_CASE(maxpool)
 TORU_TORCH_CASE(maxpool_ceil)
 TORU_TORCH_CASE(avgpool)
 TORU_TORCH_CASE(global_avgpool)
+TORU_TORCH_CASE(adaptive_avgpool)
 TORU_TORCH_CASE(add_fork)
 TORU_TORCH_CASE(concat)
 TORU_TORCH_CASE(flatten_linear)
@@ -169,7 +170,7 @@ TORU_TORCH_CASE(resnet_block)
 
 TEST(torch_reference_cases, every_layer_case_has_a_test) {
   // Keeps the list above in step with cases.hpp.
-  EXPECT_EQ(layer_cases().size(), 23u);
+  EXPECT_EQ(layer_cases().size(), 24u);
 }
 
 }  // namespace

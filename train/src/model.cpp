@@ -1,6 +1,7 @@
 #include "toru/train/model.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -36,6 +37,10 @@ void run_kernel(const swap::graph& g, int op, const char* pass, F&& f) {
   }
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 struct model::impl {
@@ -56,6 +61,7 @@ struct model::impl {
   device_buffer workspace;
   std::vector<std::int64_t> storage_bytes;  // per tensor
   bool trained_forward = false;
+  std::vector<op_time> times;
   detail::step_info last_step;
 
   std::int64_t batch() const { return g.tensors[image].shape[0]; }
@@ -234,6 +240,8 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
     ws = std::max(ws, m.kernels[i]->workspace_bytes());
   }
   if (ws > 0) m.workspace = device_buffer(mem, static_cast<std::size_t>(ws), "workspace");
+  m.times.resize(m.g.ops.size());
+  for (std::size_t i = 0; i < m.times.size(); ++i) m.times[i].op = static_cast<int>(i);
 }
 
 model::~model() = default;
@@ -255,6 +263,7 @@ std::span<float> model::buffer_data() {
   return {impl_->buffers.as<float>(), static_cast<std::size_t>(impl_->nbuffers)};
 }
 const std::vector<parameter_slot>& model::buffers() const { return impl_->buffer_slots; }
+const std::vector<op_time>& model::op_times() const { return impl_->times; }
 device_memory& model::memory() { return impl_->be->memory(); }
 
 std::vector<float> model::read_tensor(std::string_view name) {
@@ -310,7 +319,9 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
     a.state = m.state[i].data();
     a.workspace = m.workspace.data();
     a.step = step;
+    const auto t0 = std::chrono::steady_clock::now();
     run_kernel(m.g, static_cast<int>(i), "forward", [&] { m.kernels[i]->forward(a); });
+    m.times[i] = {static_cast<int>(i), seconds_since(t0), 0.0};
   }
   m.be->synchronize();
   m.trained_forward = options.training;
@@ -403,7 +414,9 @@ void model::backward(const std::function<void(int slot)>& ready) {
             m.be->fill(zeros.back().as<float>(), 0.0f, m.storage_bytes[t] / 4);
             a.d_out[k] = zeros.back().data();
           }
+      const auto t0 = std::chrono::steady_clock::now();
       run_kernel(m.g, i, "backward", [&] { m.kernels[i]->backward(a); });
+      m.times[i].backward_seconds = seconds_since(t0);
       for (auto& [t, b] : pending) m.be->accumulate(grad[t].as<float>(), b.as<float>(), m.storage_bytes[t] / 4);
       for (auto& [s, b] : pending_param)
         m.be->accumulate(m.grads.as<float>() + m.slots[s].offset, b.as<float>(), m.slots[s].count);

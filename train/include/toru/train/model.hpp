@@ -52,6 +52,13 @@ struct forward_result {
   std::int64_t correct = 0;  // top-1 hits in the local batch
 };
 
+/// Wall time of one forward op in the last forward and backward (seconds; backward 0 where none ran).
+struct op_time {
+  int op = -1;  // graph op id
+  double forward_seconds = 0;
+  double backward_seconds = 0;
+};
+
 struct model_options {
   backend_kind backend = backend_kind::cpu;
   int threads = 0;                  // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
@@ -102,6 +109,10 @@ class model {
   /// Tells the backend that parameter_data() was changed outside it (optimizer step, checkpoint
   /// load, weights from another rank). No-op where the buffers are the backend's own.
   void parameters_changed();
+
+  /// Per-op times of the last forward and backward (one entry per graph op, in graph order): the
+  /// measured layer costs that chunking and swap decisions start from.
+  const std::vector<op_time>& op_times() const;
 
   /// The allocator every activation, parameter, gradient and workspace of this model goes through
   /// (capacity, bytes in use, high-water mark).
