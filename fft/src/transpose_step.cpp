@@ -292,6 +292,7 @@ void slab_vector_step<T>::fft0(const cpx* in, cpx* out) const {
 
 template <class T>
 void slab_vector_step<T>::run(const void* src_v, void* dst_v, const work_buffers& ws) const {
+  const events::scope ev("fft.transpose", 0, "slab");
   const auto* src = static_cast<const cpx*>(src_v);
   auto* dst = static_cast<cpx*>(dst_v);
   // Where M lives: the typed exchanges cannot send from and receive into one buffer, so M takes

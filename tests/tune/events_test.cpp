@@ -74,7 +74,9 @@ TEST(TuneEvents, AlltoallReportsBytesAlgorithmAndBound) {
   EXPECT_EQ(events.front().kind, 0);
   EXPECT_EQ(events.front().detail, "pairwise");
   EXPECT_EQ(events.front().bytes, count * sizeof(double) * static_cast<std::size_t>(P));
-  if (P > 1) EXPECT_GT(events.front().value, 0.0);  // T_min on the communicator's torus
+  if (P > 1) {
+    EXPECT_GT(events.front().value, 0.0);  // T_min on the communicator's torus
+  }
   EXPECT_EQ(events.back().name, "comm.alltoall");
   EXPECT_EQ(events.back().kind, 1);
 }

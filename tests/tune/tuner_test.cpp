@@ -117,7 +117,9 @@ TEST(TuneTuner, BadArgumentsFailOnEveryRank) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // One rank starts elsewhere: a mismatch on all ranks, not a hang.
-  EXPECT_THROW(toru::tune::tuner(MPI_COMM_WORLD, knobs, {{"v", rank == 0 ? 1 : 2}}), toru::error);
+  if (toru::test::nranks() > 1) {
+    EXPECT_THROW(toru::tune::tuner(MPI_COMM_WORLD, knobs, {{"v", rank == 0 ? 1 : 2}}), toru::error);
+  }
 }
 
 TEST(TuneTuner, AppliesKnobsToOptions) {

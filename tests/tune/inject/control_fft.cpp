@@ -10,10 +10,10 @@
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {24, 24, 24}, {.decomp = toru::fft::decomposition::slab});
+    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {32, 32, 32}, {.decomp = toru::fft::decomposition::slab});
     std::vector<std::complex<double>> a(plan.alloc_size(), 1.0), b(plan.alloc_size());
     double x = 1, sum = 0;
-    for (int it = 0; it < 10; ++it) {
+    for (int it = 0; it < 30; ++it) {
       plan.forward(a.data(), b.data());
       plan.backward(b.data(), a.data(), toru::fft::scale::full);
       MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

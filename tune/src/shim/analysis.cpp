@@ -100,7 +100,10 @@ void name_sites(std::vector<site_table*> tables) {
   for (auto* t : tables)
     for (auto& g : t->sites) {
       const auto& [fn, loc] = names.at({g.info["object"], g.info["offset"]});
-      g.info["symbol"] = fn;
+      // The function's name without its parameter list: C++ signatures make unreadable reports.
+      std::string sym = fn;
+      if (auto paren = sym.find('('); paren != std::string::npos && paren > 0) sym.erase(paren);
+      g.info["symbol"] = sym;
       const std::string file = loc.substr(0, loc.rfind(':'));
       g.info["file"] = file;
       const bool known = loc.rfind("??", 0) != 0;
