@@ -37,7 +37,7 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_signal(int) { interrupted = true; }
 
 struct settings {
-  std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "zstd";
+  std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "raw";
   std::string image_codec = "png";
   bool demo = false, json = false, no_playout = false, unpaced = false;
   int port = 8080, tcp_port = -1, size = 64, low = 3, high = 10;

@@ -8,7 +8,9 @@
 #include <websocketpp/config/asio_no_tls.hpp>
 #include <websocketpp/server.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -361,15 +363,30 @@ struct server::impl {
   // --- HTTP + WebSocket ----------------------------------------------------------------------------
   void on_http(websocketpp::connection_hdl h) {
     auto con = ws.get_con_from_hdl(h);
-    const std::string res = con->get_resource();
+    std::string res = con->get_resource();
+    res = res.substr(0, res.find('?'));  // the page reads its query (fps, policy, ...) itself
     if (res == "/" || res == "/index.html") {
       con->set_status(websocketpp::http::status_code::ok);
       con->append_header("Content-Type", "text/html; charset=utf-8");
       con->append_header("Cache-Control", "no-store");
       std::string page(viewer_page());
-      const auto at = page.find("@TITLE@");
-      if (at != std::string::npos) page.replace(at, 7, opt.title);
+      for (auto at = page.find("@TITLE@"); at != std::string::npos; at = page.find("@TITLE@", at + opt.title.size()))
+        page.replace(at, 7, opt.title);
       con->set_body(page);
+    } else if (res == "/hold") {
+      // For headless browsers (tests): a resource that answers after ?ms=N (at most 30 s), so the
+      // page's load event, and with it --dump-dom or --screenshot, waits while frames play.
+      const std::string full = con->get_resource();
+      const auto at = full.find("ms=");
+      long ms = at == std::string::npos ? 0 : std::strtol(full.c_str() + at + 3, nullptr, 10);
+      ms = std::clamp(ms, 0L, 30000L);
+      con->defer_http_response();
+      auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(ms));
+      timer->async_wait([con, timer](const asio::error_code&) {
+        con->set_status(websocketpp::http::status_code::no_content);
+        websocketpp::lib::error_code ec;
+        con->send_http_response(ec);
+      });
     } else if (res == "/status") {
       con->set_status(websocketpp::http::status_code::ok);
       con->append_header("Content-Type", "application/json");

@@ -18,7 +18,7 @@ header{font-size:18px;margin-bottom:6px}
 .panel div{font-size:13px;margin-bottom:2px}
 canvas{display:block;background:#fff}
 #bufbar{display:inline-block;width:120px;height:10px;border:1px solid #888;vertical-align:middle}
-#buflevel{height:100%;width:0;background:#3a7}
+#buflevel{display:block;height:100%;width:0;background:#3a7}
 </style></head>
 <body>
 <header><b>@TITLE@</b> &mdash; <span id="conn">connecting</span></header>
@@ -162,6 +162,10 @@ $('timeline').onchange = () => {
   dragging = false; buffer = []; started = false; position = +$('timeline').value;
   ws.send(JSON.stringify({type: 'seek', seq: position}));
 };
+if (q.get('hold')) {  // headless tests: keep the load event (and --dump-dom) waiting while frames play
+  const img = document.createElement('img');
+  img.src = '/hold?ms=' + (+q.get('hold')); img.style.display = 'none'; document.body.appendChild(img);
+}
 connect(); show();
 </script></body></html>
 )PAGE";

@@ -41,7 +41,7 @@ struct publisher_options {
   std::size_t queue_slots = 2;                 // frames waiting for the encoder, at most
   std::size_t max_frame_bytes = 16u << 20;     // larger frames are refused (counted, logged once)
   full_policy when_full = full_policy::latest_wins;
-  codec encoding = codec::zstd;                // frames that are not 2-D
+  codec encoding = codec::raw;  // frames that are not 2-D (browsers decode raw and PNG; zstd/lz4 for scripts)
   codec image_encoding = codec::png;           // 2-D frames (raw, zstd or lz4 keep them exact)
   int zstd_level = 1;
   std::string record_dir = {};                      // empty: no recording (live only)
