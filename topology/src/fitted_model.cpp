@@ -19,13 +19,20 @@ struct fit_point {
   double efficiency;
 };
 
-// packet_sim (this file's packet_model_version) on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s],
-// tbf_burst = one packet, default host; regenerate with
-// `toru-alltoall-bench --simulate --model packet --torus <that> --tbf-burst 1514 --json`.
-// pairwise: fraction of pairwise_step_bound; the others: fraction of T_min.
-constexpr std::array<fit_point, 4> fit_linear = {{{4096, 0.60}, {16384, 0.80}, {65536, 0.90}, {262144, 0.92}}};
-constexpr std::array<fit_point, 4> fit_pairwise = {{{4096, 0.50}, {16384, 0.70}, {65536, 0.85}, {262144, 0.90}}};
-constexpr std::array<fit_point, 4> fit_indirect = {{{4096, 0.60}, {16384, 0.80}, {65536, 0.90}, {262144, 0.94}}};
+// packet_sim (packet_model_version), tbf_burst = one packet (the shaped link without tc's bucket),
+// default host and TCP (BBR). 4 and 16 KiB: 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes);
+// 64 KiB - 1 MiB: 2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s] (16 nodes), since 128 nodes at 64 KiB
+// and above take longer than the fitting session had. Regenerate with
+// `toru-alltoall-bench --simulate --model packet --tbf-burst 1514 --torus <torus> --json`.
+// Indirect with the decision's chunks (64, fewer where phase-B messages would fall under 4 KiB).
+// pairwise: fraction of pairwise_step_bound (1.875 T_min on 2x2x4, 2.219 T_min on 4x4x8); the
+// others: fraction of T_min.
+constexpr std::array<fit_point, 5> fit_linear = {
+    {{4096, 0.485}, {16384, 0.401}, {65536, 0.628}, {262144, 0.717}, {1048576, 0.756}}};
+constexpr std::array<fit_point, 5> fit_pairwise = {
+    {{4096, 0.876}, {16384, 0.577}, {65536, 0.595}, {262144, 0.764}, {1048576, 0.878}}};
+constexpr std::array<fit_point, 5> fit_indirect = {
+    {{4096, 0.874}, {16384, 0.905}, {65536, 0.893}, {262144, 0.862}, {1048576, 0.681}}};
 
 template <std::size_t N>
 double interpolate(const std::array<fit_point, N>& f, double bytes) {

@@ -173,7 +173,7 @@ class engine {
           l.capacity = tcp() ? (p.queue_bytes > 0 ? p.queue_bytes : l.bw * p.tbf_latency + p.tbf_burst)
                              : p.output_bytes;
           l.credits = p.input_bytes;
-          l.tokens = p.tbf_burst;
+          l.tokens = std::min(p.tbf_burst, p.tbf_initial_tokens);
         }
     if (!tcp()) {
       inputs_.resize(nl + static_cast<std::size_t>(P_));

@@ -52,6 +52,9 @@ struct packet_params {
   double queue_bytes = 0;
   double tbf_latency = 0.05;
   double tbf_burst = 65536;
+  // tbf's bucket when the schedule starts: empty, as in a timed repetition that follows the
+  // previous one after only a barrier (the bucket refills at the link rate, ~1 kB per ms here).
+  double tbf_initial_tokens = 0;
   // credit: per-port input buffer (the upstream link's credits), output buffer, injection FIFO.
   double input_bytes = 16384;
   double output_bytes = 8192;
