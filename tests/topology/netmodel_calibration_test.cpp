@@ -1,8 +1,8 @@
 // The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json): the
 // testbed's described link rates and TCP/host defaults, no per-row parameters. A model change that
 // moves a row outside its tolerance fails here.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>

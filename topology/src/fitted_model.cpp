@@ -51,9 +51,12 @@ double interpolate(const std::array<fit_point, N>& f, double bytes) {
 double fitted_efficiency(packet_schedule_kind kind, double bytes_per_pair, int ranks) {
   if (kind == packet_schedule_kind::ompi_tuned) kind = ompi_tuned_alltoall(ranks, bytes_per_pair);
   switch (kind) {
-    case packet_schedule_kind::pairwise: return interpolate(fit_pairwise, bytes_per_pair);
-    case packet_schedule_kind::indirect: return interpolate(fit_indirect, bytes_per_pair);
-    default: return interpolate(fit_linear, bytes_per_pair);
+    case packet_schedule_kind::pairwise:
+      return interpolate(fit_pairwise, bytes_per_pair);
+    case packet_schedule_kind::indirect:
+      return interpolate(fit_indirect, bytes_per_pair);
+    default:
+      return interpolate(fit_linear, bytes_per_pair);
   }
 }
 
@@ -65,7 +68,8 @@ double shift_steps_bound(const torus& t, const std::vector<std::pair<std::int64_
   const auto P = static_cast<std::int64_t>(t.size());
   const int nd = t.ndims();
   std::vector<std::int64_t> stride(static_cast<std::size_t>(nd), 1);
-  for (int i = 1; i < nd; ++i) stride[static_cast<std::size_t>(i)] = stride[static_cast<std::size_t>(i) - 1] * t[i - 1].extent;
+  for (int i = 1; i < nd; ++i)
+    stride[static_cast<std::size_t>(i)] = stride[static_cast<std::size_t>(i) - 1] * t[i - 1].extent;
   std::vector<double> load(static_cast<std::size_t>(P) * 2 * static_cast<std::size_t>(nd));
   double total = 0;
   for (const auto& [shift, bytes] : steps) {
