@@ -78,15 +78,16 @@ int simulate(const settings& s) {
     fmt::print("simulated all-to-all on torus {} ({} nodes, bottleneck axis {}), % of T_min = P*m*E_L/(8*B_L)\n",
                t.to_string(), t.size(), t[t.longest_axis()].name);
   if (!s.json)
-    fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>10} {:>7} {:>10}\n", "bytes", "algorithm", "chunks", "time", "T_min",
-               "% of bound", "model", "schedule");
+    fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>10} {:>7} {:>10}\n", "bytes", "algorithm", "chunks", "time",
+               "T_min", "% of bound", "model", "schedule");
   for (double bytes : sizes(s)) {
     for (const auto& name : s.algorithms) {
       // toru's direct is MPI_Alltoall: the fluid model has one row for both, the packet model runs
       // Open MPI's schedule for "mpi" and "direct" alike (one row, mpi-repeat adds nothing).
       if (name == "mpi-repeat" || (is_mpi(name) && s.sim.model == toru::comm::network_model::fluid)) continue;
       const auto a = is_mpi(name) ? alltoall_algorithm::direct : toru::comm::algorithm_from_string(name);
-      if (a == alltoall_algorithm::bruck && t.size() > 4096 && s.sim.model == toru::comm::network_model::fluid) continue;
+      if (a == alltoall_algorithm::bruck && t.size() > 4096 && s.sim.model == toru::comm::network_model::fluid)
+        continue;
       auto opts = s.sim;
       opts.chunks = s.chunks;
       const auto r = toru::comm::simulate_alltoall(t, a, bytes, opts);
@@ -105,8 +106,8 @@ int simulate(const settings& s) {
                         {"timeouts", r.timeouts},
                         {"torus", t.to_string()}});
       else
-        fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>9.1f}% {:>7} {:>10}\n", toru::topology::format_bytes(bytes), label,
-                   r.chunks, fmt_time(r.seconds), fmt_time(r.bound_seconds), r.percent_of_bound,
+        fmt::print("{:>10} {:>9} {:>7} {:>12} {:>12} {:>9.1f}% {:>7} {:>10}\n", toru::topology::format_bytes(bytes),
+                   label, r.chunks, fmt_time(r.seconds), fmt_time(r.bound_seconds), r.percent_of_bound,
                    toru::comm::to_string(r.model), r.schedule);
     }
   }

@@ -16,9 +16,12 @@ namespace toru::comm {
 
 std::string to_string(network_model m) {
   switch (m) {
-    case network_model::fluid: return "fluid";
-    case network_model::packet: return "packet";
-    case network_model::fitted: return "fitted";
+    case network_model::fluid:
+      return "fluid";
+    case network_model::packet:
+      return "packet";
+    case network_model::fitted:
+      return "fitted";
   }
   return "?";
 }
@@ -34,10 +37,14 @@ namespace {
 // toru's algorithms as the schedules they issue: direct is the MPI library's MPI_Alltoall.
 topology::packet_schedule_kind schedule_of(alltoall_algorithm a) {
   switch (a) {
-    case alltoall_algorithm::pairwise: return topology::packet_schedule_kind::pairwise;
-    case alltoall_algorithm::bruck: return topology::packet_schedule_kind::bruck;
-    case alltoall_algorithm::indirect: return topology::packet_schedule_kind::indirect;
-    default: return topology::packet_schedule_kind::ompi_tuned;
+    case alltoall_algorithm::pairwise:
+      return topology::packet_schedule_kind::pairwise;
+    case alltoall_algorithm::bruck:
+      return topology::packet_schedule_kind::bruck;
+    case alltoall_algorithm::indirect:
+      return topology::packet_schedule_kind::indirect;
+    default:
+      return topology::packet_schedule_kind::ompi_tuned;
   }
 }
 
@@ -68,9 +75,8 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
     r.chunks = algorithm == alltoall_algorithm::indirect
                    ? (opts.chunks > 0 ? opts.chunks : detail::model_indirect_chunks(in))
                    : 1;
-    r.schedule = topology::to_string(kind == topology::packet_schedule_kind::ompi_tuned
-                                         ? topology::ompi_tuned_alltoall(P, bytes_per_pair)
-                                         : kind);
+    r.schedule = topology::to_string(
+        kind == topology::packet_schedule_kind::ompi_tuned ? topology::ompi_tuned_alltoall(P, bytes_per_pair) : kind);
     if (opts.model == network_model::packet && P <= opts.packet_max_nodes) {
       const auto s = topology::alltoall_schedule(t, kind, bytes_per_pair, {.chunks = r.chunks});
       const auto pr = topology::simulate_packets(t, s, opts.packet);

@@ -19,13 +19,20 @@ struct fit_point {
   double efficiency;
 };
 
-// packet_sim (this file's packet_model_version) on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s],
-// tbf_burst = one packet, default host; regenerate with
-// `toru-alltoall-bench --simulate --model packet --torus <that> --tbf-burst 1514 --json`.
-// pairwise: fraction of pairwise_step_bound; the others: fraction of T_min.
-constexpr std::array<fit_point, 4> fit_linear = {{{4096, 0.60}, {16384, 0.80}, {65536, 0.90}, {262144, 0.92}}};
-constexpr std::array<fit_point, 4> fit_pairwise = {{{4096, 0.50}, {16384, 0.70}, {65536, 0.85}, {262144, 0.90}}};
-constexpr std::array<fit_point, 4> fit_indirect = {{{4096, 0.60}, {16384, 0.80}, {65536, 0.90}, {262144, 0.94}}};
+// packet_sim (packet_model_version), tbf_burst = one packet (the shaped link without tc's bucket),
+// default host and TCP (BBR). 4 and 16 KiB: 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes);
+// 64 KiB - 1 MiB: 2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s] (16 nodes), since 128 nodes at 64 KiB
+// and above take longer than the fitting session had. Regenerate with
+// `toru-alltoall-bench --simulate --model packet --tbf-burst 1514 --torus <torus> --json`.
+// Indirect with the decision's chunks (64, fewer where phase-B messages would fall under 4 KiB).
+// pairwise: fraction of pairwise_step_bound (1.875 T_min on 2x2x4, 2.219 T_min on 4x4x8); the
+// others: fraction of T_min.
+constexpr std::array<fit_point, 5> fit_linear = {
+    {{4096, 0.485}, {16384, 0.401}, {65536, 0.628}, {262144, 0.717}, {1048576, 0.756}}};
+constexpr std::array<fit_point, 5> fit_pairwise = {
+    {{4096, 0.876}, {16384, 0.577}, {65536, 0.595}, {262144, 0.764}, {1048576, 0.878}}};
+constexpr std::array<fit_point, 5> fit_indirect = {
+    {{4096, 0.874}, {16384, 0.905}, {65536, 0.893}, {262144, 0.862}, {1048576, 0.681}}};
 
 template <std::size_t N>
 double interpolate(const std::array<fit_point, N>& f, double bytes) {
@@ -44,9 +51,12 @@ double interpolate(const std::array<fit_point, N>& f, double bytes) {
 double fitted_efficiency(packet_schedule_kind kind, double bytes_per_pair, int ranks) {
   if (kind == packet_schedule_kind::ompi_tuned) kind = ompi_tuned_alltoall(ranks, bytes_per_pair);
   switch (kind) {
-    case packet_schedule_kind::pairwise: return interpolate(fit_pairwise, bytes_per_pair);
-    case packet_schedule_kind::indirect: return interpolate(fit_indirect, bytes_per_pair);
-    default: return interpolate(fit_linear, bytes_per_pair);
+    case packet_schedule_kind::pairwise:
+      return interpolate(fit_pairwise, bytes_per_pair);
+    case packet_schedule_kind::indirect:
+      return interpolate(fit_indirect, bytes_per_pair);
+    default:
+      return interpolate(fit_linear, bytes_per_pair);
   }
 }
 
@@ -58,7 +68,8 @@ double shift_steps_bound(const torus& t, const std::vector<std::pair<std::int64_
   const auto P = static_cast<std::int64_t>(t.size());
   const int nd = t.ndims();
   std::vector<std::int64_t> stride(static_cast<std::size_t>(nd), 1);
-  for (int i = 1; i < nd; ++i) stride[static_cast<std::size_t>(i)] = stride[static_cast<std::size_t>(i) - 1] * t[i - 1].extent;
+  for (int i = 1; i < nd; ++i)
+    stride[static_cast<std::size_t>(i)] = stride[static_cast<std::size_t>(i) - 1] * t[i - 1].extent;
   std::vector<double> load(static_cast<std::size_t>(P) * 2 * static_cast<std::size_t>(nd));
   double total = 0;
   for (const auto& [shift, bytes] : steps) {

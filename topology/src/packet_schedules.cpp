@@ -41,9 +41,12 @@ const std::vector<size_class>& ompi41_table() {
 packet_schedule_kind from_ompi_id(int id) {
   switch (id) {
     case 2:
-    case 5: return packet_schedule_kind::pairwise;
-    case 3: return packet_schedule_kind::bruck;
-    default: return packet_schedule_kind::linear;
+    case 5:
+      return packet_schedule_kind::pairwise;
+    case 3:
+      return packet_schedule_kind::bruck;
+    default:
+      return packet_schedule_kind::linear;
   }
 }
 
@@ -158,21 +161,34 @@ packet_schedule alltoall_schedule(const torus& t, packet_schedule_kind kind, dou
   packet_schedule s;
   switch (kind) {
     case packet_schedule_kind::linear:
-    case packet_schedule_kind::ompi_tuned: linear(t, s, bytes_per_pair, P); break;
-    case packet_schedule_kind::pairwise: pairwise(t, s, bytes_per_pair, P); break;
-    case packet_schedule_kind::bruck: bruck(t, s, bytes_per_pair, P); break;
-    case packet_schedule_kind::indirect: indirect(t, s, bytes_per_pair, P, opts); break;
+    case packet_schedule_kind::ompi_tuned:
+      linear(t, s, bytes_per_pair, P);
+      break;
+    case packet_schedule_kind::pairwise:
+      pairwise(t, s, bytes_per_pair, P);
+      break;
+    case packet_schedule_kind::bruck:
+      bruck(t, s, bytes_per_pair, P);
+      break;
+    case packet_schedule_kind::indirect:
+      indirect(t, s, bytes_per_pair, P, opts);
+      break;
   }
   return s;
 }
 
 std::string to_string(packet_schedule_kind k) {
   switch (k) {
-    case packet_schedule_kind::linear: return "linear";
-    case packet_schedule_kind::pairwise: return "pairwise";
-    case packet_schedule_kind::bruck: return "bruck";
-    case packet_schedule_kind::ompi_tuned: return "ompi-tuned";
-    case packet_schedule_kind::indirect: return "indirect";
+    case packet_schedule_kind::linear:
+      return "linear";
+    case packet_schedule_kind::pairwise:
+      return "pairwise";
+    case packet_schedule_kind::bruck:
+      return "bruck";
+    case packet_schedule_kind::ompi_tuned:
+      return "ompi-tuned";
+    case packet_schedule_kind::indirect:
+      return "indirect";
   }
   return "?";
 }

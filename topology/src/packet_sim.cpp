@@ -141,8 +141,8 @@ struct link_state {
   bool busy = false;
   double busy_time = 0;
   double tokens = 0, token_time = 0;  // tcp: tc tbf's bucket
-  double credits = 0;          // credit mode: free bytes of the downstream input buffer
-  std::deque<int> waiting;     // tcp: local connections blocked on this first hop
+  double credits = 0;                 // credit mode: free bytes of the downstream input buffer
+  std::deque<int> waiting;            // tcp: local connections blocked on this first hop
 };
 
 struct input_buffer {
@@ -170,10 +170,10 @@ class engine {
           l.bw = t[i].bandwidth;
           l.lat = t[i].latency;
           l.to = neighbour(n, i, d == 0 ? 1 : -1);
-          l.capacity = tcp() ? (p.queue_bytes > 0 ? p.queue_bytes : l.bw * p.tbf_latency + p.tbf_burst)
-                             : p.output_bytes;
+          l.capacity =
+              tcp() ? (p.queue_bytes > 0 ? p.queue_bytes : l.bw * p.tbf_latency + p.tbf_burst) : p.output_bytes;
           l.credits = p.input_bytes;
-          l.tokens = p.tbf_burst;
+          l.tokens = std::min(p.tbf_burst, p.tbf_initial_tokens);
         }
     if (!tcp()) {
       inputs_.resize(nl + static_cast<std::size_t>(P_));
@@ -208,15 +208,16 @@ class engine {
       now_ = e.t;
       if (now_ > p_.time_limit)
         throw error(errc::invalid_argument, fmt::format("packet simulation: not finished after {} simulated seconds "
-                                               "({} of {} operations complete)",
-                                               p_.time_limit, ops_done_, s_.ops.size()));
+                                                        "({} of {} operations complete)",
+                                                        p_.time_limit, ops_done_, s_.ops.size()));
       ++r_.events;
       dispatch(e);
     }
     if (ops_done_ != s_.ops.size())
-      throw error(errc::invalid_argument, fmt::format("packet simulation: schedule stalled with {} of {} operations complete "
-                                             "(a receive without its send?)",
-                                             ops_done_, s_.ops.size()));
+      throw error(errc::invalid_argument,
+                  fmt::format("packet simulation: schedule stalled with {} of {} operations complete "
+                              "(a receive without its send?)",
+                              ops_done_, s_.ops.size()));
     r_.seconds = end_;
     r_.axis_utilisation.assign(static_cast<std::size_t>(nd_), 0.0);
     std::vector<int> nlinks(static_cast<std::size_t>(nd_), 0);
@@ -242,8 +243,8 @@ class engine {
   std::uint64_t seq_ = 0;
   std::priority_queue<event, std::vector<event>, std::greater<>> heap_;
   std::vector<link_state> links_;
-  std::vector<input_buffer> inputs_;           // credit: [link] incoming buffers, [nlinks + node] injection
-  std::vector<std::vector<int>> nic_conns_;    // credit: connections of a node with bytes to inject
+  std::vector<input_buffer> inputs_;         // credit: [link] incoming buffers, [nlinks + node] injection
+  std::vector<std::vector<int>> nic_conns_;  // credit: connections of a node with bytes to inject
   std::vector<std::size_t> rr_, nic_rr_;
   std::vector<packet> pkts_;
   std::vector<int> free_pkts_;
@@ -338,23 +339,32 @@ class engine {
 
   void dispatch(const event& e) {
     switch (e.kind) {
-      case ev::tx_done: tx_done(e.a, static_cast<int>(e.b)); break;
-      case ev::arrive: arrive(e.a, static_cast<int>(e.b)); break;
+      case ev::tx_done:
+        tx_done(e.a, static_cast<int>(e.b));
+        break;
+      case ev::arrive:
+        arrive(e.a, static_cast<int>(e.b));
+        break;
       case ev::credit:
         lk(e.a).credits += static_cast<double>(e.b);
         try_transmit(e.a);
         break;
-      case ev::rto: on_rto(static_cast<int>(e.a), static_cast<std::uint64_t>(e.b)); break;
+      case ev::rto:
+        on_rto(static_cast<int>(e.a), static_cast<std::uint64_t>(e.b));
+        break;
       case ev::pace:
         cn(static_cast<int>(e.a)).pace_armed = false;
         tcp_send(static_cast<int>(e.a));
         break;
-      case ev::op_start: op_start(static_cast<int>(e.a)); break;
-      case ev::post_send: post_send(static_cast<int>(e.a)); break;
+      case ev::op_start:
+        op_start(static_cast<int>(e.a));
+        break;
+      case ev::post_send:
+        post_send(static_cast<int>(e.a));
+        break;
       case ev::ctrl_send: {
         const auto& m = s_.messages[static_cast<std::size_t>(e.a)];
-        enqueue_stream(conn_of(m.dst, m.src), static_cast<i64>(p_.control_bytes), static_cast<int>(e.a),
-                       item::control);
+        enqueue_stream(conn_of(m.dst, m.src), static_cast<i64>(p_.control_bytes), static_cast<int>(e.a), item::control);
         break;
       }
       case ev::rest_send: {
@@ -445,8 +455,12 @@ class engine {
           ms.eager_arrived = true;
           on_first_part(it.msg);
           break;
-        case item::control: push(now_ + p_.host_delay, ev::rest_send, it.msg, 0); break;
-        case item::rest: message_done(it.msg); break;
+        case item::control:
+          push(now_ + p_.host_delay, ev::rest_send, it.msg, 0);
+          break;
+        case item::rest:
+          message_done(it.msg);
+          break;
       }
     }
   }
@@ -760,9 +774,12 @@ class engine {
   }
   double pacing_gain(const connection& cc) const {
     switch (cc.bbr.m) {
-      case bbr_state::mode::startup: return bbr_high_gain;
-      case bbr_state::mode::drain: return 1 / bbr_high_gain;
-      case bbr_state::mode::probe_bw: return bbr_cycle[cc.bbr.cycle];
+      case bbr_state::mode::startup:
+        return bbr_high_gain;
+      case bbr_state::mode::drain:
+        return 1 / bbr_high_gain;
+      case bbr_state::mode::probe_bw:
+        return bbr_cycle[cc.bbr.cycle];
     }
     return 1;
   }
@@ -791,8 +808,10 @@ class engine {
     const double interval = now_ - sg.delivered_time;
     if (interval > 0) {
       const double rate = (cc.delivered - sg.delivered) / interval;
-      if (b.bw.empty() || b.bw.back().first != b.round) b.bw.emplace_back(b.round, rate);
-      else b.bw.back().second = std::max(b.bw.back().second, rate);
+      if (b.bw.empty() || b.bw.back().first != b.round)
+        b.bw.emplace_back(b.round, rate);
+      else
+        b.bw.back().second = std::max(b.bw.back().second, rate);
     }
     const double bdp = bbr_bw(cc) * (std::isfinite(b.min_rtt) ? b.min_rtt : p_.initial_rtt);
     if (b.m == bbr_state::mode::drain && static_cast<double>(cc.pipe) <= bdp) {
@@ -829,8 +848,10 @@ class engine {
     std::uint64_t sack_order = 0;
     if (auto it = cc.out.find(sack); it != cc.out.end() && !it->second.sacked) {
       auto& sg = it->second;
-      if (!sg.lost) cc.pipe -= sg.len;
-      else cc.lost_bytes -= sg.len;
+      if (!sg.lost)
+        cc.pipe -= sg.len;
+      else
+        cc.lost_bytes -= sg.len;
       sg.lost = false;
       sg.sacked = true;
       acked += sg.len;
@@ -843,8 +864,10 @@ class engine {
       auto& sg = cc.out.begin()->second;
       if (!sg.sacked) {
         acked += sg.len;
-        if (sg.lost) cc.lost_bytes -= sg.len;
-        else cc.pipe -= sg.len;
+        if (sg.lost)
+          cc.lost_bytes -= sg.len;
+        else
+          cc.pipe -= sg.len;
         delivered_sample(cc, sg);
       }
       cc.out.erase(cc.out.begin());

@@ -22,8 +22,8 @@ namespace toru::topology {
 enum class packet_schedule_kind { linear, pairwise, bruck, ompi_tuned, indirect };
 
 struct schedule_options {
-  int chunks = 64;      // indirect
-  int b_window = 3;     // indirect: line exchanges in flight
+  int chunks = 64;   // indirect
+  int b_window = 3;  // indirect: line exchanges in flight
 };
 
 /// The schedule of one all-to-all of `bytes_per_pair` over every node of `t`. Throws

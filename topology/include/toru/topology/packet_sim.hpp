@@ -44,14 +44,17 @@ namespace toru::topology {
 struct packet_params {
   enum class transport { tcp, credit };
   transport mode = transport::tcp;
-  double mss = 1448;    // payload bytes per packet
-  double header = 66;   // bytes per packet on the wire besides payload (Ethernet + IP + TCP)
+  double mss = 1448;   // payload bytes per packet
+  double header = 66;  // bytes per packet on the wire besides payload (Ethernet + IP + TCP)
   double ack_bytes = 66;
   // tcp: drop-tail limit of each link's output queue; <= 0 derives tc tbf's limit from the link
   // rate: rate * tbf_latency + tbf_burst (torus-netns.sh: 50 ms, 64 kB).
   double queue_bytes = 0;
   double tbf_latency = 0.05;
   double tbf_burst = 65536;
+  // tbf's bucket when the schedule starts: empty, as in a timed repetition that follows the
+  // previous one after only a barrier (the bucket refills at the link rate, ~1 kB per ms here).
+  double tbf_initial_tokens = 0;
   // credit: per-port input buffer (the upstream link's credits), output buffer, injection FIFO.
   double input_bytes = 16384;
   double output_bytes = 8192;
@@ -66,8 +69,8 @@ struct packet_params {
   enum class congestion_control { reno, bbr };
   congestion_control congestion = congestion_control::bbr;  // the testbed host's default (sysctl)
   double device_rate = 1e9;  // bytes/s a link end moves while tbf's bucket has tokens (veth)
-  int initial_window = 10;  // packets (Linux IW10)
-  double min_rto = 0.2;     // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
+  int initial_window = 10;   // packets (Linux IW10)
+  double min_rto = 0.2;      // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
   double initial_rtt = 1e-3;
   bool slow_start_after_idle = true;
   double time_limit = 1e5;  // simulated seconds; beyond is an error (a schedule that deadlocks)
@@ -99,8 +102,8 @@ struct packet_schedule {
 struct packet_result {
   double seconds = 0;  // last operation's completion
   std::uint64_t packets = 0, drops = 0, retransmits = 0, timeouts = 0, events = 0;
-  double payload_bytes = 0;           // application bytes delivered
-  double max_link_utilisation = 0;    // busiest link: busy time / makespan
+  double payload_bytes = 0;              // application bytes delivered
+  double max_link_utilisation = 0;       // busiest link: busy time / makespan
   std::vector<double> axis_utilisation;  // per axis: mean busy fraction of its links over the makespan
 };
 

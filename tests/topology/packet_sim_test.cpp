@@ -1,0 +1,202 @@
+// The packet engine on cases small enough to compute by hand, the schedules' shapes, Open MPI's
+// table, the testbed's tie rule, and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "toru/core/error.hpp"
+#include "toru/topology/fitted_model.hpp"
+#include "toru/topology/network_model.hpp"
+#include "toru/topology/packet_schedules.hpp"
+#include "toru/topology/packet_sim.hpp"
+
+using namespace toru::topology;
+
+namespace {
+
+// A deterministic network: credit flow control, no headers, no software costs.
+packet_params bare_credit() {
+  packet_params p;
+  p.mode = packet_params::transport::credit;
+  p.header = 0;
+  p.host_delay = 0;
+  p.post_overhead = 0;
+  p.mss = 1000;
+  p.eager_limit = 1e12;  // no rendezvous
+  p.input_bytes = 64000;
+  p.output_bytes = 64000;
+  p.injection_bytes = 64000;
+  return p;
+}
+
+packet_schedule one_message(int src, int dst, double bytes) {
+  packet_schedule s;
+  const int a = s.add_op(src), b = s.add_op(dst);
+  s.add_message(src, dst, bytes, a, b);
+  return s;
+}
+
+}  // namespace
+
+TEST(packet_sim, one_link_one_message_is_latency_plus_size_over_bandwidth) {
+  // A ring of 2 is one link each way; 37 packets of 1000 B at 1 MB/s, 10 us of flight.
+  const auto t = torus::parse("2[bw=1MB/s,lat=10us]");
+  const auto r = simulate_packets(t, one_message(0, 1, 37000), bare_credit());
+  EXPECT_NEAR(r.seconds, 10e-6 + 37000 / 1e6, 1e-12);
+  EXPECT_EQ(r.packets, 37u);
+  EXPECT_EQ(r.drops, 0u);
+  // A partial last packet, and two hops on a ring of 5: the second link starts when the first
+  // packet (1000 B) has crossed the first one, then carries all 2500 B back to back.
+  const auto t5 = torus::parse("5[bw=1MB/s,lat=10us]");
+  const auto r5 = simulate_packets(t5, one_message(0, 2, 2500), bare_credit());
+  EXPECT_NEAR(r5.seconds, 1000 / 1e6 + 10e-6 + 2500 / 1e6 + 10e-6, 1e-12);
+}
+
+TEST(packet_sim, two_flows_sharing_a_link_take_twice_as_long) {
+  // Ring of 5: 0 -> 2 goes 0->1->2, 1 -> 2 goes 1->2; both use link 1->2 (1 MB/s).
+  const auto t = torus::parse("5[bw=1MB/s,lat=0us]");
+  packet_schedule s;
+  const int a = s.add_op(0), b = s.add_op(1), c = s.add_op(2);
+  s.add_message(0, 2, 50000, a, c);
+  s.add_message(1, 2, 50000, b, c);
+  const auto r = simulate_packets(t, s, bare_credit());
+  // 100 packets cross link 1->2 back to back once the first has arrived from 0 (1 ms).
+  EXPECT_GE(r.seconds, 0.1 - 1e-12);
+  EXPECT_LE(r.seconds, 0.1 + 1e-3 + 1e-12);
+  EXPECT_NEAR(r.max_link_utilisation, 0.1 / r.seconds, 1e-9);
+}
+
+TEST(packet_sim, credit_stall_with_a_one_packet_buffer) {
+  // The receiver's input buffer holds one packet: every packet waits for the previous one's credit,
+  // which comes back one latency after it arrived. Packet k starts at k (s + 2 lat), s = 1 ms.
+  auto p = bare_credit();
+  p.input_bytes = 1000;
+  const auto t = torus::parse("2[bw=1MB/s,lat=100us]");
+  const int n = 20;
+  const auto r = simulate_packets(t, one_message(0, 1, n * 1000.0), p);
+  EXPECT_NEAR(r.seconds, (n - 1) * (1e-3 + 2 * 100e-6) + 1e-3 + 100e-6, 1e-12);
+  // With room for the whole window in flight there is no stall.
+  p.input_bytes = 4000;
+  EXPECT_NEAR(simulate_packets(t, one_message(0, 1, n * 1000.0), p).seconds, n * 1e-3 + 100e-6, 1e-12);
+}
+
+TEST(packet_sim, rendezvous_adds_a_control_round_trip) {
+  auto p = bare_credit();
+  p.eager_limit = 5000;
+  p.control_bytes = 1000;
+  const auto t = torus::parse("2[bw=1MB/s,lat=100us]");
+  // eager part (5 ms + lat), control back (1 ms + lat), rest (5 ms + lat)
+  EXPECT_NEAR(simulate_packets(t, one_message(0, 1, 10000), p).seconds, 11e-3 + 3 * 100e-6, 1e-12);
+}
+
+TEST(packet_sim, tcp_single_flow_fills_its_link_and_drops_recover) {
+  const auto t = torus::parse("4[bw=10Mb/s,lat=1us]");
+  packet_params p;
+  p.tbf_burst = 1514;
+  const double m = 1 << 20;
+  const auto r = simulate_packets(t, one_message(0, 1, m), p);
+  const double ideal = m * (1 + p.header / p.mss) / 1.25e6;
+  EXPECT_GT(r.seconds, ideal);
+  EXPECT_LT(r.seconds, 1.05 * ideal);
+  // Six flows into one node through one link with a 10-packet queue: losses, all recovered.
+  p.queue_bytes = 10 * 1514;
+  packet_schedule s;
+  const int sink = s.add_op(2);
+  for (int src : {0, 1, 3}) {
+    const int o = s.add_op(src);
+    s.add_message(src, 2, 300000, o, sink);
+  }
+  const auto t8 = torus::parse("8[bw=10Mb/s]");
+  const auto q = simulate_packets(t8, s, p);
+  EXPECT_GT(q.drops, 0u);
+  EXPECT_GE(q.retransmits, q.drops);
+  EXPECT_NEAR(q.payload_bytes, 900000, 1e-6);
+  for (auto cc : {packet_params::congestion_control::reno, packet_params::congestion_control::bbr}) {
+    p.congestion = cc;
+    EXPECT_NO_THROW(simulate_packets(t8, s, p));
+  }
+}
+
+TEST(packet_sim, testbed_tie_rule_and_links) {
+  const auto t = torus::parse("4x2");
+  // Half way round the ring of 4: + from even coordinates, - from odd ones.
+  EXPECT_EQ(packet_next_link(t, 0, 2), 0 * 4 + 0);  // node 0, axis 0, +
+  EXPECT_EQ(packet_next_link(t, 1, 3), 1 * 4 + 1);  // node 1, axis 0, -
+  EXPECT_EQ(packet_next_link(t, 0, 3), 0 * 4 + 1);  // distance 1 the short way: -
+  // Ring of 2 on axis 1: + from coordinate 0, - from coordinate 1; dimension order: X first.
+  EXPECT_EQ(packet_next_link(t, 0, 4), 0 * 4 + 2);
+  EXPECT_EQ(packet_next_link(t, 4, 0), 4 * 4 + 3);
+  EXPECT_EQ(packet_next_link(t, 4, 1), 4 * 4 + 0);
+  EXPECT_EQ(packet_next_link(t, 5, 5), -1);
+}
+
+TEST(packet_schedules, ompi_41_tuned_choices) {
+  EXPECT_EQ(ompi_tuned_alltoall(16, 65536), packet_schedule_kind::linear);   // linear_sync, max_requests 0
+  EXPECT_EQ(ompi_tuned_alltoall(16, 262144), packet_schedule_kind::linear);  // basic linear
+  EXPECT_EQ(ompi_tuned_alltoall(16, 100), packet_schedule_kind::bruck);
+  EXPECT_EQ(ompi_tuned_alltoall(128, 1 << 20), packet_schedule_kind::pairwise);
+  EXPECT_EQ(ompi_tuned_alltoall(2, 1 << 20), packet_schedule_kind::pairwise);
+  EXPECT_EQ(ompi_tuned_alltoall(8192, 1000), packet_schedule_kind::bruck);
+  EXPECT_EQ(ompi_tuned_alltoall(8192, 1 << 20), packet_schedule_kind::linear);
+}
+
+TEST(packet_schedules, shapes) {
+  const auto t = torus::parse("2x3x5");  // 30 nodes, longest axis Z (5), plane of 6
+  const int P = 30;
+  const auto lin = alltoall_schedule(t, packet_schedule_kind::linear, 100);
+  EXPECT_EQ(lin.ops.size(), 30u);
+  EXPECT_EQ(lin.messages.size(), static_cast<std::size_t>(P * (P - 1)));
+  const auto pw = alltoall_schedule(t, packet_schedule_kind::pairwise, 100);
+  EXPECT_EQ(pw.ops.size(), static_cast<std::size_t>(P * (P - 1)));
+  const auto br = alltoall_schedule(t, packet_schedule_kind::bruck, 100);
+  EXPECT_EQ(br.ops.size(), static_cast<std::size_t>(P * 5));  // ceil(log2 30) steps
+  double moved = 0;
+  for (const auto& m : br.messages) moved += m.bytes;
+  EXPECT_DOUBLE_EQ(moved, 100.0 * P * (15 + 14 + 14 + 14 + 14));  // blocks with bit k set, k = 1..16
+  const auto ind = alltoall_schedule(t, packet_schedule_kind::indirect, 120, {.chunks = 4});
+  EXPECT_EQ(ind.ops.size(), static_cast<std::size_t>(2 * 4 * P));
+  double a = 0, b = 0;
+  for (const auto& m : ind.messages) (ind.ops[static_cast<std::size_t>(m.send_op)].label[0] == 'A' ? a : b) += m.bytes;
+  EXPECT_DOUBLE_EQ(a, 120.0 * P * P);  // every block once through its plane (self included)
+  EXPECT_DOUBLE_EQ(b, 120.0 * P * P);  // and once along its line
+  // Every schedule runs to completion and moves what it should.
+  packet_params p;
+  p.tbf_burst = 1514;
+  for (auto k : {packet_schedule_kind::linear, packet_schedule_kind::pairwise, packet_schedule_kind::bruck,
+                 packet_schedule_kind::indirect}) {
+    const auto s = alltoall_schedule(torus::parse("3x4"), k, 3000, {.chunks = 3});
+    const auto r = simulate_packets(torus::parse("3x4"), s, p);
+    EXPECT_GT(r.seconds, alltoall_bound(torus::parse("3x4"), 3000)) << to_string(k);
+  }
+}
+
+TEST(packet_sim, errors) {
+  EXPECT_THROW(simulate_packets(torus::parse("4[switch]x2"), one_message(0, 1, 10)), toru::error);
+  packet_schedule bad;
+  bad.add_op(0, {1});
+  bad.add_op(1);
+  EXPECT_THROW(simulate_packets(torus::parse("2"), bad), toru::error);
+  packet_schedule wrong_node;
+  const int a = wrong_node.add_op(0), b = wrong_node.add_op(0);
+  wrong_node.add_message(0, 1, 10, a, b);
+  EXPECT_THROW(simulate_packets(torus::parse("2"), wrong_node), toru::error);
+  EXPECT_THROW(alltoall_schedule(torus::parse("2"), packet_schedule_kind::indirect, 10, {.chunks = 0}), toru::error);
+  EXPECT_THROW(packet_schedule_kind_from_string("ring"), toru::error);
+}
+
+TEST(fitted_model, pairwise_step_bound_and_fast_tier) {
+  // 2x2x4 at the testbed's rates: hand sum over the 15 shifts = 1.875 T_min (docs/topology.md).
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  EXPECT_NEAR(pairwise_step_bound(t, 262144) / alltoall_bound(t, 262144), 1.875, 1e-12);
+  // On a ring of 4 every shift loads one link with one block at most twice: s=1,3: 1, s=2: 1 (ties split)
+  const auto r4 = torus::parse("4[bw=1MB/s]");
+  EXPECT_NEAR(pairwise_step_bound(r4, 1e6), 3.0, 1e-12);
+  for (double m : {4096.0, 65536.0, 1048576.0}) {
+    const double e = fitted_efficiency(packet_schedule_kind::indirect, m, 1024);
+    EXPECT_GT(e, 0);
+    EXPECT_LE(e, 1);
+    EXPECT_NEAR(fitted_alltoall_seconds(torus::parse("32x32x64"), packet_schedule_kind::indirect, m),
+                alltoall_bound(torus::parse("32x32x64"), m) / e, 1e-9);
+  }
+  EXPECT_THROW(pairwise_step_bound(torus::parse("32x32x64"), 1), toru::error);
+}
