@@ -21,7 +21,14 @@ constexpr double copy_bandwidth = 5e9;
 // Smallest phase-B message worth sending: below this the network's per-message cost dominates
 // (the "bandwidth knee"; 4 KiB is where the netns testbed's TCP reaches half its rate).
 constexpr double knee_bytes = 4096;
-constexpr int max_chunks = 64;
+// Phase messages are kept at or under 16 KiB: above Open MPI's TCP eager limit (64 KiB) every chunk
+// message pays a rendezvous round trip. The packet model predicted the loss and the emulated torus
+// confirmed it (docs/benchmarks.md, 2026-12-01, 2x2x4, 16 KiB messages in both good cases):
+// 1 MiB per pair, 64 chunks (64 KiB messages) 67.7% of T_min, 256 chunks 94.9%; 256 KiB per pair,
+// 64 chunks 94.3%, 256 chunks (4 KiB messages) 90.3%. The start-up optimum stays capped at 64; only
+// the eager floor may go beyond, up to 256.
+constexpr double eager_bytes = 16384;
+constexpr int max_chunks = 64, max_eager_chunks = 256;
 // The fractions of T_min that MPI_Alltoall (as Open MPI's coll/tuned schedules it) and the indirect
 // pipeline reach come from the network model's fitted tier (topology/fitted_model.hpp, fitted on the
 // packet-level simulator), not from a constant: both are read at this block size and rank count.
@@ -59,7 +66,7 @@ phase_times indirect_times(const decision_input& in) {
 double mpi_alltoall_seconds(const topology::torus& shape, double m, int nranks) {
   const auto kind = topology::ompi_tuned_alltoall(nranks, m);
   if (kind == topology::packet_schedule_kind::linear || nranks <= 256)
-    return topology::fitted_alltoall_seconds(shape, kind, m);
+    return topology::fitted_bandwidth_seconds(shape, kind, m);
   return 2.3 * topology::alltoall_bound(shape, m) / topology::fitted_efficiency(kind, m, nranks);
 }
 
@@ -72,8 +79,15 @@ int model_indirect_chunks(const decision_input& in) {
   // Total ~ T_B + (T_A + T_copy)/C + C * n_msg * alpha (docs/comm.md): minimised at
   // C* = sqrt((T_A + T_copy) / (n_msg * alpha)), capped so that phase-B messages stay above the knee.
   double c = std::sqrt((t.a + t.copy) / (t.messages * message_startup));
+  // ... then raised so that the phase messages (Z m / C and Q m / C per peer) stay eager, where the
+  // extra start-ups cost under 2% of phase B (a slow network, where a rendezvous round trip per
+  // message is what the extra chunks save; on fast ones the start-ups would cost more).
   const double knee_cap = in.bytes_per_pair * in.plane_size / knee_bytes;
-  c = std::min({c, knee_cap, double(max_chunks)});
+  c = std::min(c, double(max_chunks));
+  const double eager_floor = std::ceil(in.bytes_per_pair * std::max(in.plane_size, in.line_size) / eager_bytes);
+  if (eager_floor > c && eager_floor * t.messages * message_startup < 0.02 * t.b)
+    c = std::min(eager_floor, double(max_eager_chunks));
+  c = std::min(c, knee_cap);
   return std::max(1, static_cast<int>(std::lround(c)));
 }
 

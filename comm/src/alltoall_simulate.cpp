@@ -85,7 +85,7 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
       r.timeouts = pr.timeouts;
     } else {
       r.model = network_model::fitted;
-      r.seconds = topology::fitted_alltoall_seconds(t, kind, bytes_per_pair);
+      r.seconds = topology::fitted_alltoall_seconds(t, kind, bytes_per_pair, r.chunks);
     }
     r.percent_of_bound = r.seconds > 0 ? 100.0 * r.bound_seconds / r.seconds : 0;
     return r;

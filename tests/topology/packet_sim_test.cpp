@@ -195,8 +195,15 @@ TEST(fitted_model, pairwise_step_bound_and_fast_tier) {
     const double e = fitted_efficiency(packet_schedule_kind::indirect, m, 1024);
     EXPECT_GT(e, 0);
     EXPECT_LE(e, 1);
-    EXPECT_NEAR(fitted_alltoall_seconds(torus::parse("32x32x64"), packet_schedule_kind::indirect, m),
+    EXPECT_NEAR(fitted_bandwidth_seconds(torus::parse("32x32x64"), packet_schedule_kind::indirect, m),
                 alltoall_bound(torus::parse("32x32x64"), m) / e, 1e-9);
   }
+  // At 10 MB/s links 1 MiB blocks are bandwidth-bound; 8-byte blocks sit on the latency floor
+  // (64 chunks x (2 host delays of 100 us + 1086 posts of 10 us) + 16+16+32 hops of 1 us).
+  const auto slow = torus::parse("32x32x64,bw=10MB/s");
+  EXPECT_DOUBLE_EQ(fitted_alltoall_seconds(slow, packet_schedule_kind::indirect, 1 << 20),
+                   fitted_bandwidth_seconds(slow, packet_schedule_kind::indirect, 1 << 20));
+  EXPECT_NEAR(fitted_alltoall_seconds(slow, packet_schedule_kind::indirect, 8), 64 * (200e-6 + 1086 * 10e-6) + 64e-6,
+              1e-9);
   EXPECT_THROW(pairwise_step_bound(torus::parse("32x32x64"), 1), toru::error);
 }

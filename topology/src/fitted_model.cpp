@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "toru/core/error.hpp"
@@ -24,7 +27,8 @@ struct fit_point {
 // 64 KiB - 1 MiB: 2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s] (16 nodes), since 128 nodes at 64 KiB
 // and above take longer than the fitting session had. Regenerate with
 // `toru-alltoall-bench --simulate --model packet --tbf-burst 1514 --torus <torus> --json`.
-// Indirect with the decision's chunks (64, fewer where phase-B messages would fall under 4 KiB).
+// Indirect with the decision's chunks (up to 256, enough to keep phase messages eager and no
+// fewer than 4 KiB): 64 at 64 and 256 KiB, 256 at 1 MiB on 2x2x4.
 // pairwise: fraction of pairwise_step_bound (1.875 T_min on 2x2x4, 2.219 T_min on 4x4x8); the
 // others: fraction of T_min.
 constexpr std::array<fit_point, 5> fit_linear = {
@@ -32,7 +36,7 @@ constexpr std::array<fit_point, 5> fit_linear = {
 constexpr std::array<fit_point, 5> fit_pairwise = {
     {{4096, 0.876}, {16384, 0.577}, {65536, 0.595}, {262144, 0.764}, {1048576, 0.878}}};
 constexpr std::array<fit_point, 5> fit_indirect = {
-    {{4096, 0.874}, {16384, 0.905}, {65536, 0.893}, {262144, 0.862}, {1048576, 0.681}}};
+    {{4096, 0.874}, {16384, 0.905}, {65536, 0.892}, {262144, 0.862}, {1048576, 0.815}}};
 
 template <std::size_t N>
 double interpolate(const std::array<fit_point, N>& f, double bytes) {
@@ -100,14 +104,54 @@ double pairwise_step_bound(const torus& t, double bytes_per_pair) {
   if (P > 16384)
     throw error(errc::unsupported,
                 fmt::format("pairwise_step_bound: {} nodes (at most 16384: the cost grows as P^2 x hops)", P));
+  // Linear in the block size: computed once per torus (seconds at 8192 nodes) for one byte.
+  static std::mutex mutex;
+  static std::map<std::string, double> per_byte;
+  const std::string key = t.to_string();
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = per_byte.find(key); it != per_byte.end()) return it->second * bytes_per_pair;
+  }
   std::vector<std::pair<std::int64_t, double>> steps;
-  for (std::int64_t s = 1; s < P; ++s) steps.emplace_back(s, bytes_per_pair);
-  return shift_steps_bound(t, steps);
+  for (std::int64_t s = 1; s < P; ++s) steps.emplace_back(s, 1.0);
+  const double unit = shift_steps_bound(t, steps);
+  std::lock_guard lock(mutex);
+  per_byte[key] = unit;
+  return unit * bytes_per_pair;
 }
 
-double fitted_alltoall_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair) {
+namespace {
+
+// Below the fitted sizes the software costs dominate: the packet tier's host description (one
+// host_delay per dependent operation, one post_overhead per message) plus the routes' hop latency.
+double latency_floor(const torus& t, packet_schedule_kind kind, int chunks) {
+  const packet_params p;
+  const auto P = static_cast<double>(t.size());
+  const double hops = alltoall_latency_direct(t, 0);
+  const int L = t.longest_axis();
+  const double Z = t[L].extent, Q = P / Z;
+  switch (kind) {
+    case packet_schedule_kind::pairwise:
+      return (P - 1) * (p.host_delay + p.post_overhead) + hops;
+    case packet_schedule_kind::bruck:
+      return std::ceil(std::log2(std::max(2.0, P))) * (p.host_delay + p.post_overhead) + hops;
+    case packet_schedule_kind::indirect:
+      return chunks * (2 * p.host_delay + (Q + Z - 2) * p.post_overhead) + hops;
+    default:
+      return p.host_delay + (P - 1) * p.post_overhead + hops;
+  }
+}
+
+}  // namespace
+
+double fitted_alltoall_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair, int chunks) {
   const auto P = static_cast<int>(t.size());
   if (kind == packet_schedule_kind::ompi_tuned) kind = ompi_tuned_alltoall(P, bytes_per_pair);
+  return std::max(fitted_bandwidth_seconds(t, kind, bytes_per_pair), latency_floor(t, kind, std::max(1, chunks)));
+}
+
+double fitted_bandwidth_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair) {
+  const auto P = static_cast<int>(t.size());
   if (kind == packet_schedule_kind::pairwise)
     return pairwise_step_bound(t, bytes_per_pair) / fitted_efficiency(kind, bytes_per_pair, P);
   if (kind == packet_schedule_kind::bruck) {

@@ -31,7 +31,13 @@ double fitted_efficiency(packet_schedule_kind kind, double bytes_per_pair, int r
 /// Cost O(P^2 x hops): throws toru::error(unsupported) above 16384 nodes.
 double pairwise_step_bound(const torus& t, double bytes_per_pair);
 
-/// Fast-tier all-to-all time of `kind` on `t` (ranks on nodes, identity mapping).
-double fitted_alltoall_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair);
+/// Fast-tier all-to-all time of `kind` on `t` (ranks on nodes, identity mapping): the larger of the
+/// fitted bandwidth time and a latency floor from the packet tier's default host description (one
+/// host_delay per dependent step, one post_overhead per message, the routes' hop latency);
+/// `chunks` is the indirect pipeline's chunk count.
+double fitted_alltoall_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair, int chunks = 64);
+
+/// The fitted bandwidth time alone: T_min (or the step bound) over the fitted efficiency.
+double fitted_bandwidth_seconds(const torus& t, packet_schedule_kind kind, double bytes_per_pair);
 
 }  // namespace toru::topology
