@@ -50,7 +50,10 @@ class batchnorm final : public cpu_kernel {
   }
   std::int64_t state_bytes() const override { return 2 * C_ * 4; }  // batch mean, biased variance
   std::vector<buffer_spec> buffer_specs() const override {
-    return {{op().name + "/running_mean", C_, 0.0f, mean_init_}, {op().name + "/running_var", C_, 1.0f, var_init_}};
+    // Named after the graph's running-statistics tensors where it has them (ONNX: "bn1.running_mean").
+    auto name = [&](int t, const char* suffix) { return t >= 0 ? g_.tensors[t].name : op().name + suffix; };
+    return {{name(mean_init_, "/running_mean"), C_, 0.0f, mean_init_},
+            {name(var_init_, "/running_var"), C_, 1.0f, var_init_}};
   }
 
   void forward(const forward_args& a) override {
