@@ -53,9 +53,9 @@ TEST(onnx_train, torchvision_resnet18_training_step_matches_pytorch) {
   // and running statistics (1e-4), every parameter gradient (5e-2). The gradient tolerance is loose
   // on purpose and flagged: layers from layer4 back to layer1.1 agree to < 1e-5, but those upstream
   // of layer1.0's output (layer1.0, the stem) differ by 3e-3 to 1e-2 at 64x64, batch 4, while
-  // PyTorch float32 against float64 stays below 1e-5 there; the cause (max-pool tie-breaking on
-  // ReLU zeros, or something in the residual fork) is not found yet. A real error (wrong layout,
-  // missing accumulation) shows as O(1).
+  // PyTorch float32 against float64 stays below 1e-5 there and max-pool ties are ruled out; the
+  // cause is not found yet (docs/train.md). A gross error (wrong layout, missing accumulation)
+  // shows as O(1).
   if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
   const fs::path dir = fs::temp_directory_path() / fmt::format("toru_onnx_train_step_{}", ::getpid());
   fs::create_directories(dir);
