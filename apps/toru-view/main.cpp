@@ -39,7 +39,7 @@ extern "C" void on_signal(int) { interrupted = true; }
 struct settings {
   std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "raw";
   std::string image_codec = "png";
-  bool demo = false, json = false, no_playout = false, unpaced = false;
+  bool demo = false, json = false, no_playout = false, unpaced = false, field_only = false;
   int port = 8080, tcp_port = -1, size = 64, low = 3, high = 10;
   double fps = 10, rate = 10, seconds = 0;
   std::uint64_t frames = 0;
@@ -108,7 +108,7 @@ int serve_demo(const settings& s) {
       spectrum[k] = (1 + 0.5 * std::sin(t)) * std::pow(static_cast<double>(k + 1), -5.0 / 3);
     const auto si = static_cast<std::int64_t>(step);
     pub.publish(ts::make_frame<float>("field", si, t, {n, n}, field));
-    pub.publish(ts::make_frame<double>("energy spectrum", si, t, {n / 2}, spectrum));
+    if (!s.field_only) pub.publish(ts::make_frame<double>("energy spectrum", si, t, {n / 2}, spectrum));
     std::this_thread::sleep_until(start + period * static_cast<double>(step + 1));
   }
   pub.flush();
@@ -230,6 +230,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"raw", "zstd", "lz4", "png"}))
       ->capture_default_str();
   app.add_option("--record", s.record, "--demo: also record to this directory");
+  app.add_flag("--field-only", s.field_only, "--demo: one frame a step (no spectrum)");
   app.add_flag("--json", s.json, "machine-readable output (ports first, then a summary)");
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
