@@ -403,8 +403,11 @@ int run(const settings& cli, MPI_Comm comm) {
     if (pub) {
       pub->flush(2);
       const auto c = pub->counters();
-      summary["stream"] = {{"offered", c.offered}, {"dropped", c.dropped}, {"encoded", c.encoded},
-                           {"recorded", c.recorded}, {"acknowledged", c.acknowledged}};
+      summary["stream"] = {{"offered", c.offered},
+                           {"dropped", c.dropped},
+                           {"encoded", c.encoded},
+                           {"recorded", c.recorded},
+                           {"acknowledged", c.acknowledged}};
     }
 #endif
     if (tg1600) {
@@ -476,7 +479,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   app.add_option("--stream-tcp-port", s.stream_tcp_port, "the same to TCP viewers (toru-view --connect) on this port")
       ->check(CLI::Range(0, 65535));
-  app.add_option("--stream-record", s.stream_record, "record the streamed frames to this directory (toru-view --store)");
+  app.add_option("--stream-record", s.stream_record,
+                 "record the streamed frames to this directory (toru-view --store)");
   app.add_option("--stream-every", s.stream_every, "steps between streamed frames")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
