@@ -262,6 +262,7 @@ int run(const settings& cli, MPI_Comm comm) {
   if (s.stream_port >= 0 || s.stream_tcp_port >= 0 || !s.stream_record.empty())
     pub = std::make_unique<toru::stream::publisher>(
         comm, toru::stream::publisher_options{
+                  .queue_slots = 4,  // two frames a step
                   .record_dir = s.stream_record,
                   .server = {.http_port = s.stream_port, .tcp_port = s.stream_tcp_port, .title = "toru-dns"}});
   if (pub && rank == 0 && !s.quiet)

@@ -95,7 +95,7 @@ viewer_stats run_viewer(const viewer_options& opt,
   std::uint64_t intervals = 0, position = 0;
   bool started = false;
   auto play = [&](std::string& msg, const frame_header& h, double t) {
-    if (st.played > 0 && started) {
+    if (st.played > 0 && (started || !opt.playout)) {
       const double d = t - last_play;
       const double j = std::abs(d - period) * 1e3;
       jitter_sum += j, interval_sum += d * 1e3, ++intervals;
