@@ -24,10 +24,14 @@
 
 #include "dns/checkpoint.hpp"
 #include "dns/initial.hpp"
+#include "dns/slice.hpp"
 #include "dns/solver.hpp"
 #include "dns/svg_plot.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#if TORU_DNS_STREAM
+#include "toru/stream/publisher.hpp"
+#endif
 
 namespace {
 
@@ -62,6 +66,10 @@ struct settings {
   std::string fft = "toru";
   bool json = false;
   bool quiet = false;
+  // Streaming to viewers (off unless a port or a recording directory is given).
+  int stream_port = -1, stream_tcp_port = -1;
+  std::string stream_record;
+  std::int64_t stream_every = 1;
   // Whether these were given (a restart takes them from the checkpoint otherwise).
   bool n_given = false, re_given = false, scheme_given = false, forcing_given = false;
 };
@@ -248,6 +256,21 @@ int run(const settings& cli, MPI_Comm comm) {
     fmt::print(progress, "toru-dns: {}^3, Re {}, nu {:.6g}, {} ranks, FFT {}, {}, {}, CFL {}\n", s.n, s.re, cfg.nu,
                nranks, label, s.scheme, s.dt > 0 ? fmt::format("dt {}", s.dt) : "CFL time step", s.cfl);
 
+#if TORU_DNS_STREAM
+  // The publisher copies each frame and returns: a slow or absent viewer never slows the run.
+  std::unique_ptr<toru::stream::publisher> pub;
+  if (s.stream_port >= 0 || s.stream_tcp_port >= 0 || !s.stream_record.empty())
+    pub = std::make_unique<toru::stream::publisher>(
+        comm, toru::stream::publisher_options{
+                  .queue_slots = 4,  // two frames a step
+                  .record_dir = s.stream_record,
+                  .server = {.http_port = s.stream_port, .tcp_port = s.stream_tcp_port, .title = "toru-dns"}});
+  if (pub && rank == 0 && !s.quiet)
+    fmt::print(progress, "toru-dns: streaming{}{}{}\n",
+               pub->http_port() >= 0 ? fmt::format(", viewer page http://<host>:{}/", pub->http_port()) : "",
+               pub->tcp_port() >= 0 ? fmt::format(", TCP port {}", pub->tcp_port()) : "",
+               s.stream_record.empty() ? "" : ", recording to " + s.stream_record);
+#endif
   std::vector<double> step_times, fft_times;
   std::string last_checkpoint;
   std::int64_t steps_run = 0;
@@ -272,6 +295,17 @@ int run(const settings& cli, MPI_Comm comm) {
       series.push_back(r);
       series_file << to_json(r).dump() << '\n' << std::flush;
     }
+#if TORU_DNS_STREAM
+    if (pub && steps_run % s.stream_every == 0) {
+      const auto plane = dns::plane_z0(sol.grid(), sol.u()[0], 0);
+      const auto ek = sol.grid().spectrum(sol.u());
+      if (rank == 0) {
+        pub->publish(toru::stream::make_frame<float>("u_x at z=0", sol.step(), sol.t(), {s.n, s.n}, plane));
+        pub->publish(toru::stream::make_frame<double>("energy spectrum", sol.step(), sol.t(),
+                                                      {static_cast<std::int64_t>(ek.size())}, ek));
+      }
+    }
+#endif
     while (next_spectrum < spectra_at.size() && spectra_at[next_spectrum] <= sol.t() + eps_time)
       write_spectrum(spectra_at[next_spectrum++]);
     if (steps_run > 0 && s.checkpoint_every > 0 && (sol.step() % s.checkpoint_every == 0 || done)) {
@@ -366,6 +400,17 @@ int run(const settings& cli, MPI_Comm comm) {
                  {"checkpoint", last_checkpoint.empty() ? json(nullptr) : json(last_checkpoint)},
                  {"plots", {s.out + "/dissipation.svg", s.out + "/energy.svg", s.out + "/spectrum.svg"}},
                  {"digest", fmt::format("{:016x}", digest)}};
+#if TORU_DNS_STREAM
+    if (pub) {
+      pub->flush(2);
+      const auto c = pub->counters();
+      summary["stream"] = {{"offered", c.offered},
+                           {"dropped", c.dropped},
+                           {"encoded", c.encoded},
+                           {"recorded", c.recorded},
+                           {"acknowledged", c.acknowledged}};
+    }
+#endif
     if (tg1600) {
       summary["reference_peak_eps"] = reference_peak_eps;
       summary["reference_t_peak_eps"] = reference_peak_t;
@@ -429,6 +474,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "slab", "pencil"}))
       ->capture_default_str();
   app.add_option("--fft", s.fft, "FFT backend")->check(CLI::IsMember({"toru", "fftw-mpi"}))->capture_default_str();
+  app.add_option("--stream-port", s.stream_port,
+                 "publish a slice (u_x at z=0) and E(k) per step; serve the viewer page and WebSocket on this port "
+                 "(0: any free port; off by default; see docs/stream.md)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--stream-tcp-port", s.stream_tcp_port, "the same to TCP viewers (toru-view --connect) on this port")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--stream-record", s.stream_record,
+                 "record the streamed frames to this directory (toru-view --store)");
+  app.add_option("--stream-every", s.stream_every, "steps between streamed frames")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_flag("--json", s.json, "print the final summary as one JSON object on stdout (progress goes to stderr)");
   app.add_flag("--quiet", s.quiet, "no progress lines");
 
@@ -458,6 +514,10 @@ int main(int argc, char** argv) {
         throw CLI::ValidationError("--decomp",
                                    "FFTW-MPI has slabs only; expected --decomp auto or slab with --fft fftw-mpi");
       parse_times(s.spectra_at);
+#if !TORU_DNS_STREAM
+      if (s.stream_port >= 0 || s.stream_tcp_port >= 0 || !s.stream_record.empty())
+        throw CLI::ValidationError("--stream-port", "this toru-dns was built without stream/ (see docs/stream.md)");
+#endif
     } catch (const toru::error& e) {
       throw CLI::ValidationError(e.message());
     }

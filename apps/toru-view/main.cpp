@@ -39,18 +39,23 @@ extern "C" void on_signal(int) { interrupted = true; }
 struct settings {
   std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "raw";
   std::string image_codec = "png";
-  bool demo = false, json = false, no_playout = false, unpaced = false;
+  bool demo = false, json = false, no_playout = false, unpaced = false, field_only = false;
   int port = 8080, tcp_port = -1, size = 64, low = 3, high = 10;
   double fps = 10, rate = 10, seconds = 0;
   std::uint64_t frames = 0;
 };
 
 ts::flow_options flow_of(const settings& s) {
-  return {.fps = s.fps, .low_water = s.low, .high_water = s.high, .policy = ts::parse_adapt_policy(s.policy, "--policy")};
+  return {
+      .fps = s.fps, .low_water = s.low, .high_water = s.high, .policy = ts::parse_adapt_policy(s.policy, "--policy")};
 }
 
 ts::server_options server_of(const settings& s) {
-  return {.address = s.address, .http_port = s.port, .tcp_port = s.tcp_port, .flow = flow_of(s), .paced = !s.unpaced,
+  return {.address = s.address,
+          .http_port = s.port,
+          .tcp_port = s.tcp_port,
+          .flow = flow_of(s),
+          .paced = !s.unpaced,
           .title = s.demo ? "toru-view demo" : "toru-view " + s.store};
 }
 
@@ -60,15 +65,16 @@ void print_ports(const settings& s, int http, int tcp) {
   if (s.json) {
     std::puts(j.dump().c_str());
   } else {
-    if (http >= 0) fmt::print("toru-view: serving http://{}:{}/\n", s.address == "0.0.0.0" ? "localhost" : s.address, http);
+    if (http >= 0)
+      fmt::print("toru-view: serving http://{}:{}/\n", s.address == "0.0.0.0" ? "localhost" : s.address, http);
     if (tcp >= 0) fmt::print("toru-view: TCP viewers on port {}\n", tcp);
   }
   std::fflush(stdout);
 }
 
 bool keep_going(const settings& s, std::chrono::steady_clock::time_point start) {
-  return !interrupted &&
-         (s.seconds <= 0 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < s.seconds);
+  return !interrupted && (s.seconds <= 0 ||
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < s.seconds);
 }
 
 int serve_store(const settings& s) {
@@ -108,7 +114,7 @@ int serve_demo(const settings& s) {
       spectrum[k] = (1 + 0.5 * std::sin(t)) * std::pow(static_cast<double>(k + 1), -5.0 / 3);
     const auto si = static_cast<std::int64_t>(step);
     pub.publish(ts::make_frame<float>("field", si, t, {n, n}, field));
-    pub.publish(ts::make_frame<double>("energy spectrum", si, t, {n / 2}, spectrum));
+    if (!s.field_only) pub.publish(ts::make_frame<double>("energy spectrum", si, t, {n / 2}, spectrum));
     std::this_thread::sleep_until(start + period * static_cast<double>(step + 1));
   }
   pub.flush();
@@ -116,7 +122,7 @@ int serve_demo(const settings& s) {
   while (keep_going(s, start) && s.seconds > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto c = pub.counters();
   if (s.json) {
-    json j{{"frames", step}, {"offered", c.offered}, {"dropped", c.dropped}, {"refused", c.refused},
+    json j{{"frames", step},       {"offered", c.offered},   {"dropped", c.dropped},          {"refused", c.refused},
            {"encoded", c.encoded}, {"recorded", c.recorded}, {"acknowledged", c.acknowledged}};
     if (pub.get_server()) j["server"] = json::parse(pub.get_server()->status_json());
     std::puts(j.dump().c_str());
@@ -148,8 +154,16 @@ int run_client(const settings& s) {
   std::ofstream index;
   if (!s.dump.empty()) index.open(s.dump + "/frames.jsonl", std::ios::trunc);
   const auto stats = ts::run_viewer(
-      {.host = s.connect.substr(0, colon), .port = port, .from = s.from, .fps = s.fps, .low_water = s.low,
-       .high_water = s.high, .policy = s.policy, .playout = !s.no_playout, .seconds = s.seconds, .max_frames = s.frames},
+      {.host = s.connect.substr(0, colon),
+       .port = port,
+       .from = s.from,
+       .fps = s.fps,
+       .low_water = s.low,
+       .high_water = s.high,
+       .policy = s.policy,
+       .playout = !s.no_playout,
+       .seconds = s.seconds,
+       .max_frames = s.frames},
       [&](const std::string& msg, const ts::frame_header& h) {
         if (s.dump.empty()) return !interrupted.load();
         std::string_view payload;
@@ -164,25 +178,35 @@ int run_client(const settings& s) {
           out.write(reinterpret_cast<const char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
         }
         if (!out) throw toru::error(toru::errc::io, fmt::format("--dump: cannot write '{}/{}'", s.dump, file));
-        index << json{{"seq", h.seq},   {"step", h.step},   {"time", h.time},
-                      {"name", h.name}, {"shape", h.shape}, {"dtype", std::string(ts::to_string(h.type))},
-                      {"codec", std::string(ts::to_string(h.encoding))}, {"file", file}}
+        index << json{{"seq", h.seq},
+                      {"step", h.step},
+                      {"time", h.time},
+                      {"name", h.name},
+                      {"shape", h.shape},
+                      {"dtype", std::string(ts::to_string(h.type))},
+                      {"codec", std::string(ts::to_string(h.encoding))},
+                      {"file", file}}
                      .dump()
               << '\n';
         return !interrupted.load();
       });
-  json j{{"received", stats.received},          {"played", stats.played},
-         {"stalls", stats.stalls},              {"skipped", stats.skipped},
-         {"first_play_s", stats.first_play_s},  {"interval_mean_ms", stats.interval_mean_ms},
-         {"jitter_mean_ms", stats.jitter_mean_ms}, {"jitter_max_ms", stats.jitter_max_ms},
+  json j{{"received", stats.received},
+         {"played", stats.played},
+         {"stalls", stats.stalls},
+         {"skipped", stats.skipped},
+         {"first_play_s", stats.first_play_s},
+         {"interval_mean_ms", stats.interval_mean_ms},
+         {"jitter_mean_ms", stats.jitter_mean_ms},
+         {"jitter_max_ms", stats.jitter_max_ms},
          {"stop", stats.stop_reason}};
   if (s.json)
     std::puts(j.dump().c_str());
   else
-    fmt::print("toru-view: played {} of {} frames received, {} stalls, {} skipped by the server, jitter mean {:.2f} "
-               "ms max {:.2f} ms ({})\n",
-               stats.played, stats.received, stats.stalls, stats.skipped, stats.jitter_mean_ms, stats.jitter_max_ms,
-               stats.stop_reason);
+    fmt::print(
+        "toru-view: played {} of {} frames received, {} stalls, {} skipped by the server, jitter mean {:.2f} "
+        "ms max {:.2f} ms ({})\n",
+        stats.played, stats.received, stats.stalls, stats.skipped, stats.jitter_mean_ms, stats.jitter_max_ms,
+        stats.stop_reason);
   return 0;
 }
 
@@ -210,7 +234,9 @@ int main(int argc, char** argv) {
   app.add_option("--tcp-port", s.tcp_port, "plain TCP viewer port (0: any free port, -1: off)")
       ->check(CLI::Range(-1, 65535))
       ->capture_default_str();
-  app.add_option("--fps", s.fps, "playout rate (frames per second)")->check(CLI::Range(0.1, 1000.0))->capture_default_str();
+  app.add_option("--fps", s.fps, "playout rate (frames per second)")
+      ->check(CLI::Range(0.1, 1000.0))
+      ->capture_default_str();
   app.add_option("--low-water", s.low, "frames buffered before playout starts; below, the sender fills faster")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
@@ -230,6 +256,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"raw", "zstd", "lz4", "png"}))
       ->capture_default_str();
   app.add_option("--record", s.record, "--demo: also record to this directory");
+  app.add_flag("--field-only", s.field_only, "--demo: one frame a step (no spectrum)");
   app.add_flag("--json", s.json, "machine-readable output (ports first, then a summary)");
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

@@ -38,7 +38,8 @@ std::string compress(codec c, std::span<const std::byte> in, int zstd_level) {
       out.resize(static_cast<std::size_t>(n));
       return out;
     }
-    case codec::png: break;
+    case codec::png:
+      break;
   }
   throw error(errc::invalid_argument, "codec: png is not a lossless byte codec; use encode_png");
 }
@@ -48,14 +49,15 @@ std::vector<std::byte> decompress(codec c, std::string_view in, std::size_t raw_
   switch (c) {
     case codec::raw:
       if (in.size() != raw_bytes)
-        throw error(errc::invalid_argument, fmt::format("raw payload: expected {} bytes, got {}", raw_bytes, in.size()));
+        throw error(errc::invalid_argument,
+                    fmt::format("raw payload: expected {} bytes, got {}", raw_bytes, in.size()));
       std::memcpy(out.data(), in.data(), raw_bytes);
       return out;
     case codec::zstd: {
       const auto n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
       if (ZSTD_isError(n) || n != raw_bytes)
-        throw error(errc::invalid_argument, fmt::format("zstd payload: corrupt ({})",
-                                                        ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size"));
+        throw error(errc::invalid_argument,
+                    fmt::format("zstd payload: corrupt ({})", ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size"));
       return out;
     }
     case codec::lz4: {
@@ -65,7 +67,8 @@ std::vector<std::byte> decompress(codec c, std::string_view in, std::size_t raw_
         throw error(errc::invalid_argument, "lz4 payload: corrupt");
       return out;
     }
-    case codec::png: break;
+    case codec::png:
+      break;
   }
   throw error(errc::invalid_argument, "codec: png payloads decode with decode_png");
 }
@@ -73,8 +76,8 @@ std::vector<std::byte> decompress(codec c, std::string_view in, std::size_t raw_
 const std::array<std::array<std::uint8_t, 3>, 256>& colour_map() {
   // Viridis, interpolated from 9 anchor colours: perceptually ordered and readable in grey.
   static const auto table = [] {
-    constexpr double anchors[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
-                                      {39, 173, 129}, {92, 200, 99},  {170, 220, 50}, {253, 231, 37}};
+    constexpr double anchors[9][3] = {{68, 1, 84},    {71, 44, 122}, {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
+                                      {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
     std::array<std::array<std::uint8_t, 3>, 256> t{};
     for (int i = 0; i < 256; ++i) {
       const double x = i / 255.0 * 8;
@@ -100,10 +103,18 @@ void for_each_value(dtype type, std::span<const std::byte> data, F&& f) {
     }
   };
   switch (type) {
-    case dtype::u8: run(static_cast<std::uint8_t*>(nullptr)); break;
-    case dtype::i32: run(static_cast<std::int32_t*>(nullptr)); break;
-    case dtype::f32: run(static_cast<float*>(nullptr)); break;
-    case dtype::f64: run(static_cast<double*>(nullptr)); break;
+    case dtype::u8:
+      run(static_cast<std::uint8_t*>(nullptr));
+      break;
+    case dtype::i32:
+      run(static_cast<std::int32_t*>(nullptr));
+      break;
+    case dtype::f32:
+      run(static_cast<float*>(nullptr));
+      break;
+    case dtype::f64:
+      run(static_cast<double*>(nullptr));
+      break;
   }
 }
 }  // namespace

@@ -12,9 +12,12 @@ namespace toru::stream {
 
 std::string_view to_string(adapt_policy p) noexcept {
   switch (p) {
-    case adapt_policy::skip_to_latest: return "skip";
-    case adapt_policy::decimate: return "decimate";
-    case adapt_policy::catch_up: return "catch-up";
+    case adapt_policy::skip_to_latest:
+      return "skip";
+    case adapt_policy::decimate:
+      return "decimate";
+    case adapt_policy::catch_up:
+      return "catch-up";
   }
   return "?";
 }
@@ -87,7 +90,8 @@ void flow_controller::adapt(double now, const frame_index& frames) {
         cursor_ = target;
       }
       break;
-    case adapt_policy::catch_up: break;
+    case adapt_policy::catch_up:
+      break;
   }
 }
 

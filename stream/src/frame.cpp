@@ -28,20 +28,28 @@ std::uint32_t get_u32(const char* p) {
 
 std::string_view to_string(dtype t) noexcept {
   switch (t) {
-    case dtype::u8: return "u8";
-    case dtype::i32: return "i32";
-    case dtype::f32: return "f32";
-    case dtype::f64: return "f64";
+    case dtype::u8:
+      return "u8";
+    case dtype::i32:
+      return "i32";
+    case dtype::f32:
+      return "f32";
+    case dtype::f64:
+      return "f64";
   }
   return "?";
 }
 
 std::string_view to_string(codec c) noexcept {
   switch (c) {
-    case codec::raw: return "raw";
-    case codec::zstd: return "zstd";
-    case codec::lz4: return "lz4";
-    case codec::png: return "png";
+    case codec::raw:
+      return "raw";
+    case codec::zstd:
+      return "zstd";
+    case codec::lz4:
+      return "lz4";
+    case codec::png:
+      return "png";
   }
   return "?";
 }
@@ -60,10 +68,14 @@ codec parse_codec(std::string_view name, std::string_view argument) {
 
 std::size_t dtype_size(dtype t) noexcept {
   switch (t) {
-    case dtype::u8: return 1;
-    case dtype::i32: return 4;
-    case dtype::f32: return 4;
-    case dtype::f64: return 8;
+    case dtype::u8:
+      return 1;
+    case dtype::i32:
+      return 4;
+    case dtype::f32:
+      return 4;
+    case dtype::f64:
+      return 8;
   }
   return 1;
 }

@@ -32,8 +32,8 @@ publisher::publisher(MPI_Comm comm, publisher_options opt) : opt_(std::move(opt)
 }
 
 void publisher::start() {
-  expect(opt_.max_frame_bytes > 0 && opt_.max_frame_bytes < (1ull << 31), "options.max_frame_bytes",
-         "1 byte to 2 GiB", std::to_string(opt_.max_frame_bytes));
+  expect(opt_.max_frame_bytes > 0 && opt_.max_frame_bytes < (1ull << 31), "options.max_frame_bytes", "1 byte to 2 GiB",
+         std::to_string(opt_.max_frame_bytes));
   expect(opt_.encoding != codec::png, "options.encoding", "raw, zstd or lz4 (png is for 2-D frames: image_encoding)",
          "png");
   queue_ = std::make_unique<frame_queue>(opt_.queue_slots, opt_.max_frame_bytes, opt_.when_full);
@@ -104,10 +104,11 @@ push_result publisher::publish_gathered(const frame_view& tile) {
   }
   std::vector<int> counts(bytes.size()), displs(bytes.size());
   int at = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i) counts[i] = static_cast<int>(bytes[i]), displs[i] = at, at += counts[i];
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    counts[i] = static_cast<int>(bytes[i]), displs[i] = at, at += counts[i];
   if (rank_ == root_ && gather_.size() < opt_.max_frame_bytes) gather_.resize(opt_.max_frame_bytes);
-  check_mpi(MPI_Gatherv(tile.data.data(), static_cast<int>(mine), MPI_BYTE, gather_.data(), counts.data(), displs.data(),
-                        MPI_BYTE, root_, comm_),
+  check_mpi(MPI_Gatherv(tile.data.data(), static_cast<int>(mine), MPI_BYTE, gather_.data(), counts.data(),
+                        displs.data(), MPI_BYTE, root_, comm_),
             "MPI_Gatherv");
   if (rank_ != root_) return push_result::queued;
   frame_view whole = tile;
@@ -140,7 +141,8 @@ void publisher::encode_loop() {
     } catch (const std::exception& e) {
       ++encode_failures_;
       if (!warned_encode)
-        log::write(log::level::warn, fmt::format("toru::stream: frame '{}' not encoded: {} (logged once)", f.name, e.what()));
+        log::write(log::level::warn,
+                   fmt::format("toru::stream: frame '{}' not encoded: {} (logged once)", f.name, e.what()));
       warned_encode = true;
       queue_->done(*it);
       busy_ = false;

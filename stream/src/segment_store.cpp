@@ -118,19 +118,20 @@ void segment_store::open_existing() {
     s->data_path = found[i].second;
     s->idx_path = s->data_path.substr(0, s->data_path.size() - 4) + ".idx";
     s->fd = ::open(s->data_path.c_str(), opt_.read_only ? O_RDONLY : O_RDWR | O_CLOEXEC);
-    if (s->fd < 0) throw error(errc::io, fmt::format("store: cannot open '{}': {}", s->data_path, std::strerror(errno)));
+    if (s->fd < 0)
+      throw error(errc::io, fmt::format("store: cannot open '{}': {}", s->data_path, std::strerror(errno)));
     if (s->first_seq != index_.size())
-      throw error(errc::io, fmt::format("store: '{}' starts at seq {}, expected {} (a segment is missing)", s->data_path,
-                                        s->first_seq, index_.size()));
+      throw error(errc::io, fmt::format("store: '{}' starts at seq {}, expected {} (a segment is missing)",
+                                        s->data_path, s->first_seq, index_.size()));
     const bool last = i + 1 == found.size();
     // A sealed segment's index is trusted when it covers the data file exactly; anything else is rescanned.
     bool from_index = false;
     if (!last) {
-      struct stat st{};
+      struct stat st {};
       const int ifd = ::open(s->idx_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (ifd >= 0 && ::fstat(ifd, &st) == 0 && st.st_size % index_entry_bytes == 0 && st.st_size > 0) {
         std::vector<index_entry> entries(static_cast<std::size_t>(st.st_size) / index_entry_bytes);
-        struct stat ds{};
+        struct stat ds {};
         if (pread_all(ifd, entries.data(), static_cast<std::size_t>(st.st_size), 0) && ::fstat(s->fd, &ds) == 0) {
           record_header last_h{};
           const auto& le = entries.back();
@@ -139,7 +140,8 @@ void segment_store::open_existing() {
           for (std::size_t k = 0; ok && k < entries.size(); ++k) ok = entries[k].seq == s->first_seq + k;
           if (ok) {
             for (std::size_t k = 0; k < entries.size(); ++k) {
-              const std::uint64_t end = k + 1 < entries.size() ? entries[k + 1].offset : le.offset + header_bytes + last_h.length;
+              const std::uint64_t end =
+                  k + 1 < entries.size() ? entries[k + 1].offset : le.offset + header_bytes + last_h.length;
               index_.push_back({entries[k].seq, entries[k].step, entries[k].time,
                                 static_cast<std::uint32_t>(end - entries[k].offset - header_bytes)});
               offsets_.push_back(entries[k].offset);
@@ -160,7 +162,8 @@ void segment_store::open_existing() {
     // The last segment's index is rewritten from its data: it may lack entries written before a kill.
     auto& s = *segs_.back();
     s.idx_fd = ::open(s.idx_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (s.idx_fd < 0) throw error(errc::io, fmt::format("store: cannot write '{}': {}", s.idx_path, std::strerror(errno)));
+    if (s.idx_fd < 0)
+      throw error(errc::io, fmt::format("store: cannot write '{}': {}", s.idx_path, std::strerror(errno)));
     for (std::uint64_t q = s.first_seq; q < index_.size(); ++q) write_index_entry(s, index_[q], offsets_[q]);
     ::lseek(s.fd, static_cast<off_t>(s.bytes), SEEK_SET);
   }
@@ -168,7 +171,7 @@ void segment_store::open_existing() {
 }
 
 void segment_store::scan(segment& s, bool truncate_tail) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(s.fd, &st) != 0) throw error(errc::io, fmt::format("store: cannot stat '{}'", s.data_path));
   const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
   std::string payload;
@@ -201,7 +204,8 @@ void segment_store::start_segment(std::uint64_t first_seq) {
   s->data_path = fmt::format("{}/segment-{:012}.trs", opt_.dir, first_seq);
   s->idx_path = fmt::format("{}/segment-{:012}.idx", opt_.dir, first_seq);
   s->fd = ::open(s->data_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (s->fd < 0) throw error(errc::io, fmt::format("store: cannot create '{}': {}", s->data_path, std::strerror(errno)));
+  if (s->fd < 0)
+    throw error(errc::io, fmt::format("store: cannot create '{}': {}", s->data_path, std::strerror(errno)));
   if (!segs_.empty()) {
     auto& prev = *segs_.back();
     ::fdatasync(prev.fd);
@@ -273,9 +277,10 @@ std::optional<std::uint64_t> segment_store::append(std::string_view message, std
       log_error("toru::stream: recording '{}': cannot truncate a failed write: {}", s.data_path, std::strerror(errno));
     ++failed_;
     if (!failing_)
-      log_error("toru::stream: recording '{}': cannot append frame {} ({} bytes): {}; the frame is refused and the "
-                 "simulation continues",
-                 s.data_path, seq, message.size(), std::strerror(err));
+      log_error(
+          "toru::stream: recording '{}': cannot append frame {} ({} bytes): {}; the frame is refused and the "
+          "simulation continues",
+          s.data_path, seq, message.size(), std::strerror(err));
     failing_ = true;
     return std::nullopt;
   }
@@ -310,7 +315,6 @@ void segment_store::sync() {
   acked_ = std::max(acked_, upto);
   last_sync_ = now_ms();
 }
-
 
 std::uint64_t segment_store::acknowledged() const {
   std::lock_guard lock(m_);

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -27,9 +27,7 @@ namespace {
 using ws_server = websocketpp::server<websocketpp::config::asio>;
 using json = nlohmann::json;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 template <class... Args>
 void log_line(fmt::format_string<Args...> f, Args&&... args) {
@@ -106,14 +104,16 @@ struct server::impl {
     });
     try {
       if (opt.http_port >= 0) {
-        ws.listen(asio::ip::tcp::endpoint(asio::ip::make_address(opt.address), static_cast<unsigned short>(opt.http_port)));
+        ws.listen(
+            asio::ip::tcp::endpoint(asio::ip::make_address(opt.address), static_cast<unsigned short>(opt.http_port)));
         ws.start_accept();
         asio::error_code ec;
         http_port_ = ws.get_local_endpoint(ec).port();
       }
       if (opt.tcp_port >= 0) {
         tcp_acceptor = std::make_unique<asio::ip::tcp::acceptor>(
-            io, asio::ip::tcp::endpoint(asio::ip::make_address(opt.address), static_cast<unsigned short>(opt.tcp_port)));
+            io,
+            asio::ip::tcp::endpoint(asio::ip::make_address(opt.address), static_cast<unsigned short>(opt.tcp_port)));
         tcp_port_ = tcp_acceptor->local_endpoint().port();
         accept_tcp();
       }
@@ -276,8 +276,8 @@ struct server::impl {
       const auto d = s->fc->next(now, frames, buffered(*s));
       if (d.kind == flow_decision::idle) return;
       if (d.kind == flow_decision::wait) {
-        s->timer->expires_after(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(std::max(0.0, d.at - now))));
+        s->timer->expires_after(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(std::max(0.0, d.at - now))));
         std::weak_ptr<session> w = s;
         s->timer->async_wait([this, w](const asio::error_code& ec) {
           if (ec) return;
@@ -352,8 +352,9 @@ struct server::impl {
       }
       {
         std::lock_guard lock(m);
-        json st{{"first", frames.first()}, {"end", frames.end()}, {"viewers", all}, {"connections", c.connections},
-                {"dropped", c.dropped}, {"bad_messages", c.bad_messages}, {"frames_sent", c.frames_sent}};
+        json st{{"first", frames.first()},      {"end", frames.end()},  {"viewers", all},
+                {"connections", c.connections}, {"dropped", c.dropped}, {"bad_messages", c.bad_messages},
+                {"frames_sent", c.frames_sent}};
         status_snapshot = st.dump();
       }
       tick();
@@ -453,18 +454,20 @@ struct server::impl {
       if (!sp || sp->closed) return;
       if (ec) return close_session(sp);
       std::uint32_t n = 0;
-      for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(conn->rhdr[1 + i])) << (8 * i);
+      for (int i = 0; i < 4; ++i)
+        n |= static_cast<std::uint32_t>(static_cast<unsigned char>(conn->rhdr[1 + i])) << (8 * i);
       if (conn->rhdr[0] != 'J') return drop(sp, "sent a message that is not JSON (kind byte)", true);
       if (n > opt.max_client_message)
         return drop(sp, fmt::format("sent an oversized message ({} bytes, max {})", n, opt.max_client_message), true);
       conn->rbody.resize(n);
-      asio::async_read(conn->sock, asio::buffer(conn->rbody), [this, w, conn](const asio::error_code& ec2, std::size_t) {
-        auto sp2 = w.lock();
-        if (!sp2 || sp2->closed) return;
-        if (ec2) return close_session(sp2);
-        on_message(sp2, conn->rbody);
-        if (!sp2->closed) tcp_read(sp2);
-      });
+      asio::async_read(conn->sock, asio::buffer(conn->rbody),
+                       [this, w, conn](const asio::error_code& ec2, std::size_t) {
+                         auto sp2 = w.lock();
+                         if (!sp2 || sp2->closed) return;
+                         if (ec2) return close_session(sp2);
+                         on_message(sp2, conn->rbody);
+                         if (!sp2->closed) tcp_read(sp2);
+                       });
     });
   }
 

@@ -21,9 +21,7 @@
 namespace toru::stream {
 
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int connect_to(const std::string& host, int port) {
   addrinfo hints{}, *res = nullptr;
@@ -69,7 +67,8 @@ viewer_stats run_viewer(const viewer_options& opt,
   expect(opt.fps > 0, "viewer.fps", "> 0", std::to_string(opt.fps));
   const int fd = connect_to(opt.host, opt.port);
   fd_guard guard{fd};
-  nlohmann::json hello{{"type", "hello"}, {"fps", opt.fps}, {"low_water", opt.low_water}, {"high_water", opt.high_water}};
+  nlohmann::json hello{
+      {"type", "hello"}, {"fps", opt.fps}, {"low_water", opt.low_water}, {"high_water", opt.high_water}};
   if (opt.from == "live") {
     hello["from"] = "live";
   } else {
@@ -96,7 +95,7 @@ viewer_stats run_viewer(const viewer_options& opt,
   std::uint64_t intervals = 0, position = 0;
   bool started = false;
   auto play = [&](std::string& msg, const frame_header& h, double t) {
-    if (st.played > 0 && started) {
+    if (st.played > 0 && (started || !opt.playout)) {
       const double d = t - last_play;
       const double j = std::abs(d - period) * 1e3;
       jitter_sum += j, interval_sum += d * 1e3, ++intervals;
@@ -165,8 +164,10 @@ viewer_stats run_viewer(const viewer_options& opt,
     bool stop = false;
     while (in.size() - off >= 5) {
       std::uint32_t n = 0;
-      for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[off + 1 + i])) << (8 * i);
-      if (n > opt.max_message_bytes) throw error(errc::io, fmt::format("viewer: message of {} bytes exceeds the limit", n));
+      for (int i = 0; i < 4; ++i)
+        n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[off + 1 + i])) << (8 * i);
+      if (n > opt.max_message_bytes)
+        throw error(errc::io, fmt::format("viewer: message of {} bytes exceeds the limit", n));
       if (in.size() - off < 5 + n) break;
       const char kind = in[off];
       std::string body = in.substr(off + 5, n);

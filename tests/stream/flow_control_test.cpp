@@ -108,7 +108,7 @@ TEST(StreamFlowControl, ReplayOnAFastLinkStaysBetweenWaterMarks) {
   EXPECT_EQ(r.stalls, 0);
   EXPECT_GE(r.min_level, opt.low_water - 2);  // reports are 250 ms apart: the estimate lags by a few frames
   EXPECT_LE(r.max_level, opt.high_water + 1);
-  ASSERT_GT(r.played.size(), 450u);  // ~ 25 fps x (20 s - start-up)
+  ASSERT_GT(r.played.size(), 450u);                                             // ~ 25 fps x (20 s - start-up)
   for (std::size_t i = 0; i < r.played.size(); ++i) ASSERT_EQ(r.played[i], i);  // lossless, in order
   EXPECT_EQ(r.counters.skipped, 0u);
 }
@@ -123,7 +123,10 @@ TEST(StreamFlowControl, LiveViewerKeepsUpWithAMatchingProducer) {
 }
 
 TEST(StreamFlowControl, SlowLinkSkipsToTheNewestAndBoundsTheQueue) {
-  ts::flow_options opt{.fps = 20, .low_water = 3, .high_water = 10, .policy = ts::adapt_policy::skip_to_latest,
+  ts::flow_options opt{.fps = 20,
+                       .low_water = 3,
+                       .high_water = 10,
+                       .policy = ts::adapt_policy::skip_to_latest,
                        .max_buffered_bytes = 300000};
   // The producer makes 20 frames/s of 100 kB (2 MB/s); the link carries 200 kB/s: 10x too slow.
   const auto r = simulate(opt, true, 20, 0, 2e5, 100000, 30);
@@ -139,7 +142,10 @@ TEST(StreamFlowControl, SlowLinkSkipsToTheNewestAndBoundsTheQueue) {
 }
 
 TEST(StreamFlowControl, SkipKeepsAStepsFramesTogether) {
-  ts::flow_options opt{.fps = 20, .low_water = 3, .high_water = 10, .policy = ts::adapt_policy::skip_to_latest,
+  ts::flow_options opt{.fps = 20,
+                       .low_water = 3,
+                       .high_water = 10,
+                       .policy = ts::adapt_policy::skip_to_latest,
                        .max_buffered_bytes = 300000};
   // Two frames a step (a slice and a spectrum): a skip lands on the first frame of a step.
   const auto r = simulate(opt, true, 40, 0, 2e5, 100000, 20, 2);
@@ -150,8 +156,8 @@ TEST(StreamFlowControl, SkipKeepsAStepsFramesTogether) {
 }
 
 TEST(StreamFlowControl, SlowLinkDecimates) {
-  ts::flow_options opt{.fps = 20, .low_water = 3, .high_water = 10, .policy = ts::adapt_policy::decimate,
-                       .max_buffered_bytes = 300000};
+  ts::flow_options opt{
+      .fps = 20, .low_water = 3, .high_water = 10, .policy = ts::adapt_policy::decimate, .max_buffered_bytes = 300000};
   const auto r = simulate(opt, true, 20, 0, 5e5, 100000, 30);  // the link carries 5 of 20 frames/s
   EXPECT_GT(r.counters.decimation, 1);
   EXPECT_GT(r.counters.skipped, 100u);
@@ -159,8 +165,8 @@ TEST(StreamFlowControl, SlowLinkDecimates) {
 }
 
 TEST(StreamFlowControl, CatchUpIsLosslessOnASlowLink) {
-  ts::flow_options opt{.fps = 20, .low_water = 3, .high_water = 10, .policy = ts::adapt_policy::catch_up,
-                       .max_buffered_bytes = 300000};
+  ts::flow_options opt{
+      .fps = 20, .low_water = 3, .high_water = 10, .policy = ts::adapt_policy::catch_up, .max_buffered_bytes = 300000};
   const auto r = simulate(opt, true, 20, 0, 2e5, 100000, 20);
   EXPECT_EQ(r.counters.skipped, 0u);
   EXPECT_LE(r.max_queued, opt.max_buffered_bytes + 100000);

@@ -42,11 +42,13 @@ TEST(StreamPublisher, GatheredTilesAreConcatenatedAtTheRoot) {
   total_rows += first_row;
   const std::int64_t cols = 7;
   {
-    ts::publisher pub(MPI_COMM_WORLD, {.image_encoding = ts::codec::lz4, .record_dir = dir, .serve = false, .root = root});
+    ts::publisher pub(MPI_COMM_WORLD,
+                      {.image_encoding = ts::codec::lz4, .record_dir = dir, .serve = false, .root = root});
     for (int step = 0; step < 4; ++step) {
       std::vector<double> tile(static_cast<std::size_t>(rows_of(rank) * cols));
       for (std::int64_t i = 0; i < rows_of(rank); ++i)
-        for (std::int64_t j = 0; j < cols; ++j) tile[static_cast<std::size_t>(i * cols + j)] = value(step, first_row + i, j);
+        for (std::int64_t j = 0; j < cols; ++j)
+          tile[static_cast<std::size_t>(i * cols + j)] = value(step, first_row + i, j);
       pub.publish_gathered(ts::make_frame<double>("u", step, step * 0.5, {rows_of(rank), cols}, tile));
       if (rank == root) {
         EXPECT_TRUE(pub.flush());  // the test wants every frame, not the newest only

@@ -110,7 +110,7 @@ TEST(StreamQueue, ConcurrentSlowConsumerEveryFrameAccountedFor) {
   EXPECT_EQ(c.offered, static_cast<std::uint64_t>(n));
   EXPECT_EQ(c.taken + c.dropped, c.queued);  // every queued frame was taken or replaced
   EXPECT_EQ(seen.size(), c.taken);
-  EXPECT_GT(c.dropped, 0u);  // the consumer was slower
+  EXPECT_GT(c.dropped, 0u);                                                       // the consumer was slower
   for (std::size_t i = 1; i < seen.size(); ++i) ASSERT_LT(seen[i - 1], seen[i]);  // order kept
   EXPECT_EQ(seen.back(), n - 1);  // the newest frame always gets through
 }

@@ -95,7 +95,9 @@ std::string fresh_dir(const std::string& name) {
 
 TEST(StreamServer, ReplayFromTheStartIsBitIdenticalToTheRecording) {
   const auto dir = fresh_dir("replay");
-  ts::publisher pub({.image_encoding = ts::codec::zstd, .record_dir = dir, .sync = ts::sync_policy::none,
+  ts::publisher pub({.image_encoding = ts::codec::zstd,
+                     .record_dir = dir,
+                     .sync = ts::sync_policy::none,
                      .server = {.address = "127.0.0.1", .http_port = -1, .tcp_port = 0}});
   const int n = 37, frames = 60;
   for (int s = 0; s < frames; ++s) {
@@ -105,8 +107,12 @@ TEST(StreamServer, ReplayFromTheStartIsBitIdenticalToTheRecording) {
   }
   ASSERT_EQ(pub.counters().recorded, static_cast<std::uint64_t>(frames));
   std::vector<std::string> got;
-  const auto st = ts::run_viewer({.port = pub.tcp_port(), .from = "0", .fps = 500, .policy = "catch-up",
-                                  .max_frames = frames, .idle_timeout_s = 5},
+  const auto st = ts::run_viewer({.port = pub.tcp_port(),
+                                  .from = "0",
+                                  .fps = 500,
+                                  .policy = "catch-up",
+                                  .max_frames = frames,
+                                  .idle_timeout_s = 5},
                                  [&](const std::string& m, const ts::frame_header&) {
                                    got.push_back(m);
                                    return true;
@@ -128,8 +134,11 @@ TEST(StreamServer, ReplayFromTheStartIsBitIdenticalToTheRecording) {
 TEST(StreamServer, StalledViewerNeverSlowsTheProducerOrALiveViewer) {
   ts::publisher pub({.queue_slots = 2,
                      .image_encoding = ts::codec::raw,
-                     .server = {.address = "127.0.0.1", .http_port = -1, .tcp_port = 0,
-                                .flow = {.fps = 50, .max_buffered_bytes = 1 << 20}, .stall_timeout_s = 2}});
+                     .server = {.address = "127.0.0.1",
+                                .http_port = -1,
+                                .tcp_port = 0,
+                                .flow = {.fps = 50, .max_buffered_bytes = 1 << 20},
+                                .stall_timeout_s = 2}});
   // A viewer that says hello and then reads nothing.
   const int stalled = raw_connect(pub.tcp_port());
   ASSERT_GE(stalled, 0);
@@ -181,9 +190,10 @@ TEST(StreamServer, StalledViewerNeverSlowsTheProducerOrALiveViewer) {
 }
 
 TEST(StreamServer, BadInputDropsOnlyTheOffender) {
-  ts::publisher pub({.image_encoding = ts::codec::raw,
-                     .server = {.address = "127.0.0.1", .http_port = 0, .tcp_port = 0, .hello_timeout_s = 0.5,
-                                .max_client_message = 1024}});
+  ts::publisher pub(
+      {.image_encoding = ts::codec::raw,
+       .server = {
+           .address = "127.0.0.1", .http_port = 0, .tcp_port = 0, .hello_timeout_s = 0.5, .max_client_message = 1024}});
   std::vector<float> f(64, 2.0f);
   pub.publish(ts::make_frame<float>("f", 0, 0, {8, 8}, f));
   pub.flush();
@@ -216,9 +226,9 @@ TEST(StreamServer, BadInputDropsOnlyTheOffender) {
   const auto after = pub.get_server()->counters();
   EXPECT_GE(after.bad_messages - before.bad_messages, 7u);
   // The server still serves a well-behaved viewer.
-  const auto ok = ts::run_viewer({.port = pub.tcp_port(), .from = "0", .fps = 100, .low_water = 1, .max_frames = 1,
-                                  .idle_timeout_s = 5},
-                                 [](const std::string&, const ts::frame_header& h) { return h.name == "f"; });
+  const auto ok = ts::run_viewer(
+      {.port = pub.tcp_port(), .from = "0", .fps = 100, .low_water = 1, .max_frames = 1, .idle_timeout_s = 5},
+      [](const std::string&, const ts::frame_header& h) { return h.name == "f"; });
   EXPECT_EQ(ok.played, 1u) << ok.stop_reason;
 }
 
@@ -235,12 +245,12 @@ TEST(StreamServer, ViewersDisconnectAndReconnect) {
   });
   std::uint64_t last = 0;
   for (int round = 0; round < 3; ++round) {
-    const auto st = ts::run_viewer({.port = pub.tcp_port(), .fps = 100, .low_water = 2, .max_frames = 10,
-                                    .idle_timeout_s = 5},
-                                   [&](const std::string&, const ts::frame_header& h) {
-                                     last = h.seq;
-                                     return true;
-                                   });
+    const auto st =
+        ts::run_viewer({.port = pub.tcp_port(), .fps = 100, .low_water = 2, .max_frames = 10, .idle_timeout_s = 5},
+                       [&](const std::string&, const ts::frame_header& h) {
+                         last = h.seq;
+                         return true;
+                       });
     EXPECT_EQ(st.played, 10u) << "round " << round << ": " << st.stop_reason;
   }
   stop = true;

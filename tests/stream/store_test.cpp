@@ -139,7 +139,7 @@ TEST(StreamStore, KilledWriterLosesNothingAcknowledged) {
     ::close(pipefd[1]);
     std::uint64_t acked = 0, v = 0;
     while (acked < 150 && ::read(pipefd[0], &v, sizeof v) == sizeof v) acked = v;
-    ::kill(child, SIGKILL);  // mid-write, most likely
+    ::kill(child, SIGKILL);                                         // mid-write, most likely
     while (::read(pipefd[0], &v, sizeof v) == sizeof v) acked = v;  // acks sent before the kill
     ::close(pipefd[0]);
     int status = 0;
@@ -165,7 +165,8 @@ TEST(StreamStore, FullDiskRefusesFramesWithoutCrashing) {
     try {
       ts::segment_store s({.dir = dir, .sync = ts::sync_policy::every_frame});
       int ok = 0, refused = 0;
-      for (int i = 0; i < 40; ++i) (s.append(std::string(3000, static_cast<char>('a' + i % 26)), i, 0) ? ok : refused)++;
+      for (int i = 0; i < 40; ++i)
+        (s.append(std::string(3000, static_cast<char>('a' + i % 26)), i, 0) ? ok : refused)++;
       // After the refusals, a small frame that still fits is accepted: the store stays usable.
       if (ok < 5 || refused < 20 || s.failed_appends() != static_cast<std::uint64_t>(refused)) ::_exit(11);
       if (s.size() != static_cast<std::uint64_t>(ok)) ::_exit(12);

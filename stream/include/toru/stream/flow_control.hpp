@@ -27,12 +27,12 @@ std::string_view to_string(adapt_policy p) noexcept;
 adapt_policy parse_adapt_policy(std::string_view name, std::string_view argument = "policy");
 
 struct flow_options {
-  double fps = 10;            // playout rate the viewer plays at (a viewer may report its own)
-  int low_water = 3;          // frames: below, send at fps x fill_boost
-  int high_water = 10;        // frames: at or above, hold
+  double fps = 10;      // playout rate the viewer plays at (a viewer may report its own)
+  int low_water = 3;    // frames: below, send at fps x fill_boost
+  int high_water = 10;  // frames: at or above, hold
   double fill_boost = 2.0;
   adapt_policy policy = adapt_policy::skip_to_latest;
-  int lag_limit = 0;          // frames behind the newest before adapting (0: high_water)
+  int lag_limit = 0;  // frames behind the newest before adapting (0: high_water)
   int max_decimation = 16;
   std::size_t max_buffered_bytes = 4u << 20;  // bytes queued on the connection at most
 };

@@ -30,13 +30,21 @@ std::size_t dtype_size(dtype t) noexcept;
 template <class T>
 constexpr dtype dtype_of();
 template <>
-constexpr dtype dtype_of<std::uint8_t>() { return dtype::u8; }
+constexpr dtype dtype_of<std::uint8_t>() {
+  return dtype::u8;
+}
 template <>
-constexpr dtype dtype_of<std::int32_t>() { return dtype::i32; }
+constexpr dtype dtype_of<std::int32_t>() {
+  return dtype::i32;
+}
 template <>
-constexpr dtype dtype_of<float>() { return dtype::f32; }
+constexpr dtype dtype_of<float>() {
+  return dtype::f32;
+}
 template <>
-constexpr dtype dtype_of<double>() { return dtype::f64; }
+constexpr dtype dtype_of<double>() {
+  return dtype::f64;
+}
 
 /// What a producer hands to publish(): a view, copied before publish() returns.
 struct frame_view {
@@ -53,7 +61,11 @@ struct frame_view {
 template <class T>
 frame_view make_frame(std::string_view name, std::int64_t step, double time, std::vector<std::int64_t> shape,
                       std::span<const T> data) {
-  return {.name = name, .step = step, .time = time, .shape = std::move(shape), .type = dtype_of<T>(),
+  return {.name = name,
+          .step = step,
+          .time = time,
+          .shape = std::move(shape),
+          .type = dtype_of<T>(),
           .data = std::as_bytes(data)};
 }
 

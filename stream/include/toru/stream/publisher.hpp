@@ -38,24 +38,24 @@
 namespace toru::stream {
 
 struct publisher_options {
-  std::size_t queue_slots = 2;                 // frames waiting for the encoder, at most
-  std::size_t max_frame_bytes = 16u << 20;     // larger frames are refused (counted, logged once)
+  std::size_t queue_slots = 2;              // frames waiting for the encoder, at most
+  std::size_t max_frame_bytes = 16u << 20;  // larger frames are refused (counted, logged once)
   full_policy when_full = full_policy::latest_wins;
-  codec encoding = codec::raw;  // frames that are not 2-D (browsers decode raw and PNG; zstd/lz4 for scripts)
-  codec image_encoding = codec::png;           // 2-D frames (raw, zstd or lz4 keep them exact)
+  codec encoding = codec::raw;        // frames that are not 2-D (browsers decode raw and PNG; zstd/lz4 for scripts)
+  codec image_encoding = codec::png;  // 2-D frames (raw, zstd or lz4 keep them exact)
   int zstd_level = 1;
-  std::string record_dir = {};                      // empty: no recording (live only)
+  std::string record_dir = {};  // empty: no recording (live only)
   sync_policy sync = sync_policy::interval;
   int sync_interval_ms = 200;
-  std::size_t cache_frames = 64;               // newest encoded frames kept in memory for viewers
-  bool serve = true;                           // run a server (root only)
+  std::size_t cache_frames = 64;  // newest encoded frames kept in memory for viewers
+  bool serve = true;              // run a server (root only)
   server_options server{.http_port = -1, .tcp_port = -1};
   int root = 0;
 };
 
 struct publisher_counters {
-  std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0;  // publish() on the root
-  std::uint64_t encoded = 0, encode_failures = 0;                    // encoder thread
+  std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0;    // publish() on the root
+  std::uint64_t encoded = 0, encode_failures = 0;                     // encoder thread
   std::uint64_t recorded = 0, acknowledged = 0, record_failures = 0;  // recording
 };
 

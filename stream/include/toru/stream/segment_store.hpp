@@ -89,8 +89,8 @@ class segment_store {
   mutable std::mutex m_;
   std::vector<std::unique_ptr<segment>> segs_;
   std::vector<record_info> index_;
-  std::vector<std::uint64_t> offsets_;   // per seq: offset in its segment
-  std::vector<std::uint32_t> seg_of_;    // per seq: segment number
+  std::vector<std::uint64_t> offsets_;  // per seq: offset in its segment
+  std::vector<std::uint32_t> seg_of_;   // per seq: segment number
   std::uint64_t acked_ = 0, recovered_ = 0, failed_ = 0, synced_upto_ = 0;
   double last_sync_ = 0;
   bool failing_ = false;

@@ -24,9 +24,9 @@ struct viewer_options {
   int low_water = 3, high_water = 10;
   std::string policy = {};  // empty: the stream's
   bool playout = true;
-  double seconds = 0;             // stop after this long (0: no limit)
-  std::uint64_t max_frames = 0;   // stop after playing this many (0: no limit)
-  double idle_timeout_s = 10;     // stop when nothing arrives for this long
+  double seconds = 0;            // stop after this long (0: no limit)
+  std::uint64_t max_frames = 0;  // stop after playing this many (0: no limit)
+  double idle_timeout_s = 10;    // stop when nothing arrives for this long
   std::size_t max_message_bytes = 1u << 30;
 };
 
