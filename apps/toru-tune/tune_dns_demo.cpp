@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,15 +169,26 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     fmt::print("toru-dns {}^3 on {} ranks, iteration = one RK3 step\n", n, P);
     fmt::print("  start      {:<62} {:9.3f} ms\n", toru::tune::to_text(start), st * 1e3);
-    fmt::print("  tuned      {:<62} {:9.3f} ms  ({} iterations, {} candidates, {:.2f} s)\n", toru::tune::to_text(t.best()),
-               tu * 1e3, iterations, t.report()["candidates"].size(), tuning_seconds);
-    fmt::print("  exhaustive {:<62} {:9.3f} ms  ({} configurations)\n", toru::tune::to_text(best_ex), bx * 1e3, configs);
-    fmt::print("  tuned / best = {:.3f}; measured gain (start / tuned) = {:.2f}x (tuner's own estimate {:.2f}x)\n", tu / bx,
-               st / tu, t.gain());
+    fmt::print("  tuned      {:<62} {:9.3f} ms  ({} iterations, {} candidates, {:.2f} s)\n",
+               toru::tune::to_text(t.best()), tu * 1e3, iterations, t.report()["candidates"].size(), tuning_seconds);
+    fmt::print("  exhaustive {:<62} {:9.3f} ms  ({} configurations)\n", toru::tune::to_text(best_ex), bx * 1e3,
+               configs);
+    fmt::print("  tuned / best = {:.3f}; measured gain (start / tuned) = {:.2f}x (tuner's own estimate {:.2f}x)\n",
+               tu / bx, st / tu, t.gain());
     if (!json_out.empty()) {
-      json j = {{"n", n}, {"ranks", P}, {"start", start}, {"tuned", t.best()}, {"exhaustive_best", best_ex},
-                {"start_ms", st * 1e3}, {"tuned_ms", tu * 1e3}, {"best_ms", bx * 1e3}, {"tuned_over_best", tu / bx},
-                {"gain", st / tu}, {"tuner", t.report()}, {"iterations", iterations}, {"configurations", configs}};
+      json j = {{"n", n},
+                {"ranks", P},
+                {"start", start},
+                {"tuned", t.best()},
+                {"exhaustive_best", best_ex},
+                {"start_ms", st * 1e3},
+                {"tuned_ms", tu * 1e3},
+                {"best_ms", bx * 1e3},
+                {"tuned_over_best", tu / bx},
+                {"gain", st / tu},
+                {"tuner", t.report()},
+                {"iterations", iterations},
+                {"configurations", configs}};
       std::FILE* f = std::fopen(json_out.c_str(), "w");
       if (f) {
         std::fputs(j.dump(1).c_str(), f);

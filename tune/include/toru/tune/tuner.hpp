@@ -43,9 +43,9 @@ struct knob {
 };
 
 struct tuner_options {
-  int samples = 5;           // timed iterations per candidate
-  int warmup = 1;            // discarded iterations after each change
-  double noise_floor = 0.02; // relative gain below which a candidate does not replace the best
+  int samples = 5;            // timed iterations per candidate
+  int warmup = 1;             // discarded iterations after each change
+  double noise_floor = 0.02;  // relative gain below which a candidate does not replace the best
   int max_passes = 2;
   std::string wisdom{};      // JSON file: read at construction (a known key: no search), written when done
   std::string key{};         // the wisdom entry (problem, sizes, ranks); required with wisdom
@@ -91,7 +91,7 @@ class tuner {
   std::size_t knob_ = 0;
   int pass_ = 0;
   bool changed_in_pass_ = false;
-  int seen_ = 0;                 // iterations of the current candidate
+  int seen_ = 0;  // iterations of the current candidate
   std::vector<double> samples_;
   double start_seconds_ = 0, best_seconds_ = 0, noise_ = 0;
   bool done_ = false, from_wisdom_ = false;
