@@ -33,8 +33,10 @@ json read_profile(const std::string& dir) {
   const fs::path p = fs::path(dir) / "profile.json";
   std::ifstream in(p);
   if (!in)
-    throw toru::error(toru::errc::io, fmt::format("RUN_DIR: expected a run directory of libtoru_tune with profile.json, "
-                                                  "cannot read {}", p.string()));
+    throw toru::error(toru::errc::io,
+                      fmt::format("RUN_DIR: expected a run directory of libtoru_tune with profile.json, "
+                                  "cannot read {}",
+                                  p.string()));
   json j = json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.contains("toru_tune_profile"))
     throw toru::error(toru::errc::invalid_argument, fmt::format("{}: not a toru-tune profile", p.string()));
@@ -110,8 +112,8 @@ int run(std::vector<std::string> cmd, std::string dir, bool trace, bool io) {
   // runs without it. Any other command (a singleton run) is preloaded directly.
   const std::string launcher = fs::path(cmd.front()).filename().string();
   if (launcher == "mpiexec" || launcher == "mpirun" || launcher == "orterun")
-    cmd.insert(cmd.begin() + 1, {"-x", "LD_PRELOAD=" + preload, "-x", "TORU_TUNE_DIR", "-x", "TORU_TUNE_TRACE", "-x",
-                                 "TORU_TUNE_IO"});
+    cmd.insert(cmd.begin() + 1,
+               {"-x", "LD_PRELOAD=" + preload, "-x", "TORU_TUNE_DIR", "-x", "TORU_TUNE_TRACE", "-x", "TORU_TUNE_IO"});
   else
     setenv("LD_PRELOAD", preload.c_str(), 1);
   std::vector<char*> argv;
@@ -129,7 +131,8 @@ int run(std::vector<std::string> cmd, std::string dir, bool trace, bool io) {
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   if (rc != 0) std::fprintf(stderr, "toru-tune: the command exited with status %d\n", rc);
   if (!fs::exists(fs::path(dir) / "profile.json"))
-    throw toru::error(toru::errc::io, fmt::format("no profile in {}: did the program call MPI_Init and MPI_Finalize?", dir));
+    throw toru::error(toru::errc::io,
+                      fmt::format("no profile in {}: did the program call MPI_Init and MPI_Finalize?", dir));
   advise(dir, {}, true, false);
   return rc;
 }

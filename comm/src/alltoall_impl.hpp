@@ -13,9 +13,9 @@
 
 #include "large_count.hpp"
 #include "toru/comm/alltoall_plan.hpp"
-#include "toru/core/events.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/agreement.hpp"
+#include "toru/core/events.hpp"
 
 namespace toru::comm::detail {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "exchange.hpp"
-#include "toru/core/events.hpp"
 #include "local_fft.hpp"
+#include "toru/core/events.hpp"
 
 namespace toru::fft::detail {
 

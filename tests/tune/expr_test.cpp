@@ -25,7 +25,7 @@ double num(const std::string& text, const toru::tune::metric_lookup& look = metr
 TEST(TuneExpr, ArithmeticPrecedenceAndAssociativity) {
   EXPECT_DOUBLE_EQ(num("1 + 2 * 3"), 7);
   EXPECT_DOUBLE_EQ(num("(1 + 2) * 3"), 9);
-  EXPECT_DOUBLE_EQ(num("10 - 4 - 3"), 3);      // left associative
+  EXPECT_DOUBLE_EQ(num("10 - 4 - 3"), 3);  // left associative
   EXPECT_DOUBLE_EQ(num("64 / 4 / 2"), 8);
   EXPECT_DOUBLE_EQ(num("-2 * -3"), 6);
   EXPECT_DOUBLE_EQ(num("1.5e3 / 3"), 500);

@@ -18,12 +18,17 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 json base_profile() {
-  json r0 = {{"rank", 0}, {"wall", 1.0}, {"compute", 0.8}, {"mpi", 0.2}, {"mpi_p2p", 0.1}, {"mpi_coll", 0.1},
-             {"io", 0.0}, {"late_sender", 0.0}, {"late_receiver", 0.0}, {"wait_collective", 0.01}};
+  json r0 = {{"rank", 0},       {"wall", 1.0}, {"compute", 0.8},     {"mpi", 0.2},           {"mpi_p2p", 0.1},
+             {"mpi_coll", 0.1}, {"io", 0.0},   {"late_sender", 0.0}, {"late_receiver", 0.0}, {"wait_collective", 0.01}};
   json r1 = r0;
   r1["rank"] = 1;
-  return {{"toru_tune_profile", 1}, {"nranks", 2}, {"wall", 1.0}, {"ranks", {r0, r1}}, {"sites", json::array()},
-          {"io_sites", json::array()}, {"regions", json::array()},
+  return {{"toru_tune_profile", 1},
+          {"nranks", 2},
+          {"wall", 1.0},
+          {"ranks", {r0, r1}},
+          {"sites", json::array()},
+          {"io_sites", json::array()},
+          {"regions", json::array()},
           {"papi", {{"available", false}, {"note", "no counters"}}}};
 }
 
@@ -52,8 +57,12 @@ TEST(TuneRules, CleanProfileRaisesNothing) { EXPECT_TRUE(rules_fired(base_profil
 TEST(TuneRules, AlltoallFarFromBound) {
   json p = base_profile();
   // 0.3 s of all-to-all per rank whose model bound is 0.003 s: 1% of the bound.
-  p["regions"].push_back({{"name", "comm.alltoall"}, {"detail", "pairwise"}, {"count", 100}, {"bytes", 1e8},
-                          {"value", 0.006}, {"time", {0.3, 0.3}}});
+  p["regions"].push_back({{"name", "comm.alltoall"},
+                          {"detail", "pairwise"},
+                          {"count", 100},
+                          {"bytes", 1e8},
+                          {"value", 0.006},
+                          {"time", {0.3, 0.3}}});
   EXPECT_TRUE(fired(p, "alltoall_far_from_bound"));
   p["regions"][0]["value"] = 0.3;  // 50% of the bound: fine
   EXPECT_FALSE(fired(p, "alltoall_far_from_bound"));
@@ -63,8 +72,12 @@ TEST(TuneRules, TunerMeasurementsAlgorithmAndOverlap) {
   json p = base_profile();
   p["tuner"] = {{"start", {{"algorithm", "pairwise"}, {"overlap", true}}},
                 {"best", {{"algorithm", "direct"}, {"overlap", false}}},
-                {"start_text", "algorithm=pairwise overlap=true"}, {"best_text", "algorithm=direct overlap=false"},
-                {"start_seconds", 0.02}, {"best_seconds", 0.01}, {"gain", 2.0}, {"noise", 0.02}};
+                {"start_text", "algorithm=pairwise overlap=true"},
+                {"best_text", "algorithm=direct overlap=false"},
+                {"start_seconds", 0.02},
+                {"best_seconds", 0.01},
+                {"gain", 2.0},
+                {"noise", 0.02}};
   EXPECT_TRUE(fired(p, "toru_choice_lost"));
   EXPECT_TRUE(fired(p, "fft_overlap_not_paying"));
   p["tuner"]["gain"] = 1.01;  // within the noise: nothing lost
@@ -75,26 +88,41 @@ TEST(TuneRules, TunerMeasurementsAlgorithmAndOverlap) {
 TEST(TuneRules, MemoryBoundNeedsCounters) {
   json p = base_profile();
   EXPECT_FALSE(fired(p, "memory_bound"));  // no counters on this machine: no diagnosis, no failure
-  p["papi"] = {{"available", true}, {"note", ""},
+  p["papi"] = {{"available", true},
+               {"note", ""},
                {"counters", {{"PAPI_TOT_CYC", 1e10}, {"PAPI_TOT_INS", 5e9}, {"PAPI_RES_STL", 7e9}}}};
   EXPECT_TRUE(fired(p, "memory_bound"));
 }
 
 TEST(TuneRules, TrainerCommunicationExposed) {
   json p = base_profile();
-  p["regions"].push_back({{"name", "train.comm_wait"}, {"detail", ""}, {"count", 50}, {"bytes", 0}, {"value", 0},
-                          {"time", {0.3, 0.25}}});
+  p["regions"].push_back(
+      {{"name", "train.comm_wait"}, {"detail", ""}, {"count", 50}, {"bytes", 0}, {"value", 0}, {"time", {0.3, 0.25}}});
   EXPECT_TRUE(fired(p, "trainer_comm_exposed"));
 }
 
 TEST(TuneRules, LateSenderNamesBothEnds) {
   json p = base_profile();
-  p["sites"].push_back({{"function", "MPI_Recv"}, {"location", "a.c:10"}, {"symbol", "main"}, {"calls", {0, 6}},
-                        {"time", {0, 0.6}}, {"bytes", {0, 768}}, {"compute_before", {0, 0.06}},
-                        {"late_sender", {0, 0.54}}, {"late_receiver", {0, 0}}, {"wait_collective", {0, 0}}});
-  p["sites"].push_back({{"function", "MPI_Send"}, {"location", "a.c:7"}, {"symbol", "main"}, {"calls", {6, 0}},
-                        {"time", {0.001, 0}}, {"bytes", {768, 0}}, {"compute_before", {0.6, 0}},
-                        {"late_sender", {0, 0}}, {"late_receiver", {0, 0}}, {"wait_collective", {0, 0}},
+  p["sites"].push_back({{"function", "MPI_Recv"},
+                        {"location", "a.c:10"},
+                        {"symbol", "main"},
+                        {"calls", {0, 6}},
+                        {"time", {0, 0.6}},
+                        {"bytes", {0, 768}},
+                        {"compute_before", {0, 0.06}},
+                        {"late_sender", {0, 0.54}},
+                        {"late_receiver", {0, 0}},
+                        {"wait_collective", {0, 0}}});
+  p["sites"].push_back({{"function", "MPI_Send"},
+                        {"location", "a.c:7"},
+                        {"symbol", "main"},
+                        {"calls", {6, 0}},
+                        {"time", {0.001, 0}},
+                        {"bytes", {768, 0}},
+                        {"compute_before", {0.6, 0}},
+                        {"late_sender", {0, 0}},
+                        {"late_receiver", {0, 0}},
+                        {"wait_collective", {0, 0}},
                         {"caused_late_sender", 0.54}});
   const auto f = toru::tune::diagnose(p, toru::tune::load_rules(toru::tune::default_rule_dirs()));
   ASSERT_EQ(f.size(), 1u);
@@ -117,21 +145,23 @@ TEST(TuneRules, UserDirectoryOverridesAndExtends) {
   auto dirs = toru::tune::default_rule_dirs();
   dirs.push_back(dir.string());
   json p = base_profile();
-  p["regions"].push_back({{"name", "train.comm_wait"}, {"detail", ""}, {"count", 50}, {"bytes", 0}, {"value", 0},
-                          {"time", {0.3, 0.25}}});
+  p["regions"].push_back(
+      {{"name", "train.comm_wait"}, {"detail", ""}, {"count", 50}, {"bytes", 0}, {"value", 0}, {"time", {0.3, 0.25}}});
   const auto f = toru::tune::diagnose(p, toru::tune::load_rules(dirs));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "slow_run");
   EXPECT_EQ(f[0].diagnosis, "1.0 s on 2");
 
-  std::ofstream(dir / "zbad.json") << R"({"rules": [{"id": "b", "scope": "run", "condition": "wall >", "diagnosis": "x"}]})";
+  std::ofstream(dir / "zbad.json")
+      << R"({"rules": [{"id": "b", "scope": "run", "condition": "wall >", "diagnosis": "x"}]})";
   try {
     (void)toru::tune::load_rules(dirs);
     ADD_FAILURE() << "a malformed condition was accepted";
   } catch (const toru::error& e) {
     EXPECT_NE(std::string(e.what()).find("position"), std::string::npos) << e.what();
   }
-  std::ofstream(dir / "zbad.json") << R"({"rules": [{"id": "b", "scope": "galaxy", "condition": "1", "diagnosis": "x"}]})";
+  std::ofstream(dir / "zbad.json")
+      << R"({"rules": [{"id": "b", "scope": "galaxy", "condition": "1", "diagnosis": "x"}]})";
   EXPECT_THROW((void)toru::tune::load_rules(dirs), toru::error);
   fs::remove_all(dir);
 }

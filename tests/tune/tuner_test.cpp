@@ -123,7 +123,8 @@ TEST(TuneTuner, BadArgumentsFailOnEveryRank) {
 }
 
 TEST(TuneTuner, AppliesKnobsToOptions) {
-  const auto o = toru::tune::apply(config{{"decomposition", "pencil"}, {"overlap", false}, {"chunks", 4}, {"algorithm", "pairwise"}});
+  const auto o = toru::tune::apply(
+      config{{"decomposition", "pencil"}, {"overlap", false}, {"chunks", 4}, {"algorithm", "pairwise"}});
   EXPECT_EQ(o.decomp, toru::fft::decomposition::pencil);
   EXPECT_FALSE(o.overlap);
   EXPECT_EQ(o.chunks, 4);

@@ -131,8 +131,7 @@ class parser {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       const std::size_t b = i_;
-      while (i_ < s_.size() &&
-             (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.'))
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.'))
         ++i_;
       std::string name(s_.substr(b, i_ - b));
       if (name == "true") return make(op::number, {}, 1);

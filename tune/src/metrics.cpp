@@ -181,8 +181,8 @@ std::vector<metric_set> metrics_of(const json& p) {
   for (const auto& r : p["regions"]) {
     const std::string name = r.value("name", std::string());
     const std::string detail = r.value("detail", std::string());
-    metric_set m{.scope = "region", .location = detail.empty() ? name : name + " (" + detail + ")",
-                 .values = json::object()};
+    metric_set m{
+        .scope = "region", .location = detail.empty() ? name : name + " (" + detail + ")", .values = json::object()};
     auto& x = m.values;
     const auto time = vec(r["time"]);
     x["name"] = name;

@@ -16,11 +16,20 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -38,8 +47,11 @@ struct cat {
   const char* name;
   const char* color;
 };
-const cat categories[] = {{"compute", "#4e79a7"}, {"MPI point-to-point", "#f28e2b"}, {"MPI collective", "#59a14f"},
-                          {"waiting (late partner, collective)", "#e15759"}, {"I/O", "#b07aa1"}};
+const cat categories[] = {{"compute", "#4e79a7"},
+                          {"MPI point-to-point", "#f28e2b"},
+                          {"MPI collective", "#59a14f"},
+                          {"waiting (late partner, collective)", "#e15759"},
+                          {"I/O", "#b07aa1"}};
 
 // Stacked horizontal bars: time per category per rank.
 std::string categories_svg(const json& p) {
@@ -47,11 +59,13 @@ std::string categories_svg(const json& p) {
   const double wall = std::max(1e-12, p.value("wall", 0.0));
   const int W = 720, row = 22, left = 70;
   const int H = static_cast<int>(ranks.size()) * row + 40;
-  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W + 20, H);
+  std::string s =
+      fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W + 20, H);
   int y = 10;
   for (const auto& r : ranks) {
     const double wait = r.value("late_sender", 0.0) + r.value("late_receiver", 0.0) + r.value("wait_collective", 0.0);
-    const double p2p = std::max(0.0, r.value("mpi_p2p", 0.0) - r.value("late_sender", 0.0) - r.value("late_receiver", 0.0));
+    const double p2p =
+        std::max(0.0, r.value("mpi_p2p", 0.0) - r.value("late_sender", 0.0) - r.value("late_receiver", 0.0));
     const double coll = std::max(0.0, r.value("mpi_coll", 0.0) - r.value("wait_collective", 0.0));
     const double vals[] = {r.value("compute", 0.0), p2p, coll, wait, r.value("io", 0.0)};
     s += fmt::format("<text x='0' y='{}'>rank {}</text>", y + 14, r.value("rank", 0));
@@ -59,8 +73,9 @@ std::string categories_svg(const json& p) {
     for (int c = 0; c < 5; ++c) {
       const double w = vals[c] / wall * (W - left);
       if (w > 0.2)
-        s += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}'><title>{}: {:.4f} s</title></rect>",
-                         x, y, w, row - 4, categories[c].color, categories[c].name, vals[c]);
+        s += fmt::format(
+            "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}'><title>{}: {:.4f} s</title></rect>", x, y, w,
+            row - 4, categories[c].color, categories[c].name, vals[c]);
       x += w;
     }
     y += row;
@@ -85,16 +100,20 @@ std::string imbalance_svg(const json& p) {
   mean /= static_cast<double>(c.size());
   const int bw = std::max(8, std::min(60, 600 / static_cast<int>(c.size()))), H = 160;
   const int W = static_cast<int>(c.size()) * (bw + 4) + 80;
-  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W, H + 30);
+  std::string s =
+      fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W, H + 30);
   for (std::size_t i = 0; i < c.size(); ++i) {
     const double h = c[i] / mx * H;
-    s += fmt::format("<rect x='{}' y='{:.1f}' width='{}' height='{:.1f}' fill='#4e79a7'><title>rank {}: {:.4f} s</title></rect>",
-                     40 + static_cast<int>(i) * (bw + 4), H - h + 5, bw, h, i, c[i]);
+    s += fmt::format(
+        "<rect x='{}' y='{:.1f}' width='{}' height='{:.1f}' fill='#4e79a7'><title>rank {}: {:.4f} s</title></rect>",
+        40 + static_cast<int>(i) * (bw + 4), H - h + 5, bw, h, i, c[i]);
     s += fmt::format("<text x='{}' y='{}'>{}</text>", 40 + static_cast<int>(i) * (bw + 4), H + 20, i);
   }
   const double my = H - mean / mx * H + 5;
-  s += fmt::format("<line x1='35' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#e15759' stroke-dasharray='4'/>", W - 40, my, my);
-  s += fmt::format("<text x='{}' y='{:.1f}'>mean {:.3f} s</text><text x='0' y='12'>{:.3f} s</text>", W - 38, my + 4, mean, mx);
+  s += fmt::format("<line x1='35' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#e15759' stroke-dasharray='4'/>", W - 40, my,
+                   my);
+  s += fmt::format("<text x='{}' y='{:.1f}'>mean {:.3f} s</text><text x='0' y='12'>{:.3f} s</text>", W - 38, my + 4,
+                   mean, mx);
   return s + "</svg>";
 }
 
@@ -111,7 +130,8 @@ std::string timeline_svg(const json& p) {
     if (c == "toru") return "#9c755f";
     return "#bab0ac";
   };
-  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W + 20, H);
+  std::string s =
+      fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W + 20, H);
   s += fmt::format("<rect x='{}' y='0' width='{}' height='{}' fill='#dfe8f3'/>", left, W - left, H - 25);
   int y = 2;
   for (std::size_t r = 0; r < t["ranks"].size(); ++r) {
@@ -121,15 +141,18 @@ std::string timeline_svg(const json& p) {
       const double x = left + (a - t0) / (t1 - t0) * (W - left), w = std::max(0.5, (b - a) / (t1 - t0) * (W - left));
       const std::string c = e[2];
       const int inset = c == "toru" ? 0 : 3;
-      s += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}'><title>{} {:.6f}-{:.6f} s</title></rect>",
-                       x, y + inset, w, row - 3 - 2 * inset, color(c), esc(e[3].get<std::string>()), a, b);
+      s += fmt::format(
+          "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}'><title>{} {:.6f}-{:.6f} s</title></rect>", x,
+          y + inset, w, row - 3 - 2 * inset, color(c), esc(e[3].get<std::string>()), a, b);
     }
     y += row;
   }
-  s += fmt::format("<text x='{}' y='{}'>{:.4f} s</text><text x='{}' y='{}' text-anchor='end'>{:.4f} s</text>", left, H - 8,
-                   t0, W, H - 8, t1);
-  s += fmt::format("<text x='{}' y='{}'>blue: compute; orange: point-to-point; green: collective; purple: I/O; brown: toru phase</text>",
-                   left + 120, H - 8);
+  s += fmt::format("<text x='{}' y='{}'>{:.4f} s</text><text x='{}' y='{}' text-anchor='end'>{:.4f} s</text>", left,
+                   H - 8, t0, W, H - 8, t1);
+  s += fmt::format(
+      "<text x='{}' y='{}'>blue: compute; orange: point-to-point; green: collective; purple: I/O; brown: toru "
+      "phase</text>",
+      left + 120, H - 8);
   return s + "</svg>";
 }
 
@@ -138,19 +161,21 @@ std::string sites_table(const json& sites, const char* title, std::size_t top) {
   for (const auto& s : sites) v.push_back(&s);
   std::sort(v.begin(), v.end(), [](const json* a, const json* b) { return total((*a)["time"]) > total((*b)["time"]); });
   double mx = v.empty() ? 1 : std::max(1e-12, total((*v.front())["time"]));
-  std::string h = fmt::format("<h2>{}</h2><table><tr><th>call site</th><th>function</th><th>calls</th><th>time (s, all ranks)</th>"
-                              "<th></th><th>bytes</th><th>late sender</th><th>late receiver</th><th>wait at collective</th></tr>",
-                              title);
+  std::string h = fmt::format(
+      "<h2>{}</h2><table><tr><th>call site</th><th>function</th><th>calls</th><th>time (s, all ranks)</th>"
+      "<th></th><th>bytes</th><th>late sender</th><th>late receiver</th><th>wait at collective</th></tr>",
+      title);
   for (std::size_t i = 0; i < std::min(top, v.size()); ++i) {
     const json& s = *v[i];
     const double t = total(s["time"]);
-    h += fmt::format("<tr><td>{} <small>{}</small></td><td>{}</td><td>{:.0f}</td><td>{:.4f}</td>"
-                     "<td><svg width='120' height='10'><rect width='{:.1f}' height='10' fill='#4e79a7'/></svg></td>"
-                     "<td>{:.3g}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.4f}</td></tr>",
-                     esc(s.value("location", std::string("?"))), esc(s.value("symbol", std::string())),
-                     esc(s.value("function", std::string())), total(s["calls"]), t, t / mx * 120, total(s["bytes"]),
-                     total(s.value("late_sender", json(0))), total(s.value("late_receiver", json(0))),
-                     total(s.value("wait_collective", json(0))));
+    h += fmt::format(
+        "<tr><td>{} <small>{}</small></td><td>{}</td><td>{:.0f}</td><td>{:.4f}</td>"
+        "<td><svg width='120' height='10'><rect width='{:.1f}' height='10' fill='#4e79a7'/></svg></td>"
+        "<td>{:.3g}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.4f}</td></tr>",
+        esc(s.value("location", std::string("?"))), esc(s.value("symbol", std::string())),
+        esc(s.value("function", std::string())), total(s["calls"]), t, t / mx * 120, total(s["bytes"]),
+        total(s.value("late_sender", json(0))), total(s.value("late_receiver", json(0))),
+        total(s.value("wait_collective", json(0))));
   }
   if (v.size() > top) h += fmt::format("<tr><td colspan='9'>... {} more in profile.json</td></tr>", v.size() - top);
   return h + "</table>";
@@ -188,14 +213,17 @@ std::string html_report(const json& p, const std::vector<finding>& findings) {
   if (!p["io_sites"].empty()) h += sites_table(p["io_sites"], "I/O call sites", 10);
   h += "<h2>Timeline (a window from the middle of the run)</h2>" + timeline_svg(p);
   if (!p["regions"].empty()) {
-    h += "<h2>toru phases</h2><table><tr><th>phase</th><th>detail</th><th>count</th><th>time (s, all ranks)</th><th>bytes</th><th>model bound (s)</th></tr>";
+    h += "<h2>toru phases</h2><table><tr><th>phase</th><th>detail</th><th>count</th><th>time (s, all "
+         "ranks)</th><th>bytes</th><th>model bound (s)</th></tr>";
     for (const auto& r : p["regions"])
       h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{:.3g}</td><td>{:.3g}</td></tr>",
                        esc(r.value("name", std::string())), esc(r.value("detail", std::string())), r.value("count", 0),
                        total(r["time"]), r.value("bytes", 0.0), r.value("value", 0.0));
     h += "</table>";
   }
-  return h + "<p><small>Written by libtoru_tune (toru). Trace: trace/traces.otf2 (OTF2; Vampir, otf2-print).</small></p></body></html>\n";
+  return h +
+         "<p><small>Written by libtoru_tune (toru). Trace: trace/traces.otf2 (OTF2; Vampir, "
+         "otf2-print).</small></p></body></html>\n";
 }
 
 }  // namespace toru::tune

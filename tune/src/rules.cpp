@@ -68,9 +68,9 @@ rule parse_rule(const json& j, const std::string& file) {
   static const char* scopes[] = {"run", "site", "io_site", "region"};
   if (std::find_if(std::begin(scopes), std::end(scopes), [&](const char* s) { return r.scope == s; }) ==
       std::end(scopes))
-    throw error(errc::invalid_argument,
-                fmt::format("{}: rule '{}': scope must be run, site, io_site or region, got '{}'", where(), r.id,
-                            r.scope));
+    throw error(
+        errc::invalid_argument,
+        fmt::format("{}: rule '{}': scope must be run, site, io_site or region, got '{}'", where(), r.id, r.scope));
   if (!r.severity.empty()) (void)expression::parse(r.severity);
   if (j.contains("evidence")) r.evidence = j["evidence"].get<std::vector<std::string>>();
   if (r.title.empty()) r.title = r.id;
@@ -90,7 +90,8 @@ std::vector<rule> load_rules(const std::vector<std::string>& dirs) {
     for (const auto& f : files) {
       std::ifstream in(f);
       json j = json::parse(in, nullptr, false);
-      if (j.is_discarded()) throw error(errc::invalid_argument, fmt::format("rule file {}: not valid JSON", f.string()));
+      if (j.is_discarded())
+        throw error(errc::invalid_argument, fmt::format("rule file {}: not valid JSON", f.string()));
       const json list = j.is_object() && j.contains("rules") ? j["rules"] : json::array({j});
       for (const auto& rj : list) {
         rule r = parse_rule(rj, f.string());
@@ -127,7 +128,8 @@ std::string expand(const std::string& text, const json& values) {
       try {
         // Python's "%" presentation, which fmt lacks: a fraction shown as a percentage.
         if (spec.size() > 1 && spec.back() == '%')
-          out += fmt::format(fmt::runtime("{" + spec.substr(0, spec.size() - 1) + "f}%"), 100 * values[name].get<double>());
+          out += fmt::format(fmt::runtime("{" + spec.substr(0, spec.size() - 1) + "f}%"),
+                             100 * values[name].get<double>());
         else
           out += fmt::format(fmt::runtime("{" + spec + "}"), values[name].get<double>());
       } catch (const std::exception&) {

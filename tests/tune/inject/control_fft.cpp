@@ -10,7 +10,7 @@
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {32, 32, 32}, {.decomp = toru::fft::decomposition::slab});
+    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {48, 48, 48}, {.decomp = toru::fft::decomposition::slab});
     std::vector<std::complex<double>> a(plan.alloc_size(), 1.0), b(plan.alloc_size());
     double x = 1, sum = 0;
     for (int it = 0; it < 30; ++it) {

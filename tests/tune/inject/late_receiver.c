@@ -1,5 +1,6 @@
-/* One injected bottleneck: in every pair the even rank sends 4 MiB (rendezvous: the send completes
- * only once the receive is posted) right away, the odd rank computes 0.1 s before it receives. */
+/* One injected bottleneck: in every pair the even rank sends 4 MiB right away with a synchronous send
+ * (it completes only once the receive is posted, as a rendezvous send of this size would; Ssend
+ * makes it so whatever the MPI library's protocol), the odd rank computes 0.1 s before it receives. */
 #include "inject.h"
 
 int main(int argc, char** argv) {
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
       work(0.1);
     } else if (rank % 2 == 0) {
       work(0.01);
-      MPI_Send(buf, n, MPI_DOUBLE, partner, 0, MPI_COMM_WORLD); /* INJECT(late_receiver) */
+      MPI_Ssend(buf, n, MPI_DOUBLE, partner, 0, MPI_COMM_WORLD); /* INJECT(late_receiver) */
     } else {
       work(0.1);
       MPI_Recv(buf, n, MPI_DOUBLE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

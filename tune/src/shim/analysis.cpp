@@ -74,8 +74,8 @@ site_table merge_sites(std::vector<rank_data>& ranks, const char* field) {
   t.of_rank.resize(n);
   for (std::size_t r = 0; r < n; ++r)
     for (const auto& s : ranks[r].stats[field]) {
-      const std::string key = fmt::format("{}|{}|{}", s["function"].get<std::string>(),
-                                          s["object"].get<std::string>(), s["offset"].get<std::uint64_t>());
+      const std::string key = fmt::format("{}|{}|{}", s["function"].get<std::string>(), s["object"].get<std::string>(),
+                                          s["offset"].get<std::uint64_t>());
       auto [it, fresh] = t.index.try_emplace(key, static_cast<int>(t.sites.size()));
       if (fresh) {
         t.sites.emplace_back(n);
@@ -107,11 +107,11 @@ void name_sites(std::vector<site_table*> tables) {
       const std::string file = loc.substr(0, loc.rfind(':'));
       g.info["file"] = file;
       const bool known = loc.rfind("??", 0) != 0;
-      g.info["location"] = known ? std::filesystem::path(file).filename().string() + loc.substr(loc.rfind(':'))
-                                 : fmt::format("{}+0x{:x}", std::filesystem::path(g.info["object"].get<std::string>())
-                                                               .filename()
-                                                               .string(),
-                                               g.info["offset"].get<std::uint64_t>());
+      g.info["location"] =
+          known
+              ? std::filesystem::path(file).filename().string() + loc.substr(loc.rfind(':'))
+              : fmt::format("{}+0x{:x}", std::filesystem::path(g.info["object"].get<std::string>()).filename().string(),
+                            g.info["offset"].get<std::uint64_t>());
     }
 }
 
@@ -291,8 +291,8 @@ json build_profile(std::vector<rank_data>& ranks) {
     for (const auto& g : ranks[r].stats["regions"]) {
       json& m = regions[{g["name"], g["detail"]}];
       if (m.is_null())
-        m = {{"name", g["name"]}, {"detail", g["detail"]}, {"count", 0}, {"bytes", 0.0}, {"value", 0.0},
-             {"time", std::vector<double>(n)}};
+        m = {{"name", g["name"]}, {"detail", g["detail"]}, {"count", 0},
+             {"bytes", 0.0},      {"value", 0.0},          {"time", std::vector<double>(n)}};
       m["count"] = m["count"].get<std::uint64_t>() + g["count"].get<std::uint64_t>();
       m["bytes"] = m["bytes"].get<double>() + g["bytes"].get<double>();
       m["value"] = m["value"].get<double>() + g["value"].get<double>();

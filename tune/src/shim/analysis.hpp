@@ -12,8 +12,8 @@
 namespace toru::tune::shim {
 
 struct rank_data {
-  nlohmann::json stats;        // what on_finalize serialised on that rank
-  std::vector<event> events;   // on rank 0's clock
+  nlohmann::json stats;       // what on_finalize serialised on that rank
+  std::vector<event> events;  // on rank 0's clock
 };
 
 /// The merged profile (the schema docs/tune.md describes).

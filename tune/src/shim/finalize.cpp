@@ -55,8 +55,14 @@ json site_json(const site& s) {
   auto [obj, off] = locate(s.addr);
   json partners = json::object();
   for (auto& [p, b] : s.partners) partners[std::to_string(p)] = b;
-  return {{"function", function_names[s.func]}, {"object", obj}, {"offset", off}, {"calls", s.calls},
-          {"time", s.time}, {"bytes", s.bytes}, {"compute_before", s.compute_before}, {"partners", partners}};
+  return {{"function", function_names[s.func]},
+          {"object", obj},
+          {"offset", off},
+          {"calls", s.calls},
+          {"time", s.time},
+          {"bytes", s.bytes},
+          {"compute_before", s.compute_before},
+          {"partners", partners}};
 }
 
 // Rank r's clock minus rank 0's, from the round trip with the smallest delay (Cristian's method).
@@ -148,7 +154,11 @@ void recorder::on_finalize() {
   for (const auto& s : sites) js.push_back(site_json(s));
   for (const auto& s : io_sites) jio.push_back(site_json(s));
   for (const auto& g : regions)
-    jr.push_back({{"name", g.name}, {"detail", g.detail}, {"count", g.count}, {"time", g.time}, {"bytes", g.bytes},
+    jr.push_back({{"name", g.name},
+                  {"detail", g.detail},
+                  {"count", g.count},
+                  {"time", g.time},
+                  {"bytes", g.bytes},
                   {"value", g.value}});
   me["sites"] = std::move(js);
   me["io_sites"] = std::move(jio);

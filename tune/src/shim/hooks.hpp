@@ -48,14 +48,24 @@ int hook_send(void* ra, fn func, Call&& call, long long count, MPI_Datatype type
   ++r.p2p_msgs;
   r.p2p_bytes += bytes;
   const std::uint64_t key = r.comm_key(comm);
-  r.push(event{.t0 = t0, .t1 = t1, .tpost = t0, .bytes = bytes, .key = key, .site = s, .peer = wdest, .tag = tag,
-               .seq = r.next_send_seq(wdest, tag, key), .type = ev_type::send, .func = func});
+  r.push(event{.t0 = t0,
+               .t1 = t1,
+               .tpost = t0,
+               .bytes = bytes,
+               .key = key,
+               .site = s,
+               .peer = wdest,
+               .tag = tag,
+               .seq = r.next_send_seq(wdest, tag, key),
+               .type = ev_type::send,
+               .func = func});
   return rc;
 }
 
 /// Records the completion of a receive (blocking, or a nonblocking one completed by a wait).
-inline void record_recv(recorder& r, int site, MPI_Comm comm, std::uint64_t key, const MPI_Status& st, MPI_Datatype type,
-                        double t0, double t1, double tpost, std::uint16_t func, std::uint32_t group) {
+inline void record_recv(recorder& r, int site, MPI_Comm comm, std::uint64_t key, const MPI_Status& st,
+                        MPI_Datatype type, double t0, double t1, double tpost, std::uint16_t func,
+                        std::uint32_t group) {
   if (st.MPI_SOURCE < 0) return;  // MPI_PROC_NULL
   int count = 0;
   if (type != MPI_DATATYPE_NULL) PMPI_Get_count(&st, type, &count);
@@ -63,9 +73,18 @@ inline void record_recv(recorder& r, int site, MPI_Comm comm, std::uint64_t key,
   const int wsrc = r.world_rank_of(comm, st.MPI_SOURCE);
   ++r.p2p_msgs;
   r.p2p_bytes += bytes;
-  r.push(event{.t0 = t0, .t1 = t1, .tpost = tpost, .bytes = bytes, .key = key, .site = site, .peer = wsrc,
-               .tag = st.MPI_TAG, .seq = r.next_recv_seq(wsrc, st.MPI_TAG, key), .group = group,
-               .type = ev_type::recv, .func = func});
+  r.push(event{.t0 = t0,
+               .t1 = t1,
+               .tpost = tpost,
+               .bytes = bytes,
+               .key = key,
+               .site = site,
+               .peer = wsrc,
+               .tag = st.MPI_TAG,
+               .seq = r.next_recv_seq(wsrc, st.MPI_TAG, key),
+               .group = group,
+               .type = ev_type::recv,
+               .func = func});
 }
 
 template <class Call>
@@ -94,9 +113,11 @@ int hook_irecv(void* ra, Call&& call, long long count, MPI_Datatype type, int so
   const int rc = timed(call, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  const int s = r.mpi_call(ra, f_irecv, t0, t1, type_bytes(type, count), source >= 0 ? r.world_rank_of(comm, source) : -1);
+  const int s =
+      r.mpi_call(ra, f_irecv, t0, t1, type_bytes(type, count), source >= 0 ? r.world_rank_of(comm, source) : -1);
   r.p2p_time += t1 - t0;
-  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL) r.pending[*req] = pending_recv{t0, r.comm_key(comm), s, comm, type};
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+    r.pending[*req] = pending_recv{t0, r.comm_key(comm), s, comm, type};
   return rc;
 }
 
@@ -143,8 +164,16 @@ int hook_coll(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const std::uint64_t key = r.comm_key(comm);
-  r.push(event{.t0 = t0, .t1 = t1, .tpost = t0, .bytes = bytes, .key = key, .site = s, .peer = size,
-               .seq = r.next_coll_seq(key), .type = ev_type::coll, .func = func});
+  r.push(event{.t0 = t0,
+               .t1 = t1,
+               .tpost = t0,
+               .bytes = bytes,
+               .key = key,
+               .site = s,
+               .peer = size,
+               .seq = r.next_coll_seq(key),
+               .type = ev_type::coll,
+               .func = func});
   return rc;
 }
 

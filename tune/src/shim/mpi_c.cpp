@@ -82,13 +82,14 @@ TORU_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
 
 TORU_EXPORT int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                              int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-  if (tracing_off()) return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+  if (tracing_off())
+    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
   MPI_Status own;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   double t0, t1;
-  const int rc = timed(
-      [&] { return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st); }, t0,
-      t1);
+  const int rc =
+      timed([&] { return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st); },
+            t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
   const std::uint64_t sbytes = type_bytes(stype, scount);
@@ -99,15 +100,25 @@ TORU_EXPORT int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, i
   if (wdest >= 0) {
     ++r.p2p_msgs;
     r.p2p_bytes += sbytes;
-    r.push(event{.t0 = t0, .t1 = t1, .tpost = t0, .bytes = sbytes, .key = key, .site = s, .peer = wdest, .tag = stag,
-                 .seq = r.next_send_seq(wdest, stag, key), .type = ev_type::send, .func = f_sendrecv});
+    r.push(event{.t0 = t0,
+                 .t1 = t1,
+                 .tpost = t0,
+                 .bytes = sbytes,
+                 .key = key,
+                 .site = s,
+                 .peer = wdest,
+                 .tag = stag,
+                 .seq = r.next_send_seq(wdest, stag, key),
+                 .type = ev_type::send,
+                 .func = f_sendrecv});
   }
   record_recv(r, s, comm, key, *st, rtype, t0, t1, t0, f_sendrecv, 0);
   return rc;
 }
 
 TORU_EXPORT int MPI_Barrier(MPI_Comm comm) {
-  return hook_coll(TORU_RA, f_barrier, [&] { return PMPI_Barrier(comm); }, 0, comm);
+  return hook_coll(
+      TORU_RA, f_barrier, [&] { return PMPI_Barrier(comm); }, 0, comm);
 }
 
 TORU_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
@@ -115,7 +126,8 @@ TORU_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI
       TORU_RA, f_bcast, [&] { return PMPI_Bcast(buf, count, type, root, comm); }, type_bytes(type, count), comm);
 }
 
-TORU_EXPORT int MPI_Reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+TORU_EXPORT int MPI_Reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, int root,
+                           MPI_Comm comm) {
   return hook_coll(
       TORU_RA, f_reduce, [&] { return PMPI_Reduce(in, out, count, type, op, root, comm); }, type_bytes(type, count),
       comm);
@@ -127,8 +139,8 @@ TORU_EXPORT int MPI_Allreduce(const void* in, void* out, int count, MPI_Datatype
       comm);
 }
 
-TORU_EXPORT int MPI_Alltoall(const void* in, int scount, MPI_Datatype stype, void* out, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm) {
+TORU_EXPORT int MPI_Alltoall(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,
+                             MPI_Comm comm) {
   int size = 1;
   PMPI_Comm_size(comm, &size);
   const bool in_place = in == MPI_IN_PLACE;
@@ -152,8 +164,8 @@ TORU_EXPORT int MPI_Alltoallv(const void* in, const int scounts[], const int sdi
       type_bytes(in_place ? rtype : stype, total), comm);
 }
 
-TORU_EXPORT int MPI_Allgather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm) {
+TORU_EXPORT int MPI_Allgather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,
+                              MPI_Comm comm) {
   return hook_coll(
       TORU_RA, f_allgather, [&] { return PMPI_Allgather(in, scount, stype, out, rcount, rtype, comm); },
       in == MPI_IN_PLACE ? type_bytes(rtype, rcount) : type_bytes(stype, scount), comm);

@@ -20,8 +20,8 @@ Fn real(const char* name) {
   if (!p) p = dlsym(RTLD_DEFAULT, name);
   return reinterpret_cast<Fn>(p);
 }
-#define TORU_REAL(name, ...)                                        \
-  using name##_t = void (*)(__VA_ARGS__);                            \
+#define TORU_REAL(name, ...)              \
+  using name##_t = void (*)(__VA_ARGS__); \
   static const name##_t real_##name = real<name##_t>(#name "_");
 
 // A Fortran status is an INTEGER array as large as the C struct (mpif.h's MPI_STATUS_SIZE).

@@ -26,8 +26,8 @@ void write_otf2(const std::vector<rank_data>& ranks, const nlohmann::json& profi
   std::error_code ec;
   fs::remove_all(dir, ec);  // OTF2 refuses to overwrite an archive
   fs::create_directories(fs::path(dir).parent_path(), ec);
-  OTF2_Archive* archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
-                                            4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  OTF2_Archive* archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                            OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("OTF2: cannot open the archive in " + dir);
   struct closer {
     OTF2_Archive* a;
@@ -58,9 +58,8 @@ void write_otf2(const std::vector<rank_data>& ranks, const nlohmann::json& profi
     // so sort by enter time and close enclosing regions last.
     std::vector<const event*> evs;
     for (const auto& e : ranks[r].events) evs.push_back(&e);
-    std::stable_sort(evs.begin(), evs.end(), [](const event* a, const event* b) {
-      return a->t0 < b->t0 || (a->t0 == b->t0 && a->t1 > b->t1);
-    });
+    std::stable_sort(evs.begin(), evs.end(),
+                     [](const event* a, const event* b) { return a->t0 < b->t0 || (a->t0 == b->t0 && a->t1 > b->t1); });
     std::vector<std::pair<double, std::uint32_t>> open;  // (exit time, region) stack
     OTF2_TimeStamp last = 0;
     auto emit_leave = [&](double t, std::uint32_t id) {
@@ -113,7 +112,9 @@ void write_otf2(const std::vector<rank_data>& ranks, const nlohmann::json& profi
     const bool mpi = name.rfind("MPI_", 0) == 0;
     const std::uint32_t s = str(name);
     check(OTF2_GlobalDefWriter_WriteRegion(g, id, s, s, empty, OTF2_REGION_ROLE_FUNCTION,
-                                           mpi ? OTF2_PARADIGM_MPI : toru ? OTF2_PARADIGM_USER : OTF2_PARADIGM_UNKNOWN,
+                                           mpi    ? OTF2_PARADIGM_MPI
+                                           : toru ? OTF2_PARADIGM_USER
+                                                  : OTF2_PARADIGM_UNKNOWN,
                                            OTF2_REGION_FLAG_NONE, empty, 0, 0),
           "region");
   }

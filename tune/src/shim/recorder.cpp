@@ -9,10 +9,10 @@
 namespace toru::tune::shim {
 
 const char* const function_names[fn_count] = {
-    "MPI_Send",      "MPI_Ssend",      "MPI_Isend",  "MPI_Recv",    "MPI_Irecv",    "MPI_Wait",     "MPI_Waitall",
-    "MPI_Test",      "MPI_Sendrecv",   "MPI_Barrier", "MPI_Bcast",  "MPI_Reduce",   "MPI_Allreduce", "MPI_Alltoall",
-    "MPI_Alltoallv", "MPI_Allgather",  "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter", "open",         "read",
-    "write",         "fsync",          "close",      "toru"};
+    "MPI_Send",      "MPI_Ssend",     "MPI_Isend",      "MPI_Recv",   "MPI_Irecv",   "MPI_Wait",      "MPI_Waitall",
+    "MPI_Test",      "MPI_Sendrecv",  "MPI_Barrier",    "MPI_Bcast",  "MPI_Reduce",  "MPI_Allreduce", "MPI_Alltoall",
+    "MPI_Alltoallv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter", "open",          "read",
+    "write",         "fsync",         "close",          "toru"};
 
 thread_local int busy_guard::depth = 0;
 
@@ -145,7 +145,7 @@ void recorder::toru_event(int kind, const char* name, const char* detail, std::u
   const double t = now();
   std::lock_guard lock(mu);
   if (std::this_thread::get_id() != main_thread_) return;  // regions nest on the main thread only
-  if (kind == 0) {  // begin
+  if (kind == 0) {                                         // begin
     const std::uint64_t k = mix(reinterpret_cast<std::uintptr_t>(name), reinterpret_cast<std::uintptr_t>(detail));
     auto [it, fresh] = region_index_.try_emplace(k, static_cast<int>(regions.size()));
     if (fresh) regions.push_back(toru_region{.name = name, .detail = detail});
@@ -160,7 +160,11 @@ void recorder::toru_event(int kind, const char* name, const char* detail, std::u
       if (std::string_view(regions[static_cast<std::size_t>(idx)].name) != name) continue;
       const double t0 = o->second;
       regions[static_cast<std::size_t>(idx)].time += t - t0;
-      event e{.t0 = t0, .t1 = t, .tpost = t0, .key = static_cast<std::uint64_t>(idx), .type = ev_type::toru,
+      event e{.t0 = t0,
+              .t1 = t,
+              .tpost = t0,
+              .key = static_cast<std::uint64_t>(idx),
+              .type = ev_type::toru,
               .func = f_toru};
       push(e);
       open_regions_.erase(std::next(o).base());
@@ -181,9 +185,8 @@ void recorder::toru_event(int kind, const char* name, const char* detail, std::u
 
 // The hook toru's core looks up at load time (toru/core/events.hpp): toru's own phases are recorded
 // whenever this library is in the process, linked or preloaded.
-extern "C" __attribute__((visibility("default"))) void toru_events_sink(int kind, const char* name,
-                                                                       const char* detail, std::uint64_t bytes,
-                                                                       double value) noexcept {
+extern "C" __attribute__((visibility("default"))) void toru_events_sink(int kind, const char* name, const char* detail,
+                                                                        std::uint64_t bytes, double value) noexcept {
   auto& r = toru::tune::shim::recorder::get();
   if (!r.active()) return;
   try {

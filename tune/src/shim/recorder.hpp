@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -20,23 +20,46 @@ enum class ev_type : std::uint16_t { send = 0, recv = 1, coll = 2, io = 3, toru 
 
 /// MPI and I/O functions the tool knows (index into function_names).
 enum fn : std::uint16_t {
-  f_send, f_ssend, f_isend, f_recv, f_irecv, f_wait, f_waitall, f_test, f_sendrecv, f_barrier, f_bcast,
-  f_reduce, f_allreduce, f_alltoall, f_alltoallv, f_allgather, f_allgatherv, f_gather, f_scatter,
-  f_io_open, f_io_read, f_io_write, f_io_fsync, f_io_close, f_toru, fn_count
+  f_send,
+  f_ssend,
+  f_isend,
+  f_recv,
+  f_irecv,
+  f_wait,
+  f_waitall,
+  f_test,
+  f_sendrecv,
+  f_barrier,
+  f_bcast,
+  f_reduce,
+  f_allreduce,
+  f_alltoall,
+  f_alltoallv,
+  f_allgather,
+  f_allgatherv,
+  f_gather,
+  f_scatter,
+  f_io_open,
+  f_io_read,
+  f_io_write,
+  f_io_fsync,
+  f_io_close,
+  f_toru,
+  fn_count
 };
 extern const char* const function_names[fn_count];
 
 /// One recorded event (fixed size: the buffers travel to rank 0 as bytes).
 struct event {
-  double t0 = 0, t1 = 0;       // enter and exit, seconds on this process's clock
-  double tpost = 0;            // recv: when the receive was posted (Irecv), else t0
+  double t0 = 0, t1 = 0;  // enter and exit, seconds on this process's clock
+  double tpost = 0;       // recv: when the receive was posted (Irecv), else t0
   std::uint64_t bytes = 0;
-  std::uint64_t key = 0;       // communicator key (p2p, coll); toru: region index
-  std::int32_t site = -1;      // this process's site index
-  std::int32_t peer = -1;      // p2p: partner's world rank; coll: communicator size
+  std::uint64_t key = 0;   // communicator key (p2p, coll); toru: region index
+  std::int32_t site = -1;  // this process's site index
+  std::int32_t peer = -1;  // p2p: partner's world rank; coll: communicator size
   std::int32_t tag = 0;
-  std::uint32_t seq = 0;       // p2p: ordinal per (src, dst, tag, comm); coll: ordinal per comm
-  std::uint32_t group = 0;     // the Waitall a completion belongs to (0: none)
+  std::uint32_t seq = 0;    // p2p: ordinal per (src, dst, tag, comm); coll: ordinal per comm
+  std::uint32_t group = 0;  // the Waitall a completion belongs to (0: none)
   ev_type type = ev_type::other_mpi;
   std::uint16_t func = 0;
 };
@@ -46,9 +69,9 @@ struct site {
   void* addr = nullptr;
   std::uint16_t func = 0;
   std::uint64_t calls = 0;
-  double time = 0;             // inclusive time in the call
+  double time = 0;  // inclusive time in the call
   std::uint64_t bytes = 0;
-  double compute_before = 0;   // compute time (wall between calls minus I/O) ending at this site
+  double compute_before = 0;                          // compute time (wall between calls minus I/O) ending at this site
   std::unordered_map<int, std::uint64_t> partners{};  // world rank -> bytes (bounded)
 };
 
@@ -59,7 +82,7 @@ struct toru_region {
   std::uint64_t count = 0;
   double time = 0;
   std::uint64_t bytes = 0;
-  double value = 0;            // summed (comm.alltoall: T_min bound)
+  double value = 0;  // summed (comm.alltoall: T_min bound)
 };
 
 /// A pending nonblocking receive.
@@ -82,8 +105,8 @@ class recorder {
   bool on_main_thread() const { return std::this_thread::get_id() == main_thread_; }
   void stop() { active_.store(false, std::memory_order_relaxed); }
 
-  void on_init();       // after PMPI_Init
-  void on_finalize();   // before PMPI_Finalize (collective over MPI_COMM_WORLD)
+  void on_init();      // after PMPI_Init
+  void on_finalize();  // before PMPI_Finalize (collective over MPI_COMM_WORLD)
 
   /// Site index for (return address, function); creates it. Call with the lock held.
   int site_of(void* addr, std::uint16_t func);

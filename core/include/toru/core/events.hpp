@@ -50,7 +50,8 @@ inline sink_fn current_sink() noexcept { return detail::sink.load(std::memory_or
 /// Whether a sink is installed (cheap: for skipping work that only feeds events).
 inline bool enabled() noexcept { return current_sink() != nullptr; }
 
-inline void emit(kind k, const char* name, std::uint64_t bytes = 0, const char* detail = "", double value = 0) noexcept {
+inline void emit(kind k, const char* name, std::uint64_t bytes = 0, const char* detail = "",
+                 double value = 0) noexcept {
   if (sink_fn s = current_sink()) s(static_cast<int>(k), name, detail, bytes, value);
 }
 inline void mark(const char* name, std::uint64_t bytes = 0, const char* detail = "", double value = 0) noexcept {

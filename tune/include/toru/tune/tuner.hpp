@@ -12,9 +12,11 @@
 // Search: the start configuration is timed first; then, knob by knob (coordinate descent), every
 // other value of that knob, keeping the best so far for the others; a candidate replaces the best
 // only when it is faster by more than the noise floor (the larger of options.noise_floor and the
-// relative spread of the start's samples); passes repeat until one changes nothing (at most
+// data's own, below); passes repeat until one changes nothing (at most
 // max_passes). Each candidate gets `warmup` discarded iterations (plan rebuild, caches) and
-// `samples` timed ones; its time is the median of the samples, each the max over ranks. Every rank
+// `samples` timed ones; its time is the fastest sample (noise on a shared machine only adds time),
+// each sample the max over ranks; the noise floor from the data is how far apart the start's two
+// fastest samples are. Every rank
 // takes the same decision from the same max-reduced times, and rank 0's choice is broadcast.
 // A value a knob cannot take on this run (the plan constructor throws) is skipped: report it with
 // step_failed() after catching the error on every rank.
@@ -41,9 +43,9 @@ struct knob {
 };
 
 struct tuner_options {
-  int samples = 3;           // timed iterations per candidate
-  int warmup = 1;            // discarded iterations after each change
-  double noise_floor = 0.02; // relative gain below which a candidate does not replace the best
+  int samples = 5;            // timed iterations per candidate
+  int warmup = 1;             // discarded iterations after each change
+  double noise_floor = 0.02;  // relative gain below which a candidate does not replace the best
   int max_passes = 2;
   std::string wisdom{};      // JSON file: read at construction (a known key: no search), written when done
   std::string key{};         // the wisdom entry (problem, sizes, ranks); required with wisdom
@@ -89,7 +91,7 @@ class tuner {
   std::size_t knob_ = 0;
   int pass_ = 0;
   bool changed_in_pass_ = false;
-  int seen_ = 0;                 // iterations of the current candidate
+  int seen_ = 0;  // iterations of the current candidate
   std::vector<double> samples_;
   double start_seconds_ = 0, best_seconds_ = 0, noise_ = 0;
   bool done_ = false, from_wisdom_ = false;
