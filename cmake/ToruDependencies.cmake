@@ -11,6 +11,23 @@ find_package(benchmark QUIET)  # micro-benchmarks (not tests); skipped when miss
 find_package(ONNX QUIET)  # swap/ ONNX import; off when missing
 find_package(ZLIB REQUIRED)  # train/: the gzip'd Fashion-MNIST IDX files
 find_package(Protobuf QUIET)
+# train/: oneDNN (Debian libdnnl-dev, OpenMP runtime). Its CMake config `dnnl` insists on the
+# OpenCL headers and loader (the Debian build enables the OpenCL GPU runtime, which toru does not
+# use), so the library is located directly and wrapped in the same target name, DNNL::dnnl.
+find_path(TORU_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+find_library(TORU_DNNL_LIBRARY dnnl)
+find_package(OpenMP QUIET COMPONENTS CXX)
+set(TORU_HAVE_TRAIN OFF)
+if(TORU_DNNL_INCLUDE_DIR AND TORU_DNNL_LIBRARY AND OpenMP_CXX_FOUND)
+  set(TORU_HAVE_TRAIN ON)
+  if(NOT TARGET DNNL::dnnl)
+    add_library(DNNL::dnnl UNKNOWN IMPORTED)
+    set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION ${TORU_DNNL_LIBRARY}
+                                                INTERFACE_INCLUDE_DIRECTORIES ${TORU_DNNL_INCLUDE_DIR})
+  endif()
+else()
+  message(STATUS "oneDNN (libdnnl-dev) or OpenMP not found: train/ is skipped")
+endif()
 
 include(CheckLanguage)
 check_language(Fortran)

@@ -1,5 +1,6 @@
 #include "builder.hpp"
 
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -76,9 +77,21 @@ int builder::conv(int x, std::int64_t cout, std::vector<std::int64_t> k, std::ve
   op o;
   o.name = n;
   o.type = "conv";
+  o.attr.kernel = k;
+  o.attr.stride = s;
+  o.attr.pad_begin = p;
+  o.attr.pad_end = p;
+  o.attr.dilation = d;
+  o.attr.groups = groups;
+  o.attr.has_bias = bias;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in[1] / groups * kvol));
   const int w = param(n + "/weight", wshape);
+  g.tensors[w].init = {init_kind::uniform, bound, {}};
   o.inputs = {x, w};
-  if (bias) o.inputs.push_back(param(n + "/bias", {cout}));
+  if (bias) {
+    o.inputs.push_back(param(n + "/bias", {cout}));
+    g.tensors[o.inputs.back()].init = {init_kind::uniform, bound, {}};
+  }
   const double macs = static_cast<double>(numel(out)) * static_cast<double>(in[1] / groups * kvol);
   o.flops = 2 * macs;
   o.backward_flops = 2 * o.flops;
@@ -91,8 +104,11 @@ int builder::batchnorm(int x, const std::string& name) {
   op o;
   o.name = n;
   o.type = "batchnorm";
-  const int w = param(n + "/weight", {2 * shape(x)[1]});  // gamma and beta
-  o.inputs = {x, w};
+  const int w = param(n + "/weight", {shape(x)[1]});
+  const int b = param(n + "/bias", {shape(x)[1]});
+  g.tensors[w].init.kind = init_kind::ones;
+  g.tensors[b].init.kind = init_kind::zeros;
+  o.inputs = {x, w, b};
   const double e = static_cast<double>(numel(shape(x)));
   o.flops = 4 * e;
   o.backward_flops = 8 * e;
@@ -125,8 +141,12 @@ int builder::layernorm(int x) {
   op o;
   o.name = n;
   o.type = "layernorm";
-  const int w = param(n + "/weight", {2 * shape(x).back()});
-  o.inputs = {x, w};
+  o.attr.axis = -1;
+  const int w = param(n + "/weight", {shape(x).back()});
+  const int b = param(n + "/bias", {shape(x).back()});
+  g.tensors[w].init.kind = init_kind::ones;
+  g.tensors[b].init.kind = init_kind::zeros;
+  o.inputs = {x, w, b};
   const double e = static_cast<double>(numel(shape(x)));
   o.flops = 5 * e;
   o.backward_flops = 10 * e;
@@ -142,6 +162,11 @@ int builder::maxpool(int x, std::int64_t k, std::int64_t s, std::int64_t p, bool
   op o;
   o.name = n;
   o.type = "maxpool";
+  o.attr.kernel.assign(in.size() - 2, k);
+  o.attr.stride.assign(in.size() - 2, s);
+  o.attr.pad_begin.assign(in.size() - 2, p);
+  o.attr.pad_end.assign(in.size() - 2, p);
+  o.attr.ceil_mode = ceil_mode;
   o.inputs = {x};
   double kv = 1;
   for (std::size_t i = 2; i < in.size(); ++i) kv *= static_cast<double>(k);
@@ -159,6 +184,11 @@ int builder::avgpool(int x, std::int64_t k, std::int64_t s, std::int64_t p, bool
   op o;
   o.name = n;
   o.type = "avgpool";
+  o.attr.kernel.assign(in.size() - 2, k);
+  o.attr.stride.assign(in.size() - 2, s);
+  o.attr.pad_begin.assign(in.size() - 2, p);
+  o.attr.pad_end.assign(in.size() - 2, p);
+  o.attr.ceil_mode = ceil_mode;
   o.inputs = {x};
   double kv = 1;
   for (std::size_t i = 2; i < in.size(); ++i) kv *= static_cast<double>(k);
@@ -175,6 +205,14 @@ int builder::adaptive_avgpool(int x, std::vector<std::int64_t> out_spatial) {
   op o;
   o.name = n;
   o.type = "avgpool";
+  // Adaptive pooling: an executor needs a window; it exists when the output divides the input.
+  bool integral = true;
+  for (std::size_t i = 2; i < in.size(); ++i) integral = integral && in[i] % out[i] == 0;
+  if (integral)
+    for (std::size_t i = 2; i < in.size(); ++i) {
+      o.attr.kernel.push_back(in[i] / out[i]);
+      o.attr.stride.push_back(in[i] / out[i]);
+    }
   o.inputs = {x};
   o.flops = static_cast<double>(numel(in));
   o.backward_flops = static_cast<double>(numel(in));
@@ -218,6 +256,7 @@ int builder::concat(const std::vector<int>& xs) {
   op o;
   o.name = n;
   o.type = "concat";
+  o.attr.axis = 1;
   o.inputs = xs;
   o.backward_flops = 0;
   return emit(std::move(o), {{n + "/out", out}});
@@ -243,9 +282,16 @@ int builder::linear(int x, std::int64_t out_features, bool bias, const std::stri
   op o;
   o.name = n;
   o.type = "linear";
+  o.attr.trans_b = true;
+  o.attr.has_bias = bias;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in.back()));
   const int w = param(n + "/weight", {out_features, in.back()});
+  g.tensors[w].init = {init_kind::uniform, bound, {}};
   o.inputs = {x, w};
-  if (bias) o.inputs.push_back(param(n + "/bias", {out_features}));
+  if (bias) {
+    o.inputs.push_back(param(n + "/bias", {out_features}));
+    g.tensors[o.inputs.back()].init = {init_kind::uniform, bound, {}};
+  }
   o.flops = 2.0 * static_cast<double>(numel(in)) * static_cast<double>(out_features);
   o.backward_flops = 2 * o.flops;
   o.saved = {x, w};
@@ -277,11 +323,30 @@ int builder::matmul(int a, int b, shape_t out_shape, double macs) {
   return emit(std::move(o), {{n + "/out", std::move(out_shape)}});
 }
 
-int builder::loss(int x) {
-  const int labels = input("labels", shape(x));
+int builder::dropout(int x, double p) {
+  const std::string n = fmt::format("dropout{}", ++counter_);
+  op o;
+  o.name = n;
+  o.type = "dropout";
+  o.attr.p = p;
+  o.inputs = {x};
+  const double e = static_cast<double>(numel(shape(x)));
+  o.flops = e;
+  o.backward_flops = e;
+  return emit(std::move(o), {{n + "/out", shape(x)}});
+}
+
+int builder::loss(int x, std::int64_t class_axis) {
+  // Softmax cross-entropy: one int32 class label per position, i.e. the logits' shape without the
+  // class axis ([N] for [N, classes]).
+  shape_t lshape = shape(x);
+  const auto axis = class_axis < 0 ? static_cast<std::int64_t>(lshape.size()) + class_axis : class_axis;
+  lshape.erase(lshape.begin() + axis);
+  const int labels = g.add_tensor("labels", lshape, dtype::i32, tensor_kind::input);
   op o;
   o.name = "loss";
   o.type = "loss";
+  o.attr.axis = class_axis;
   o.inputs = {x, labels};
   const double e = static_cast<double>(numel(shape(x)));
   o.flops = 5 * e;

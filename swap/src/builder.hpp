@@ -49,8 +49,11 @@ class builder {
   int matmul(int a, int b, shape_t out_shape, double macs);
   /// Generic elementwise op with a fixed saved set ("x", "y" or none) and FLOPs per element.
   int elementwise(int x, const std::string& type, bool save_input, bool save_output, double flops_per_elem);
-  /// Mean loss over `x` against a same-shaped label input.
-  int loss(int x);
+  /// Dropout with probability p (an executor draws the mask).
+  int dropout(int x, double p);
+  /// Mean softmax cross-entropy of logits `x` over `class_axis` against an int32 "labels" input
+  /// shaped like `x` without that axis.
+  int loss(int x, std::int64_t class_axis = 1);
 
   const shape_t& shape(int t) const { return g.tensors[t].shape; }
 

@@ -60,20 +60,98 @@ resnet_out resnet_body(builder& b, int x, const std::vector<int>& blocks, const 
   return {low, y};
 }
 
+std::int64_t channels(const model_options& o, std::int64_t def) { return o.channels > 0 ? o.channels : def; }
+std::int64_t classes(const model_options& o, std::int64_t def) { return o.classes > 0 ? o.classes : def; }
+
 graph resnet(const model_options& o, const std::vector<int>& blocks, const char* name) {
   builder b(name, o.type);
-  const int x = b.input("image", {o.batch, 3, o.height, o.width});
+  const int x = b.input("image", {o.batch, channels(o, 3), o.height, o.width});
   auto body = resnet_body(b, x, blocks, {false, false, false, false});
   b.begin_block();
   int y = b.flatten(b.global_avgpool(body.out));
-  y = b.linear(y, 1000, true, "fc");
+  y = b.linear(y, classes(o, 1000), true, "fc");
+  b.loss(y);
+  return std::move(b.g);
+}
+
+// torchvision BasicBlock (ResNet-18/34).
+int basic_block(builder& b, int x, std::int64_t planes, std::int64_t stride, bool downsample) {
+  b.begin_block();
+  int y = conv_bn_relu(b, x, planes, 3, stride, 1);
+  y = b.batchnorm(b.conv(y, planes, {3}, {1}, {1}));
+  int idn = x;
+  if (downsample) idn = b.batchnorm(b.conv(x, planes, {1}, {stride}, {0}));
+  return b.relu(b.add(y, idn));
+}
+
+graph resnet_basic(const model_options& o, const std::vector<int>& blocks, const char* name) {
+  builder b(name, o.type);
+  const int x = b.input("image", {o.batch, channels(o, 3), o.height, o.width});
+  b.begin_block();
+  int y = conv_bn_relu(b, x, 64, 7, 2, 3);
+  y = b.maxpool(y, 3, 2, 1);
+  std::int64_t inplanes = 64;
+  const std::int64_t widths[4] = {64, 128, 256, 512};
+  for (int l = 0; l < 4; ++l)
+    for (int i = 0; i < blocks[l]; ++i) {
+      const std::int64_t stride = (l > 0 && i == 0) ? 2 : 1;
+      y = basic_block(b, y, widths[l], stride, stride != 1 || inplanes != widths[l]);
+      inplanes = widths[l];
+    }
+  b.begin_block();
+  y = b.flatten(b.global_avgpool(y));
+  y = b.linear(y, classes(o, 1000), true, "fc");
+  b.loss(y);
+  return std::move(b.g);
+}
+
+// Multi-layer perceptron on the flattened image: 256 and 128 hidden units, ReLU.
+graph mlp(const model_options& o) {
+  builder b("mlp", o.type);
+  int y = b.input("image", {o.batch, channels(o, 1), o.height, o.width});
+  b.begin_block();
+  y = b.flatten(y);
+  y = b.relu(b.linear(y, 256));
+  y = b.relu(b.linear(y, 128));
+  y = b.linear(y, classes(o, 10));
+  b.loss(y);
+  return std::move(b.g);
+}
+
+// Small CNN for Fashion-MNIST (28x28x1): two conv-bn-relu-maxpool stages, then 128 hidden units.
+graph fashion_cnn(const model_options& o) {
+  builder b("fashion-cnn", o.type);
+  int y = b.input("image", {o.batch, channels(o, 1), o.height, o.width});
+  b.begin_block();
+  y = b.maxpool(conv_bn_relu(b, y, 32, 3, 1, 1), 2, 2, 0);
+  b.begin_block();
+  y = b.maxpool(conv_bn_relu(b, y, 64, 3, 1, 1), 2, 2, 0);
+  b.begin_block();
+  y = b.relu(b.linear(b.flatten(y), 128));
+  y = b.linear(y, classes(o, 10));
+  b.loss(y);
+  return std::move(b.g);
+}
+
+// LeNet-5 with ReLU and max pooling (the modern reading); padded first conv so 28x28 works.
+graph lenet5(const model_options& o) {
+  builder b("lenet5", o.type);
+  int y = b.input("image", {o.batch, channels(o, 1), o.height, o.width});
+  b.begin_block();
+  y = b.maxpool(b.relu(b.conv(y, 6, {5}, {1}, {2}, {1}, true)), 2, 2, 0);
+  y = b.maxpool(b.relu(b.conv(y, 16, {5}, {1}, {0}, {1}, true)), 2, 2, 0);
+  b.begin_block();
+  y = b.flatten(y);
+  y = b.relu(b.linear(y, 120));
+  y = b.relu(b.linear(y, 84));
+  y = b.linear(y, classes(o, 10));
   b.loss(y);
   return std::move(b.g);
 }
 
 graph vgg16(const model_options& o) {
   builder b("vgg16", o.type);
-  int y = b.input("image", {o.batch, 3, o.height, o.width});
+  int y = b.input("image", {o.batch, channels(o, 3), o.height, o.width});
   const std::vector<std::vector<std::int64_t>> stages = {
       {64, 64}, {128, 128}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}};
   for (const auto& st : stages) {
@@ -85,14 +163,14 @@ graph vgg16(const model_options& o) {
   y = b.flatten(b.adaptive_avgpool(y, {7, 7}));
   y = b.relu(b.linear(y, 4096));
   y = b.relu(b.linear(y, 4096));
-  y = b.linear(y, 1000);
+  y = b.linear(y, classes(o, 1000));
   b.loss(y);
   return std::move(b.g);
 }
 
 graph alexnet(const model_options& o) {
   builder b("alexnet", o.type);
-  int y = b.input("image", {o.batch, 3, o.height, o.width});
+  int y = b.input("image", {o.batch, channels(o, 3), o.height, o.width});
   b.begin_block();
   y = b.maxpool(b.relu(b.conv(y, 64, {11}, {4}, {2}, {1}, true)), 3, 2, 0);
   b.begin_block();
@@ -106,7 +184,7 @@ graph alexnet(const model_options& o) {
   y = b.flatten(b.adaptive_avgpool(y, {6, 6}));
   y = b.relu(b.linear(y, 4096));
   y = b.relu(b.linear(y, 4096));
-  y = b.linear(y, 1000);
+  y = b.linear(y, classes(o, 1000));
   b.loss(y);
   return std::move(b.g);
 }
@@ -276,7 +354,7 @@ graph transformer(const model_options& o) {
     x = b.add(x, b.linear(m, H));
   }
   b.begin_block();
-  b.loss(b.layernorm(x));
+  b.loss(b.layernorm(x), -1);
   return std::move(b.g);
 }
 
@@ -295,6 +373,17 @@ const std::map<std::string, builder_fn, std::less<>>& table() {
        [](const model_options& o) {
          return resnet(o, {3, 8, 36, 3}, "resnet152");
        }},
+      {"resnet18",
+       [](const model_options& o) {
+         return resnet_basic(o, {2, 2, 2, 2}, "resnet18");
+       }},
+      {"resnet34",
+       [](const model_options& o) {
+         return resnet_basic(o, {3, 4, 6, 3}, "resnet34");
+       }},
+      {"mlp", mlp},
+      {"fashion-cnn", fashion_cnn},
+      {"lenet5", lenet5},
       {"vgg16", vgg16},
       {"alexnet", alexnet},
       {"googlenet", googlenet},
@@ -320,6 +409,8 @@ std::int64_t input_multiple(std::string_view name) {
   if (name == "unet3d-isensee") return 16;
   if (name == "unet3d") return 8;
   if (model_is_sequence(name)) return 64;
+  if (name == "mlp") return 1;
+  if (name == "fashion-cnn" || name == "lenet5") return 4;
   return 32;
 }
 bool model_is_sequence(std::string_view name) { return name == "transformer"; }
@@ -340,6 +431,8 @@ graph build_model(std::string_view name, const model_options& o) {
   positive(o.hidden, "hidden");
   positive(o.heads, "heads");
   positive(o.layers, "layers");
+  if (o.channels < 0) positive(o.channels, "channels");
+  if (o.classes < 0) positive(o.classes, "classes");
   return it->second(o);
 }
 

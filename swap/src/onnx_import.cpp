@@ -1,5 +1,6 @@
 #include "toru/swap/onnx_import.hpp"
 
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -108,6 +109,99 @@ double numel(const std::vector<std::int64_t>& s) {
   return n;
 }
 
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, std::string_view name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+std::vector<std::int64_t> ints(const onnx::NodeProto& n, std::string_view name) {
+  const auto* a = find_attr(n, name);
+  return a ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : std::vector<std::int64_t>{};
+}
+std::int64_t int_or(const onnx::NodeProto& n, std::string_view name, std::int64_t def) {
+  const auto* a = find_attr(n, name);
+  return a ? a->i() : def;
+}
+double float_or(const onnx::NodeProto& n, std::string_view name, double def) {
+  const auto* a = find_attr(n, name);
+  return a ? a->f() : def;
+}
+
+// The executor's attributes of an ONNX node (swap::op_attributes, PyTorch conventions).
+void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
+  auto& a = o.attr;
+  const auto& t = n.op_type();
+  if (t == "Conv" || t == "MaxPool" || t == "AveragePool") {
+    a.kernel = ints(n, "kernel_shape");
+    a.stride = ints(n, "strides");
+    a.dilation = ints(n, "dilations");
+    const auto pads = ints(n, "pads");
+    if (const auto* ap = find_attr(n, "auto_pad"); ap && ap->s() != "NOTSET" && ap->s() != "VALID")
+      throw error(errc::unsupported,
+                  fmt::format("onnx node '{}': auto_pad '{}' is not supported; export with explicit pads", o.name,
+                              ap->s()));
+    if (!pads.empty()) {
+      const auto half = pads.size() / 2;
+      a.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(half));
+      a.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(half), pads.end());
+    }
+    a.groups = int_or(n, "group", 1);
+    a.ceil_mode = int_or(n, "ceil_mode", 0) != 0;
+    a.count_include_pad = int_or(n, "count_include_pad", 0) != 0;
+    a.has_bias = t == "Conv" && n.input_size() > 2 && !n.input(2).empty();
+  } else if (t == "BatchNormalization") {
+    a.epsilon = float_or(n, "epsilon", 1e-5);
+    a.momentum = 1.0 - float_or(n, "momentum", 0.9);  // ONNX weighs the running value
+  } else if (t == "LayerNormalization") {
+    a.epsilon = float_or(n, "epsilon", 1e-5);
+    a.axis = int_or(n, "axis", -1);
+  } else if (t == "Gemm") {
+    if (int_or(n, "transA", 0) != 0 || float_or(n, "alpha", 1) != 1 || float_or(n, "beta", 1) != 1)
+      throw error(errc::unsupported,
+                  fmt::format("onnx node '{}': Gemm with transA or alpha/beta other than 1 is not supported", o.name));
+    a.trans_b = int_or(n, "transB", 0) != 0;
+    a.has_bias = n.input_size() > 2 && !n.input(2).empty();
+  } else if (t == "MatMul") {
+    a.trans_b = false;
+  } else if (t == "Concat") {
+    a.axis = int_or(n, "axis", 1);
+  } else if (t == "Softmax" || t == "LogSoftmax") {
+    a.axis = int_or(n, "axis", opset >= 13 ? -1 : 1);
+  } else if (t == "Flatten") {
+    a.axis = int_or(n, "axis", 1);
+  } else if (t == "Dropout") {
+    a.p = float_or(n, "ratio", 0.5);
+  }
+}
+
+// Values of a float (or integer) initializer, as floats; empty for other types.
+std::vector<float> initial_values(const onnx::TensorProto& t) {
+  std::vector<float> v;
+  const bool raw = t.has_raw_data();
+  switch (t.data_type()) {
+    case onnx::TensorProto_DataType_FLOAT:
+      if (raw) {
+        v.resize(t.raw_data().size() / 4);
+        std::memcpy(v.data(), t.raw_data().data(), v.size() * 4);
+      } else {
+        v.assign(t.float_data().begin(), t.float_data().end());
+      }
+      break;
+    case onnx::TensorProto_DataType_INT64:
+      if (raw) {
+        std::vector<std::int64_t> w(t.raw_data().size() / 8);
+        std::memcpy(w.data(), t.raw_data().data(), w.size() * 8);
+        v.assign(w.begin(), w.end());
+      } else {
+        v.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    default:
+      break;
+  }
+  return v;
+}
+
 }  // namespace
 
 graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
@@ -143,6 +237,9 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     throw error(errc::invalid_argument, fmt::format("onnx model '{}': shape inference failed: {}", name, e.what()));
   }
 
+  std::int64_t opset = 13;
+  for (const auto& imp : model.opset_import())
+    if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
   graph g;
   g.name = name;
   std::map<std::string, int> id;
@@ -177,6 +274,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
                                                          t.data_type() == onnx::TensorProto_DataType_BFLOAT16);
     id[t.name()] = g.add_tensor(t.name(), s, from_onnx(t.data_type(), t.name()),
                                 trainable ? tensor_kind::parameter : tensor_kind::input);
+    g.tensors[id[t.name()]].init.values = initial_values(t);
   }
   for (const auto& in : gp->input())
     if (!id.contains(in.name()))
@@ -190,6 +288,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     ++counter;
     o.type = n.op_type();
     o.block = -1;
+    fill_attributes(n, opset, o);
     for (const auto& in : n.input()) {
       if (in.empty()) continue;
       const auto it = id.find(in);
@@ -261,7 +360,10 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     throw error(errc::invalid_argument,
                 fmt::format("onnx model '{}': output '{}' is not produced by any node", name, gp->output(0).name()));
   const int out = it->second;
-  const int labels = g.add_tensor("labels", g.tensors[out].shape, g.tensors[out].type, tensor_kind::input);
+  // Softmax cross-entropy over axis 1 against int32 labels: the output's shape without that axis.
+  auto lshape = g.tensors[out].shape;
+  if (lshape.size() >= 2) lshape.erase(lshape.begin() + 1);
+  const int labels = g.add_tensor("labels", lshape, dtype::i32, tensor_kind::input);
   op loss;
   loss.name = "loss";
   loss.type = "loss";

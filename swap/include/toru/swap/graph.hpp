@@ -38,6 +38,16 @@ enum class tensor_kind {
   param_gradient,  // gradient of a parameter, consumed by an update op
 };
 
+/// How an executor initialises a parameter (the planner ignores it). Defaults follow PyTorch: conv
+/// and linear weights and biases are uniform in [-bound, bound] with bound = 1/sqrt(fan_in) (what
+/// kaiming_uniform_(a=sqrt(5)) gives); batch-norm and layer-norm scale ones, shift zeros.
+enum class init_kind { none, zeros, ones, uniform };
+struct tensor_init {
+  init_kind kind = init_kind::none;
+  double bound = 0;           // uniform: half-width
+  std::vector<float> values;  // explicit initial values (ONNX initializers); overrides kind when non-empty
+};
+
 struct tensor {
   std::string name;
   std::vector<std::int64_t> shape;
@@ -48,6 +58,26 @@ struct tensor {
   std::vector<int> consumers;  // op ids, in insertion order
   int grad = -1;               // training graphs: id of this tensor's (accumulated) gradient
   bool requires_grad = false;  // a parameter, or depends on one
+  tensor_init init;            // parameters (and constant inputs with values): how an executor fills it
+};
+
+/// What an executor needs besides the shapes. Defaults are PyTorch's; spatial vectors have one entry
+/// per spatial axis (empty where the op has none).
+struct op_attributes {
+  std::vector<std::int64_t> kernel;     // conv: kernel extents; pools: window
+  std::vector<std::int64_t> stride;     // conv, pools
+  std::vector<std::int64_t> pad_begin;  // conv, pools: padding before each spatial axis
+  std::vector<std::int64_t> pad_end;    // and after it (ONNX pads may be asymmetric)
+  std::vector<std::int64_t> dilation;   // conv
+  std::int64_t groups = 1;              // conv
+  bool ceil_mode = false;               // pools
+  bool count_include_pad = true;        // avg pool: divide by the full window (PyTorch's default)
+  double epsilon = 1e-5;                // batch norm, layer norm
+  double momentum = 0.1;                // batch norm, PyTorch's convention: r = (1 - m) r + m batch
+  std::int64_t axis = 1;                // concat; softmax and loss: the class axis; flatten: first flattened axis
+  double p = 0;                         // dropout probability
+  bool trans_b = true;                  // linear/Gemm: weight stored [out, in] (PyTorch), else [in, out]
+  bool has_bias = false;                // conv, linear: the op's last input is a bias
 };
 
 struct op {
@@ -65,6 +95,7 @@ struct op {
   bool grad_passthrough = false;  // gradient of each input is the output gradient itself (add, reshape)
   int block = -1;                 // builder's natural recompute unit (residual block, ...); -1 unknown
   int forward_op = -1;            // backward/update/recompute ops: the forward op they derive from
+  op_attributes attr;             // executor attributes (kernel, stride, epsilon, ...)
 };
 
 /// A graph of ops over tensors. Ops are stored in a topological order (builders append in order).

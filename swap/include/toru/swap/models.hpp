@@ -1,5 +1,11 @@
 // Forward-graph builders for the models the planner is checked on.
 //
+// Every op carries the attributes an executor needs (op_attributes) and every parameter its
+// PyTorch-default initialisation; the loss is softmax cross-entropy against int32 labels ([N] for
+// classifiers). Trainer-sized models: "mlp" (flatten, 256, 128, classes), "fashion-cnn" (two
+// conv3x3-bn-relu-maxpool stages of 32 and 64 channels, a 128-unit hidden layer; for 28x28x1),
+// "lenet5" (ReLU/max-pool LeNet-5), "resnet18"/"resnet34" (torchvision BasicBlock ResNets).
+//
 // Layer definitions follow the public reference implementations: ResNet-50/101/152 and VGG-16,
 // AlexNet, GoogLeNet from torchvision (ResNet v1.5: stride on the 3x3 conv); 3D U-Net from
 // ellisdg/3DUnetCNN (depth 4, 32 base filters, 4 input channels, 3 labels, no batch norm) and the
@@ -29,6 +35,8 @@ struct model_options {
   std::int64_t width = 224;
   std::int64_t depth = 0;  // 3D U-Net only; 0 means equal to height
   dtype type = dtype::f32;
+  std::int64_t channels = 0;  // image channels; 0: the model's own (3 for ImageNet models, 1 for mlp/fashion-cnn/lenet5)
+  std::int64_t classes = 0;   // classifier outputs; 0: the model's own (1000, or 10 for mlp/fashion-cnn/lenet5)
   // transformer only
   std::int64_t sequence = 512;
   std::int64_t hidden = 768;

@@ -12,11 +12,13 @@
 //   m.backward([&](int slot) { engine.gradient_ready(slot); });
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "toru/swap/graph.hpp"
@@ -55,7 +57,10 @@ struct model_options {
   int threads = 0;         // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
   std::uint64_t seed = 0;  // parameter initialisation and dropout
   int device = 0;          // CUDA backend: device ordinal
+  std::size_t memory_capacity = 0;  // bytes the model may allocate on its device; 0 = unlimited
 };
+
+class device_memory;
 
 class model {
  public:
@@ -82,6 +87,9 @@ class model {
   std::span<float> gradient_data();
   /// Non-trainable state (running mean/variance), for checkpoints and for agreeing across ranks.
   std::span<float> buffer_data();
+  /// Layout of buffer_data(): one entry per buffer ("<op>/running_mean", "<op>/running_var"), in
+  /// forward op order (first_forward_op: the op that owns it).
+  const std::vector<parameter_slot>& buffers() const;
 
   /// Forward pass and loss for one local batch (input: batch() * prod(input_shape()[1..]) floats,
   /// labels: batch() ints in [0, classes())). Throws toru::error on a size mismatch or a label out
@@ -94,6 +102,15 @@ class model {
   /// Tells the backend that parameter_data() was changed outside it (optimizer step, checkpoint
   /// load, weights from another rank). No-op where the buffers are the backend's own.
   void parameters_changed();
+
+  /// The allocator every activation, parameter, gradient and workspace of this model goes through
+  /// (capacity, bytes in use, high-water mark).
+  device_memory& memory();
+
+  /// Plain (row-major) host copy of an fp32 graph tensor by name: an activation as the last forward
+  /// left it, an input, or a parameter. For tests and debugging; throws toru::error
+  /// (invalid_argument) naming the tensor when the graph has no such fp32 tensor.
+  std::vector<float> read_tensor(std::string_view name);
 
  private:
   struct impl;

@@ -1,0 +1,151 @@
+// Small graphs, one per layer (and two whole networks), shared by the PyTorch comparison and the
+// finite-difference tests. Awkward sizes on purpose: odd channels, prime extents, batch 1.
+//
+// Layer cases read their input through `add(image, x)` with a parameter `x`: the gradient of `x`
+// is then the gradient with respect to the layer's input, through the public model interface.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "builder.hpp"  // swap/src: the builders' helper, also used by the models
+#include "toru/swap/models.hpp"
+
+namespace toru::train::test {
+
+namespace sw = toru::swap;
+using sw::detail::builder;
+
+struct layer_case {
+  std::string name;
+  std::function<sw::graph()> make;
+};
+
+inline int input_param(builder& b, const std::vector<std::int64_t>& shape) {
+  const int img = b.input("image", shape);
+  const int x = b.param("x", shape);
+  return b.add(img, x);
+}
+
+inline sw::graph finish(builder& b, int y, std::int64_t axis = 1) {
+  b.loss(y, axis);
+  return std::move(b.g);
+}
+
+inline std::vector<layer_case> layer_cases() {
+  std::vector<layer_case> c;
+  c.push_back({"linear", [] {
+                 builder b("linear", sw::dtype::f32);
+                 return finish(b, b.linear(input_param(b, {3, 7}), 5));
+               }});
+  c.push_back({"linear_batch1_nobias", [] {
+                 builder b("linear_batch1_nobias", sw::dtype::f32);
+                 return finish(b, b.linear(input_param(b, {1, 13}), 11, false));
+               }});
+  c.push_back({"linear_3d", [] {
+                 builder b("linear_3d", sw::dtype::f32);
+                 return finish(b, b.linear(input_param(b, {2, 3, 5}), 7), -1);
+               }});
+  c.push_back({"conv_bias", [] {
+                 builder b("conv_bias", sw::dtype::f32);
+                 return finish(b, b.conv(input_param(b, {2, 5, 11, 13}), 7, {3}, {1}, {1}, {1}, true));
+               }});
+  c.push_back({"conv_groups_stride", [] {
+                 builder b("conv_groups_stride", sw::dtype::f32);
+                 return finish(b, b.conv(input_param(b, {2, 6, 9, 9}), 9, {3}, {2}, {1}, {1}, false, 3));
+               }});
+  c.push_back({"conv_dilation_batch1", [] {
+                 builder b("conv_dilation_batch1", sw::dtype::f32);
+                 return finish(b, b.conv(input_param(b, {1, 3, 13, 11}), 4, {3}, {1}, {2}, {2}, true));
+               }});
+  c.push_back({"conv_1x1_stride2", [] {
+                 builder b("conv_1x1_stride2", sw::dtype::f32);
+                 return finish(b, b.conv(input_param(b, {3, 7, 7, 5}), 5, {1}, {2}, {0}));
+               }});
+  c.push_back({"conv_depthwise", [] {
+                 builder b("conv_depthwise", sw::dtype::f32);
+                 return finish(b, b.conv(input_param(b, {2, 5, 7, 7}), 5, {3}, {1}, {1}, {1}, true, 5));
+               }});
+  c.push_back({"batchnorm", [] {
+                 builder b("batchnorm", sw::dtype::f32);
+                 return finish(b, b.batchnorm(input_param(b, {3, 5, 7, 7})));
+               }});
+  c.push_back({"batchnorm_1d", [] {
+                 builder b("batchnorm_1d", sw::dtype::f32);
+                 return finish(b, b.batchnorm(input_param(b, {5, 3})));
+               }});
+  c.push_back({"relu", [] {
+                 builder b("relu", sw::dtype::f32);
+                 return finish(b, b.relu(input_param(b, {2, 3, 5, 7})));
+               }});
+  c.push_back({"gelu", [] {
+                 builder b("gelu", sw::dtype::f32);
+                 return finish(b, b.gelu(input_param(b, {2, 3, 5, 7})));
+               }});
+  c.push_back({"sigmoid", [] {
+                 builder b("sigmoid", sw::dtype::f32);
+                 return finish(b, b.sigmoid(input_param(b, {2, 3, 5, 7})));
+               }});
+  c.push_back({"maxpool", [] {
+                 builder b("maxpool", sw::dtype::f32);
+                 return finish(b, b.maxpool(input_param(b, {2, 3, 11, 11}), 3, 2, 1));
+               }});
+  c.push_back({"maxpool_ceil", [] {
+                 builder b("maxpool_ceil", sw::dtype::f32);
+                 return finish(b, b.maxpool(input_param(b, {1, 3, 7, 7}), 2, 2, 0, true));
+               }});
+  c.push_back({"avgpool", [] {
+                 builder b("avgpool", sw::dtype::f32);
+                 return finish(b, b.avgpool(input_param(b, {2, 3, 11, 11}), 3, 2, 1));
+               }});
+  c.push_back({"global_avgpool", [] {
+                 builder b("global_avgpool", sw::dtype::f32);
+                 return finish(b, b.flatten(b.global_avgpool(input_param(b, {3, 5, 7, 7}))));
+               }});
+  c.push_back({"add_fork", [] {
+                 builder b("add_fork", sw::dtype::f32);
+                 const int x = input_param(b, {2, 3, 5, 5});
+                 return finish(b, b.add(b.relu(x), x));
+               }});
+  c.push_back({"concat", [] {
+                 builder b("concat", sw::dtype::f32);
+                 const int x = input_param(b, {2, 3, 5, 5});
+                 return finish(b, b.concat({x, b.sigmoid(x)}));
+               }});
+  c.push_back({"flatten_linear", [] {
+                 builder b("flatten_linear", sw::dtype::f32);
+                 return finish(b, b.linear(b.flatten(input_param(b, {2, 3, 5, 5})), 7));
+               }});
+  c.push_back({"layernorm", [] {
+                 builder b("layernorm", sw::dtype::f32);
+                 return finish(b, b.layernorm(input_param(b, {3, 4, 11})), -1);
+               }});
+  c.push_back({"softmax", [] {
+                 builder b("softmax", sw::dtype::f32);
+                 return finish(b, b.softmax(input_param(b, {3, 7})));
+               }});
+  // A blocked-layout chain: conv -> bn -> relu -> maxpool -> conv, then global pooling.
+  c.push_back({"conv_chain", [] {
+                 builder b("conv_chain", sw::dtype::f32);
+                 int y = b.relu(b.batchnorm(b.conv(input_param(b, {2, 3, 13, 13}), 17, {3}, {1}, {1})));
+                 y = b.conv(b.maxpool(y, 2, 2, 0), 16, {3}, {1}, {1}, {1}, true);
+                 return finish(b, b.flatten(b.global_avgpool(y)));
+               }});
+  return c;
+}
+
+/// torchvision BasicBlock with a downsample branch, then a classifier head.
+inline sw::graph resnet_basic_block() {
+  builder b("resnet_block", sw::dtype::f32);
+  const int x = input_param(b, {2, 8, 9, 9});
+  int y = b.relu(b.batchnorm(b.conv(x, 16, {3}, {2}, {1})));
+  y = b.batchnorm(b.conv(y, 16, {3}, {1}, {1}));
+  const int idn = b.batchnorm(b.conv(x, 16, {1}, {2}, {0}));
+  y = b.relu(b.add(y, idn));
+  y = b.linear(b.flatten(b.global_avgpool(y)), 10);
+  return finish(b, y);
+}
+
+}  // namespace toru::train::test

@@ -1,0 +1,242 @@
+// The model contract: bad input, determinism, the memory allocator, dropout masks, slot order and
+// the ready callback, and an MLP that learns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "cases.hpp"
+#include "toru/core/error.hpp"
+#include "toru/train/device_memory.hpp"
+#include "util.hpp"
+
+namespace toru::train::test {
+namespace {
+
+template <class F>
+std::string error_of(F&& f, errc expected) {
+  try {
+    f();
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), expected) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "no toru::error thrown";
+  return {};
+}
+
+TEST(model, unknown_op_is_named) {
+  auto g = swap::build_model("mlp", {.batch = 2, .height = 4, .width = 4});
+  g.ops[2].type = "frobnicate";
+  const auto msg = error_of([&] { model m(g, {}); }, errc::unsupported);
+  EXPECT_NE(msg.find(g.ops[2].name), std::string::npos) << msg;
+  EXPECT_NE(msg.find("frobnicate"), std::string::npos) << msg;
+}
+
+TEST(model, labels_out_of_range_and_wrong_sizes) {
+  model m(swap::build_model("mlp", {.batch = 3, .height = 5, .width = 5}), {.seed = 1});
+  const auto x = random_floats(75, 1);
+  std::vector<std::int32_t> y{0, 10, 2};
+  auto msg = error_of([&] { m.forward(x, y, {}); }, errc::invalid_argument);
+  EXPECT_NE(msg.find("labels[1]"), std::string::npos) << msg;
+  y[1] = -1;
+  error_of([&] { m.forward(x, y, {}); }, errc::invalid_argument);
+  y[1] = 3;
+  msg = error_of([&] { m.forward(std::span(x).first(74), y, {}); }, errc::invalid_argument);
+  EXPECT_NE(msg.find("expected 75 floats"), std::string::npos) << msg;
+  error_of([&] { m.forward(x, std::span(y).first(2), {}); }, errc::invalid_argument);
+  EXPECT_NO_THROW(m.forward(x, y, {}));
+}
+
+TEST(model, backward_needs_a_training_forward) {
+  model m(swap::build_model("mlp", {.batch = 2, .height = 3, .width = 3}), {.seed = 1});
+  error_of([&] { m.backward(); }, errc::invalid_argument);
+  m.forward(random_floats(18, 2), std::vector<std::int32_t>{1, 2}, {.training = false});
+  error_of([&] { m.backward(); }, errc::invalid_argument);
+}
+
+TEST(model, non_finite_loss_names_the_op) {
+  model m(swap::build_model("mlp", {.batch = 2, .height = 3, .width = 3}), {.seed = 1});
+  // An infinite weight in the second layer: its output is the first non-finite tensor.
+  const auto& slots = m.parameters();
+  const auto it = std::find_if(slots.begin(), slots.end(), [](const auto& s) { return s.shape.size() == 2; });
+  const auto second = std::find_if(it + 1, slots.end(), [](const auto& s) { return s.shape.size() == 2; });
+  ASSERT_NE(second, slots.end());
+  m.parameter_data()[second->offset] = INFINITY;
+  m.parameters_changed();
+  const auto& g = m.graph();
+  const auto& reader = g.ops[second->first_forward_op].name;
+  const auto msg = error_of([&] { m.forward(random_floats(18, 2), std::vector<std::int32_t>{1, 2}, {.step = 42}); },
+                            errc::invalid_argument);
+  EXPECT_NE(msg.find("op '" + reader + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("step 42"), std::string::npos) << msg;
+}
+
+TEST(model, non_forward_graph_and_missing_loss) {
+  auto g = swap::build_model("mlp", {.batch = 2, .height = 3, .width = 3});
+  error_of([&] { model m(swap::make_training_graph(g), {}); }, errc::invalid_argument);
+  g.ops.back().type = "not_a_loss";
+  error_of([&] { model m(g, {}); }, errc::invalid_argument);
+}
+
+TEST(model, same_seed_is_bit_identical) {
+  const auto g = swap::build_model("fashion-cnn", {.batch = 3, .height = 12, .width = 12});
+  const auto x = random_floats(3 * 144, 5);
+  const std::vector<std::int32_t> y{1, 7, 3};
+  std::vector<std::vector<float>> p, gr, b;
+  std::vector<double> loss;
+  for (int run = 0; run < 2; ++run) {
+    model m(g, {.seed = 99});
+    loss.push_back(m.forward(x, y, {.training = true, .step = 3}).loss);
+    m.backward();
+    p.emplace_back(m.parameter_data().begin(), m.parameter_data().end());
+    gr.emplace_back(m.gradient_data().begin(), m.gradient_data().end());
+    b.emplace_back(m.buffer_data().begin(), m.buffer_data().end());
+  }
+  EXPECT_EQ(loss[0], loss[1]);
+  EXPECT_EQ(std::memcmp(p[0].data(), p[1].data(), p[0].size() * 4), 0);
+  EXPECT_EQ(std::memcmp(gr[0].data(), gr[1].data(), gr[0].size() * 4), 0);
+  EXPECT_EQ(std::memcmp(b[0].data(), b[1].data(), b[0].size() * 4), 0);
+  model other(g, {.seed = 100});
+  EXPECT_NE(std::memcmp(p[0].data(), other.parameter_data().data(), p[0].size() * 4), 0);
+}
+
+TEST(model, initialisation_follows_pytorch_bounds) {
+  model m(swap::build_model("fashion-cnn", {.batch = 1, .height = 28, .width = 28}), {.seed = 3});
+  for (const auto& s : m.parameters()) {
+    const auto v = m.parameter_data().subspan(s.offset, s.count);
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    if (s.name.starts_with("bn")) {
+      EXPECT_EQ(*lo, *hi) << s.name;  // ones or zeros
+      EXPECT_EQ(*lo, s.name.ends_with("weight") ? 1.0f : 0.0f) << s.name;
+    } else {
+      // fan_in: the weight's elements per output (conv, linear); the bias shares its layer's bound.
+      const auto& w = s.name.ends_with("bias") ? (&s)[-1] : s;
+      const double bound = 1.0 / std::sqrt(static_cast<double>(w.count / w.shape[0]));
+      EXPECT_LE(std::max(-*lo, *hi), bound) << s.name;
+      EXPECT_GT(std::max(-*lo, *hi), 0.9 * bound) << s.name;
+    }
+  }
+}
+
+TEST(model, slots_in_forward_order_and_ready_in_reverse) {
+  model m(swap::build_model("fashion-cnn", {.batch = 2, .height = 8, .width = 8}), {.seed = 3});
+  const auto& slots = m.parameters();
+  for (std::size_t k = 1; k < slots.size(); ++k) {
+    EXPECT_LE(slots[k - 1].first_forward_op, slots[k].first_forward_op);
+    EXPECT_EQ(slots[k].offset, slots[k - 1].offset + slots[k - 1].count);
+  }
+  m.forward(random_floats(128, 1), std::vector<std::int32_t>{0, 9}, {});
+  std::vector<int> order;
+  m.backward([&](int s) { order.push_back(s); });
+  ASSERT_EQ(order.size(), slots.size());
+  for (std::size_t k = 1; k < order.size(); ++k)
+    EXPECT_GE(slots[order[k - 1]].first_forward_op, slots[order[k]].first_forward_op);
+}
+
+TEST(device_memory, capacity_and_high_water) {
+  auto mem = make_host_memory({.capacity = 1000});
+  {
+    device_buffer a(*mem, 400, "a");
+    device_buffer b(*mem, 300, "b");
+    EXPECT_EQ(mem->in_use(), 448u + 320u);  // 64-byte granules
+    try {
+      device_buffer c(*mem, 300, "conv9/out");
+      FAIL() << "allocation past the capacity succeeded";
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), errc::out_of_memory);
+      EXPECT_NE(e.message().find("conv9/out"), std::string::npos) << e.message();
+    }
+    EXPECT_EQ(mem->in_use(), 768u);
+  }
+  EXPECT_EQ(mem->in_use(), 0u);
+  EXPECT_EQ(mem->high_water(), 768u);
+  mem->reset_high_water();
+  EXPECT_EQ(mem->high_water(), 0u);
+}
+
+TEST(device_memory, model_counts_everything_and_respects_the_capacity) {
+  const auto g = swap::build_model("fashion-cnn", {.batch = 4, .height = 28, .width = 28});
+  model m(g, {.seed = 1});
+  const auto resident = m.memory().in_use();
+  EXPECT_GE(resident, static_cast<std::size_t>(2 * m.parameter_count() * 4));  // parameters and gradients
+  m.forward(random_floats(4 * 784, 1), std::vector<std::int32_t>{0, 1, 2, 3}, {});
+  m.backward();
+  EXPECT_GT(m.memory().high_water(), resident);  // activation gradients during backward
+  EXPECT_EQ(m.memory().in_use(), resident);
+  const auto msg =
+      error_of([&] { model small(g, {.seed = 1, .memory_capacity = resident / 2}); }, errc::out_of_memory);
+  EXPECT_NE(msg.find("capacity"), std::string::npos) << msg;
+}
+
+swap::graph dropout_graph(std::int64_t batch, double p) {
+  builder b("dropout", swap::dtype::f32);
+  const int x = input_param(b, {batch, 3, 5, 5});
+  b.loss(b.dropout(x, p));
+  return std::move(b.g);
+}
+
+TEST(dropout, masks_depend_on_global_sample_not_on_the_split) {
+  // One model with 4 samples against two with 2 each (first_sample 0 and 2): same masks.
+  model whole(dropout_graph(4, 0.3), {.seed = 5});
+  model half(dropout_graph(2, 0.3), {.seed = 5});
+  std::vector<float> ones(4 * 75, 1.0f);
+  for (auto* m : {&whole, &half}) std::fill(m->parameter_data().begin(), m->parameter_data().end(), 0.0f);
+  whole.forward(ones, std::vector<std::int32_t>(4 * 25, 0), {.step = 9});
+  const auto all = whole.read_tensor(whole.graph().ops[1].name + "/out");
+  std::vector<float> split;
+  for (int part = 0; part < 2; ++part) {
+    half.forward(std::span(ones).first(150), std::vector<std::int32_t>(50, 0), {.step = 9, .first_sample = 2 * part});
+    const auto v = half.read_tensor(half.graph().ops[1].name + "/out");
+    split.insert(split.end(), v.begin(), v.end());
+  }
+  EXPECT_EQ(all, split);
+  // Kept values are 1/(1-p), about p dropped; another step draws another mask; inference is identity.
+  const auto kept = std::count(all.begin(), all.end(), static_cast<float>(1.0 / 0.7));
+  const auto dropped = std::count(all.begin(), all.end(), 0.0f);
+  EXPECT_EQ(kept + dropped, 300);
+  EXPECT_NEAR(static_cast<double>(dropped) / 300.0, 0.3, 0.08);
+  whole.forward(ones, std::vector<std::int32_t>(100, 0), {.step = 10});
+  EXPECT_NE(whole.read_tensor(whole.graph().ops[1].name + "/out"), all);
+  whole.forward(ones, std::vector<std::int32_t>(100, 0), {.training = false});
+  EXPECT_EQ(whole.read_tensor(whole.graph().ops[1].name + "/out"), ones);
+}
+
+TEST(dropout, gradient_is_the_mask) {
+  model m(dropout_graph(2, 0.5), {.seed = 5});
+  const auto x = random_floats(150, 3);
+  m.forward(x, std::vector<std::int32_t>(50, 1), {.step = 1});
+  m.backward();
+  const auto y = m.read_tensor(m.graph().ops[1].name + "/out");
+  const auto g = m.gradient_data();
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (y[i] == 0.0f && x[i] + m.parameter_data()[i] != 0.0f) {
+      EXPECT_EQ(g[i], 0.0f) << i;
+    }
+}
+
+TEST(model, mlp_learns_a_separable_problem) {
+  // Class = which quarter of the 16 inputs has the largest sum; plain SGD on the gradients.
+  model m(swap::build_model("mlp", {.batch = 32, .height = 4, .width = 4, .classes = 4}), {.threads = 1, .seed = 2});
+  double first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    auto x = random_floats(32 * 16, 1000 + static_cast<std::uint64_t>(step));
+    std::vector<std::int32_t> y(32);
+    for (int n = 0; n < 32; ++n) {
+      y[n] = n % 4;
+      for (int k = 0; k < 4; ++k) x[n * 16 + y[n] * 4 + k] += 1.0f;
+    }
+    const auto r = m.forward(x, y, {.step = static_cast<std::uint64_t>(step)});
+    m.backward();
+    auto p = m.parameter_data();
+    const auto g = m.gradient_data();
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] -= 0.1f * g[i];
+    m.parameters_changed();
+    if (step == 0) first = r.loss;
+    last = r.loss;
+  }
+  EXPECT_LT(last, 0.2 * first);
+}
+
+}  // namespace
+}  // namespace toru::train::test

@@ -1,0 +1,142 @@
+#include <omp.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "cpu.hpp"
+#include "toru/core/error.hpp"
+
+namespace toru::train::detail {
+
+namespace cpu {
+
+md plain_md(const std::vector<std::int64_t>& shape) {
+  dims d(shape.begin(), shape.end());
+  dims strides(d.size(), 1);
+  for (std::size_t i = d.size(); i-- > 1;) strides[i - 1] = strides[i] * d[i];
+  return md(d, dnnl::memory::data_type::f32, strides);
+}
+
+cpu_backend::cpu_backend(const model_options& o)
+    : threads(o.threads), mem_(make_host_memory({.capacity = o.memory_capacity})) {
+  if (o.threads < 0)
+    throw error(errc::invalid_argument, fmt::format("threads: expected 0 (default) or a positive count, got {}", o.threads));
+}
+
+void cpu_backend::set_threads() const {
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, const model_options&) {
+  if (graph_ != &g) {
+    graph_ = &g;
+    layouts_.assign(g.tensors.size(), md{});
+    for (std::size_t t = 0; t < g.tensors.size(); ++t)
+      if (g.tensors[t].producer < 0 && g.tensors[t].type == swap::dtype::f32) layouts_[t] = plain_md(g.tensors[t].shape);
+  }
+  set_threads();
+  const auto& o = g.ops[static_cast<std::size_t>(op)];
+  const std::string& t = o.type;
+  using a = dnnl::algorithm;
+  if (t == "linear" || t == "Gemm" || t == "MatMul") return make_linear(*this, g, op);
+  if (t == "conv" || t == "Conv") return make_conv(*this, g, op);
+  if (t == "batchnorm" || t == "BatchNormalization") return make_batchnorm(*this, g, op);
+  if (t == "relu" || t == "Relu") return make_eltwise(*this, g, op, a::eltwise_relu);
+  if (t == "gelu" || t == "Gelu") return make_eltwise(*this, g, op, a::eltwise_gelu_erf);
+  if (t == "sigmoid" || t == "Sigmoid") return make_eltwise(*this, g, op, a::eltwise_logistic);
+  if (t == "tanh" || t == "Tanh") return make_eltwise(*this, g, op, a::eltwise_tanh);
+  if (t == "maxpool" || t == "MaxPool") return make_pool(*this, g, op, true);
+  if (t == "avgpool" || t == "AveragePool" || t == "GlobalAveragePool") return make_pool(*this, g, op, false);
+  if (t == "add" || t == "Add" || (t == "Sum" && o.inputs.size() == 2)) return make_add(*this, g, op);
+  if (t == "concat" || t == "Concat") return make_concat(*this, g, op);
+  if (t == "flatten" || t == "Flatten" || t == "reshape" || t == "Reshape" || t == "Squeeze" || t == "Unsqueeze" ||
+      t == "Identity")
+    return make_reshape(*this, g, op);
+  if (t == "dropout" || t == "Dropout") return make_dropout(*this, g, op);
+  if (t == "layernorm" || t == "LayerNormalization") return make_layernorm(*this, g, op);
+  if (t == "softmax" || t == "Softmax") return make_softmax(*this, g, op);
+  if (t == "loss") return make_loss(*this, g, op);
+  throw error(errc::unsupported,
+              fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
+                          "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, maxpool, avgpool, GlobalAveragePool, add, "
+                          "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
+                          o.name, t));
+}
+
+void cpu_backend::write_plain(int tensor, const float* host, void* storage) {
+  const md& to = layout(tensor);
+  const md from = plain_md(graph_->tensors[static_cast<std::size_t>(tensor)].shape);
+  if (from == to) {
+    std::memcpy(storage, host, from.get_size());
+    return;
+  }
+  dnnl::memory a(from, eng, const_cast<float*>(host)), b(to, eng, storage);
+  dnnl::reorder(a, b).execute(strm, a, b);
+  strm.wait();
+}
+
+void cpu_backend::read_plain(int tensor, const void* storage, float* host) {
+  const md& from = layout(tensor);
+  const md to = plain_md(graph_->tensors[static_cast<std::size_t>(tensor)].shape);
+  if (from == to) {
+    std::memcpy(host, storage, to.get_size());
+    return;
+  }
+  dnnl::memory a(from, eng, const_cast<void*>(storage)), b(to, eng, host);
+  dnnl::reorder(a, b).execute(strm, a, b);
+  strm.wait();
+}
+
+void cpu_backend::copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void cpu_backend::copy_to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+
+void cpu_backend::accumulate(float* dst, const float* src, std::int64_t count) {
+  set_threads();
+#pragma omp parallel for simd
+  for (std::int64_t i = 0; i < count; ++i) dst[i] += src[i];
+}
+
+void cpu_backend::fill(float* dst, float value, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) dst[i] = value;
+}
+
+relayout::relayout(cpu_backend& be, const md& from, const md& to, const std::string& what)
+    : be_(&be), from_(from), to_(to) {
+  if (from == to) return;
+  prim_ = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(be.eng, from, be.eng, to));
+  scratch_ = device_buffer(be.memory(), std::max(from.get_size(), to.get_size()), what);
+}
+
+const void* relayout::in(const void* src) {
+  if (identity()) return src;
+  dnnl::memory a(from_, be_->eng, const_cast<void*>(src)), b(to_, be_->eng, scratch_.data());
+  prim_->execute(be_->strm, a, b);
+  be_->strm.wait();
+  return scratch_.data();
+}
+
+void relayout::finish(void* dst) {
+  if (identity()) return;
+  dnnl::memory a(from_, be_->eng, scratch_.data()), b(to_, be_->eng, dst);
+  prim_->execute(be_->strm, a, b);
+  be_->strm.wait();
+}
+
+void relayout::run(const void* src, void* dst) {
+  if (identity()) {
+    if (src != dst) std::memcpy(dst, src, from_.get_size());
+    return;
+  }
+  dnnl::memory a(from_, be_->eng, const_cast<void*>(src)), b(to_, be_->eng, dst);
+  prim_->execute(be_->strm, a, b);
+  be_->strm.wait();
+}
+
+}  // namespace cpu
+
+std::unique_ptr<backend> make_cpu_backend(const model_options& options) {
+  return std::make_unique<cpu::cpu_backend>(options);
+}
+
+}  // namespace toru::train::detail

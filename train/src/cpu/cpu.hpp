@@ -1,0 +1,111 @@
+// The oneDNN CPU backend: shared pieces of its kernels.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "backend.hpp"
+
+namespace toru::train::detail::cpu {
+
+using md = dnnl::memory::desc;
+using dims = dnnl::memory::dims;
+
+/// Row-major (PyTorch contiguous) descriptor of `shape`.
+md plain_md(const std::vector<std::int64_t>& shape);
+
+class cpu_backend final : public backend {
+ public:
+  explicit cpu_backend(const model_options& o);
+  backend_kind kind() const noexcept override { return backend_kind::cpu; }
+  device_memory& memory() override { return *mem_; }
+  std::unique_ptr<kernel> make_kernel(const swap::graph& g, int op, const model_options& options) override;
+  void write_plain(int tensor, const float* host, void* storage) override;
+  void read_plain(int tensor, const void* storage, float* host) override;
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  void accumulate(float* dst, const float* src, std::int64_t count) override;
+  void fill(float* dst, float value, std::int64_t count) override;
+
+  /// Storage descriptor of graph tensor t: what its producer chose, plain for graph inputs.
+  const md& layout(int t) const { return layouts_.at(static_cast<std::size_t>(t)); }
+  void set_layout(int t, const md& d) { layouts_.at(static_cast<std::size_t>(t)) = d; }
+
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  int threads = 0;
+
+  /// Makes OpenMP use the requested thread count on the calling thread (the setting is per thread).
+  void set_threads() const;
+
+ private:
+  std::unique_ptr<device_memory> mem_;
+  const swap::graph* graph_ = nullptr;
+  std::vector<md> layouts_;
+};
+
+/// Moves data between two layouts of one tensor with a cached reorder; no-op (pointer passed
+/// through) when they agree. The scratch buffer goes through the backend's device_memory.
+class relayout {
+ public:
+  relayout() = default;
+  relayout(cpu_backend& be, const md& from, const md& to, const std::string& what);
+  bool identity() const { return !prim_; }
+  /// Data in `to` layout: `src` itself, or the reordered copy in the scratch buffer.
+  const void* in(const void* src);
+  /// Where a producer writing in `from` layout should write so that `finish(dst)` leaves `dst` in `to`.
+  void* out(void* dst) { return identity() ? dst : scratch_.data(); }
+  void finish(void* dst);
+  /// Reorder from src (in `from`) into dst (in `to`), copying when they agree.
+  void run(const void* src, void* dst);
+
+ private:
+  cpu_backend* be_ = nullptr;
+  md from_, to_;
+  std::unique_ptr<dnnl::reorder> prim_;
+  device_buffer scratch_;
+};
+
+class cpu_kernel : public kernel {
+ public:
+  cpu_kernel(cpu_backend& be, const swap::graph& g, int op) : be_(be), g_(g), op_(op) {}
+  std::int64_t output_bytes(int i) const override {
+    return static_cast<std::int64_t>(be_.layout(out_tensor(i)).get_size());
+  }
+
+ protected:
+  const swap::op& op() const { return g_.ops[static_cast<std::size_t>(op_)]; }
+  int in_tensor(int i) const { return op().inputs.at(static_cast<std::size_t>(i)); }
+  int out_tensor(int i) const { return op().outputs.at(static_cast<std::size_t>(i)); }
+  const std::vector<std::int64_t>& in_shape(int i) const { return g_.tensors[in_tensor(i)].shape; }
+  const std::vector<std::int64_t>& out_shape(int i) const { return g_.tensors[out_tensor(i)].shape; }
+  const md& in_md(int i) const { return be_.layout(in_tensor(i)); }
+  void set_out_md(int i, const md& d) { be_.set_layout(out_tensor(i), d); }
+  std::string what(const char* part) const { return op().name + "/" + part; }
+  void exec(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
+    p.execute(be_.strm, args);
+  }
+  dnnl::memory mem(const md& d, const void* p) const { return dnnl::memory(d, be_.eng, const_cast<void*>(p)); }
+  void wait() { be_.strm.wait(); }
+
+  cpu_backend& be_;
+  const swap::graph& g_;
+  int op_;
+};
+
+std::unique_ptr<kernel> make_linear(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_conv(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_batchnorm(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg);
+std::unique_ptr<kernel> make_pool(cpu_backend& be, const swap::graph& g, int op, bool max);
+std::unique_ptr<kernel> make_add(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_concat(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_reshape(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_dropout(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_layernorm(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_softmax(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_loss(cpu_backend& be, const swap::graph& g, int op);
+
+}  // namespace toru::train::detail::cpu
