@@ -157,13 +157,13 @@ int run(const settings& s, MPI_Comm world) {
         if (s.resume) {
           resumed_from = tt::latest_checkpoint(s.checkpoint);
           resumed = tt::read_checkpoint(resumed_from);
-          tt::checkpoint_state expected{
-              .model_name = model_name,
-              .model_signature = tt::model_signature(m->parameters(), shape, m->classes(),
-                                                     static_cast<std::int64_t>(m->buffer_data().size())),
-              .nranks = nranks,
-              .global_batch = s.batch,
-              .optimizer = std::string(tt::to_string(oo.kind))};
+          tt::checkpoint_state expected;
+          expected.model_name = model_name;
+          expected.model_signature = tt::model_signature(m->parameters(), shape, m->classes(),
+                                                         static_cast<std::int64_t>(m->buffer_data().size()));
+          expected.nranks = nranks;
+          expected.global_batch = s.batch;
+          expected.optimizer = std::string(tt::to_string(oo.kind));
           expected.parameters.resize(static_cast<std::size_t>(m->parameter_count()));
           expected.buffers.resize(m->buffer_data().size() * static_cast<std::size_t>(nranks));
           expected.optimizer_state.resize(tt::optimizer(oo, m->parameter_count()).state().size());
@@ -216,17 +216,17 @@ int run(const settings& s, MPI_Comm world) {
       if (!root) return;
       auto shape = m->input_shape();
       shape.erase(shape.begin());
-      tt::checkpoint_state st{
-          .model_name = model_name,
-          .model_signature = tt::model_signature(m->parameters(), shape, m->classes(), static_cast<std::int64_t>(nb)),
-          .nranks = nranks,
-          .seed = s.seed,
-          .global_batch = s.batch,
-          .step = steps_done,
-          .epoch = steps_done / spe,
-          .optimizer = std::string(tt::to_string(oo.kind)),
-          .optimizer_steps = opt.steps(),
-          .settings = json{{"lr", s.lr}, {"optimizer", s.optimizer}, {"schedule", s.schedule}, {"data", s.data}}.dump()};
+      tt::checkpoint_state st;
+      st.model_name = model_name;
+      st.model_signature = tt::model_signature(m->parameters(), shape, m->classes(), static_cast<std::int64_t>(nb));
+      st.nranks = nranks;
+      st.seed = s.seed;
+      st.global_batch = s.batch;
+      st.step = steps_done;
+      st.epoch = steps_done / spe;
+      st.optimizer = std::string(tt::to_string(oo.kind));
+      st.optimizer_steps = opt.steps();
+      st.settings = json{{"lr", s.lr}, {"optimizer", s.optimizer}, {"schedule", s.schedule}, {"data", s.data}}.dump();
       const auto p = m->parameter_data();
       st.parameters.assign(p.begin(), p.end());
       st.buffers = std::move(all_buffers);

@@ -20,9 +20,17 @@ struct temp_dir {
 };
 
 checkpoint_state sample(std::int64_t step) {
-  checkpoint_state s{.model_name = "mlp", .model_signature = 12345, .nranks = 3, .seed = 7, .global_batch = 48,
-                     .step = step, .epoch = step / 10, .optimizer = "adam", .optimizer_steps = step,
-                     .settings = R"({"lr":0.001})"};
+  checkpoint_state s;
+  s.model_name = "mlp";
+  s.model_signature = 12345;
+  s.nranks = 3;
+  s.seed = 7;
+  s.global_batch = 48;
+  s.step = step;
+  s.epoch = step / 10;
+  s.optimizer = "adam";
+  s.optimizer_steps = step;
+  s.settings = R"({"lr":0.001})";
   for (int i = 0; i < 1001; ++i) s.parameters.push_back(static_cast<float>(i) * 0.5f - static_cast<float>(step));
   s.buffers = {1.5f, -2.25f};
   s.optimizer_state.assign(2002, 0.125f);

@@ -101,9 +101,10 @@ TEST(DataParallel, OrderedReductionIsTheRankOrderSumForEveryBucketSize) {
             ASSERT_EQ(got[static_cast<std::size_t>(k)], want[static_cast<std::size_t>(k)])
                 << "bucket bytes " << bytes << " gaps " << gaps << " element " << k;
         // Gaps between slots are nobody's gradient: left alone.
-        if (gaps)
+        if (gaps) {
           EXPECT_EQ(got[static_cast<std::size_t>(slots[0].count)],
                     gradient(toru::test::rank(), n, 1)[static_cast<std::size_t>(slots[0].count)]);
+        }
       }
     }
   }

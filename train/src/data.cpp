@@ -61,10 +61,11 @@ std::vector<std::int64_t> idx_dims(const std::vector<unsigned char>& bytes, cons
   auto bad = [&](const std::string& what) {
     return error(errc::invalid_argument, fmt::format("{}: not a Fashion-MNIST IDX file: {}", file.string(), what));
   };
-  if (bytes.size() < 4u + 4u * ndims) throw bad(fmt::format("{} bytes, shorter than its header", bytes.size()));
+  if (bytes.size() < 4) throw bad(fmt::format("{} bytes, shorter than its magic number", bytes.size()));
   if (bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 || bytes[3] != ndims)
     throw bad(fmt::format("magic {:02x}{:02x}{:02x}{:02x}, expected 000008{:02x} (unsigned bytes, {} dimensions)", bytes[0],
                           bytes[1], bytes[2], bytes[3], ndims, ndims));
+  if (bytes.size() < 4u + 4u * ndims) throw bad(fmt::format("{} bytes, shorter than its header", bytes.size()));
   std::vector<std::int64_t> dims;
   std::int64_t payload = 1;
   for (int d = 0; d < ndims; ++d) {
