@@ -231,8 +231,10 @@ int run(const settings& s, MPI_Comm world) {
       st.parameters.assign(p.begin(), p.end());
       st.buffers = std::move(all_buffers);
       st.optimizer_state.assign(opt.state().begin(), opt.state().end());
-      last_checkpoint = tt::write_checkpoint(s.checkpoint, st);
+      tt::write_checkpoint(s.checkpoint, st);
     });
+    // Every rank names the same file in its messages (only rank 0 wrote it).
+    last_checkpoint = fs::path(s.checkpoint) / fmt::format("checkpoint-{}.toru", steps_done);
   };
 
   // Evaluation on averaged batch-norm statistics (rank order), restored afterwards so that the
