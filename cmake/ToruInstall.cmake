@@ -92,5 +92,12 @@ if(TARGET toru_swap)
     LIBS "-L\${libdir}" ${libs})
   list(APPEND toru_pc_all toru-swap)
 endif()
+if(TARGET toru_train)
+  get_filename_component(dnnl_dir ${TORU_DNNL_LIBRARY} DIRECTORY)
+  toru_write_pc(train "toru train: executes swap graphs forward and backward (oneDNN CPU backend; C++ only)"
+    REQUIRES toru-swap
+    LIBS "-L\${libdir}" -ltoru_train -L${dnnl_dir} -ldnnl -lgomp)
+  list(APPEND toru_pc_all toru-train)
+endif()
 toru_write_pc(toru "Torus-aware MPI all-to-all, parallel FFT and large-model memory planning (all components)"
   REQUIRES ${toru_pc_all})

@@ -137,9 +137,9 @@ void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
     a.dilation = ints(n, "dilations");
     const auto pads = ints(n, "pads");
     if (const auto* ap = find_attr(n, "auto_pad"); ap && ap->s() != "NOTSET" && ap->s() != "VALID")
-      throw error(errc::unsupported,
-                  fmt::format("onnx node '{}': auto_pad '{}' is not supported; export with explicit pads", o.name,
-                              ap->s()));
+      throw error(
+          errc::unsupported,
+          fmt::format("onnx node '{}': auto_pad '{}' is not supported; export with explicit pads", o.name, ap->s()));
     if (!pads.empty()) {
       const auto half = pads.size() / 2;
       a.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(half));

@@ -104,6 +104,10 @@ inline std::vector<layer_case> layer_cases() {
                  builder b("global_avgpool", sw::dtype::f32);
                  return finish(b, b.flatten(b.global_avgpool(input_param(b, {3, 5, 7, 7}))));
                }});
+  c.push_back({"adaptive_avgpool", [] {
+                 builder b("adaptive_avgpool", sw::dtype::f32);
+                 return finish(b, b.adaptive_avgpool(input_param(b, {2, 3, 5, 7}), {3, 3}));
+               }});
   c.push_back({"add_fork", [] {
                  builder b("add_fork", sw::dtype::f32);
                  const int x = input_param(b, {2, 3, 5, 5});

@@ -46,7 +46,7 @@ TEST_P(gradcheck, directional_derivative) {
 }
 
 INSTANTIATE_TEST_SUITE_P(layers, gradcheck, ::testing::ValuesIn(layer_cases()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& c) { return c.param.name; });
 
 }  // namespace
 }  // namespace toru::train::test

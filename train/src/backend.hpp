@@ -39,8 +39,8 @@ struct step_info {
 struct buffer_spec {
   std::string name;  // "<op>/running_mean", ...
   std::int64_t count = 0;
-  float fill = 0;             // initial value
-  int graph_tensor = -1;      // a graph input tensor holding initial values (ONNX running stats), or -1
+  float fill = 0;         // initial value
+  int graph_tensor = -1;  // a graph input tensor holding initial values (ONNX running stats), or -1
 };
 
 struct forward_args {

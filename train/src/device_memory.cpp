@@ -1,6 +1,7 @@
 #include "toru/train/device_memory.hpp"
 
 #include <cstdlib>
+#include <map>
 #include <new>
 #include <unordered_map>
 
@@ -65,15 +66,44 @@ void device_memory::reset_high_water() {
 
 namespace {
 
+// Freed blocks are kept by size and handed out again: a training step allocates the same gradient
+// buffers every step, and returning large blocks to the system would make every step pay for
+// fresh pages (glibc maps blocks above its mmap threshold anew each time). The cached blocks do not
+// count as in use; the capacity bounds what is live.
 class host_memory final : public device_memory {
  public:
   using device_memory::device_memory;
-  ~host_memory() override = default;
+  ~host_memory() override {
+    for (auto& [bytes, p] : free_) std::free(p);
+  }
   memory_space space() const noexcept override { return memory_space::host; }
 
  protected:
-  void* raw_allocate(std::size_t bytes) override { return std::aligned_alloc(64, bytes); }
-  void raw_deallocate(void* p) noexcept override { std::free(p); }
+  void* raw_allocate(std::size_t bytes) override {
+    if (const auto it = free_.find(bytes); it != free_.end()) {
+      void* p = it->second;
+      free_.erase(it);
+      sizes_[p] = bytes;
+      return p;
+    }
+    void* p = std::aligned_alloc(64, bytes);
+    if (p) sizes_[p] = bytes;
+    return p;
+  }
+  void raw_deallocate(void* p) noexcept override {
+    const auto it = sizes_.find(p);
+    if (it == sizes_.end()) return;
+    try {
+      free_.emplace(it->second, p);
+    } catch (...) {
+      std::free(p);
+    }
+    sizes_.erase(it);
+  }
+
+ private:
+  std::multimap<std::size_t, void*> free_;
+  std::unordered_map<void*, std::size_t> sizes_;
 };
 
 }  // namespace

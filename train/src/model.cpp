@@ -1,6 +1,7 @@
 #include "toru/train/model.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -23,6 +24,23 @@ std::int64_t numel(const std::vector<std::int64_t>& s) {
   return n;
 }
 
+// A backend library's own exception (oneDNN's dnnl::error, ...) becomes a toru::error naming the op.
+template <class F>
+void run_kernel(const swap::graph& g, int op, const char* pass, F&& f) {
+  try {
+    f();
+  } catch (const toru::error&) {
+    throw;
+  } catch (const std::exception& e) {
+    const auto& o = g.ops[static_cast<std::size_t>(op)];
+    throw error(errc::internal, fmt::format("op '{}' ({}) {}: the backend failed: {}", o.name, o.type, pass, e.what()));
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 struct model::impl {
@@ -41,8 +59,9 @@ struct model::impl {
   std::vector<void*> data;                      // per tensor: where it lives (params point into `params`)
   std::vector<device_buffer> state;             // per op
   device_buffer workspace;
-  std::vector<std::int64_t> storage_bytes;      // per tensor
+  std::vector<std::int64_t> storage_bytes;  // per tensor
   bool trained_forward = false;
+  std::vector<op_time> times;
   detail::step_info last_step;
 
   std::int64_t batch() const { return g.tensors[image].shape[0]; }
@@ -71,9 +90,9 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
     throw error(errc::invalid_argument, fmt::format("model '{}': expected a 'loss' op, found none", m.g.name));
   const auto& lop = m.g.ops[m.loss_op];
   if (lop.inputs.size() != 2 || m.g.tensors[lop.inputs[1]].type != swap::dtype::i32)
-    throw error(errc::invalid_argument,
-                fmt::format("model '{}': loss op '{}': expected inputs (logits, int32 class labels)", m.g.name,
-                            lop.name));
+    throw error(
+        errc::invalid_argument,
+        fmt::format("model '{}': loss op '{}': expected inputs (logits, int32 class labels)", m.g.name, lop.name));
   m.labels = lop.inputs[1];
   // The image: the first graph input that is read, is not the labels and has no fixed values (ONNX
   // initializers such as running statistics or shapes have them).
@@ -97,9 +116,8 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
       const auto& ten = m.g.tensors[t];
       if (ten.kind != swap::tensor_kind::parameter || m.slot_of[t] >= 0) continue;
       if (ten.type != swap::dtype::f32)
-        throw error(errc::unsupported,
-                    fmt::format("model '{}': parameter '{}': expected fp32, got {}", m.g.name, ten.name,
-                                swap::to_string(ten.type)));
+        throw error(errc::unsupported, fmt::format("model '{}': parameter '{}': expected fp32, got {}", m.g.name,
+                                                   ten.name, swap::to_string(ten.type)));
       parameter_slot s{ten.name, ten.shape, m.nparams, numel(ten.shape), static_cast<int>(i)};
       m.nparams += s.count;
       m.slot_of[t] = static_cast<int>(m.slots.size());
@@ -136,8 +154,8 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
     std::vector<float> host(static_cast<std::size_t>(m.nparams));
     for (std::size_t k = 0; k < m.slots.size(); ++k) {
       const auto& s = m.slots[k];
-      const auto& ten = m.g.tensors[std::find(m.slot_of.begin(), m.slot_of.end(), static_cast<int>(k)) -
-                                    m.slot_of.begin()];
+      const auto& ten =
+          m.g.tensors[std::find(m.slot_of.begin(), m.slot_of.end(), static_cast<int>(k)) - m.slot_of.begin()];
       float* p = host.data() + s.offset;
       const auto& in = ten.init;
       if (!in.values.empty()) {
@@ -222,6 +240,8 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
     ws = std::max(ws, m.kernels[i]->workspace_bytes());
   }
   if (ws > 0) m.workspace = device_buffer(mem, static_cast<std::size_t>(ws), "workspace");
+  m.times.resize(m.g.ops.size());
+  for (std::size_t i = 0; i < m.times.size(); ++i) m.times[i].op = static_cast<int>(i);
 }
 
 model::~model() = default;
@@ -243,6 +263,7 @@ std::span<float> model::buffer_data() {
   return {impl_->buffers.as<float>(), static_cast<std::size_t>(impl_->nbuffers)};
 }
 const std::vector<parameter_slot>& model::buffers() const { return impl_->buffer_slots; }
+const std::vector<op_time>& model::op_times() const { return impl_->times; }
 device_memory& model::memory() { return impl_->be->memory(); }
 
 std::vector<float> model::read_tensor(std::string_view name) {
@@ -257,8 +278,9 @@ std::vector<float> model::read_tensor(std::string_view name) {
       m.be->read_plain(static_cast<int>(t), m.data[t], host.data());
     return host;
   }
-  throw error(errc::invalid_argument,
-              fmt::format("model '{}' tensor: expected the name of an fp32 tensor of the graph, got '{}'", m.g.name, name));
+  throw error(
+      errc::invalid_argument,
+      fmt::format("model '{}' tensor: expected the name of an fp32 tensor of the graph, got '{}'", m.g.name, name));
 }
 
 void model::parameters_changed() {
@@ -271,9 +293,8 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
   const auto& img = m.g.tensors[m.image];
   const auto in_count = numel(img.shape);
   if (static_cast<std::int64_t>(input.size()) != in_count)
-    throw error(errc::invalid_argument,
-                fmt::format("model '{}' input: expected {} floats (shape [{}]), got {}", m.g.name, in_count,
-                            fmt::join(img.shape, ","), input.size()));
+    throw error(errc::invalid_argument, fmt::format("model '{}' input: expected {} floats (shape [{}]), got {}",
+                                                    m.g.name, in_count, fmt::join(img.shape, ","), input.size()));
   const auto& lab = m.g.tensors[m.labels];
   const auto lab_count = numel(lab.shape);
   if (static_cast<std::int64_t>(labels.size()) != lab_count)
@@ -282,9 +303,8 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
   const int classes = m.classes();
   for (std::size_t i = 0; i < labels.size(); ++i)
     if (labels[i] < 0 || labels[i] >= classes)
-      throw error(errc::invalid_argument,
-                  fmt::format("model '{}' labels[{}]: expected a class in [0, {}), got {}", m.g.name, i, classes,
-                              labels[i]));
+      throw error(errc::invalid_argument, fmt::format("model '{}' labels[{}]: expected a class in [0, {}), got {}",
+                                                      m.g.name, i, classes, labels[i]));
 
   m.be->write_plain(m.image, input.data(), m.data[m.image]);
   m.be->copy_to_device(m.data[m.labels], labels.data(), labels.size() * sizeof(std::int32_t));
@@ -299,7 +319,9 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
     a.state = m.state[i].data();
     a.workspace = m.workspace.data();
     a.step = step;
-    m.kernels[i]->forward(a);
+    const auto t0 = std::chrono::steady_clock::now();
+    run_kernel(m.g, static_cast<int>(i), "forward", [&] { m.kernels[i]->forward(a); });
+    m.times[i] = {static_cast<int>(i), seconds_since(t0), 0.0};
   }
   m.be->synchronize();
   m.trained_forward = options.training;
@@ -335,7 +357,7 @@ void model::backward(const std::function<void(int slot)>& ready) {
                             m.g.name));
   auto& mem = m.be->memory();
   const std::size_t nt = m.g.tensors.size();
-  std::vector<device_buffer> grad(nt);    // activation gradients, alive from first write to the producer's backward
+  std::vector<device_buffer> grad(nt);  // activation gradients, alive from first write to the producer's backward
   std::vector<char> param_written(m.slots.size(), 0);
   // Slots become final at their first reader's backward; readers are visited in reverse order.
   std::vector<std::vector<int>> ready_at(m.g.ops.size());
@@ -392,9 +414,10 @@ void model::backward(const std::function<void(int slot)>& ready) {
             m.be->fill(zeros.back().as<float>(), 0.0f, m.storage_bytes[t] / 4);
             a.d_out[k] = zeros.back().data();
           }
-      m.kernels[i]->backward(a);
-      for (auto& [t, b] : pending)
-        m.be->accumulate(grad[t].as<float>(), b.as<float>(), m.storage_bytes[t] / 4);
+      const auto t0 = std::chrono::steady_clock::now();
+      run_kernel(m.g, i, "backward", [&] { m.kernels[i]->backward(a); });
+      m.times[i].backward_seconds = seconds_since(t0);
+      for (auto& [t, b] : pending) m.be->accumulate(grad[t].as<float>(), b.as<float>(), m.storage_bytes[t] / 4);
       for (auto& [s, b] : pending_param)
         m.be->accumulate(m.grads.as<float>() + m.slots[s].offset, b.as<float>(), m.slots[s].count);
       for (std::size_t k = 0; k < o.inputs.size(); ++k)

@@ -21,7 +21,8 @@ md plain_md(const std::vector<std::int64_t>& shape) {
 cpu_backend::cpu_backend(const model_options& o)
     : threads(o.threads), mem_(make_host_memory({.capacity = o.memory_capacity})) {
   if (o.threads < 0)
-    throw error(errc::invalid_argument, fmt::format("threads: expected 0 (default) or a positive count, got {}", o.threads));
+    throw error(errc::invalid_argument,
+                fmt::format("threads: expected 0 (default) or a positive count, got {}", o.threads));
 }
 
 void cpu_backend::set_threads() const {
@@ -33,7 +34,8 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
     graph_ = &g;
     layouts_.assign(g.tensors.size(), md{});
     for (std::size_t t = 0; t < g.tensors.size(); ++t)
-      if (g.tensors[t].producer < 0 && g.tensors[t].type == swap::dtype::f32) layouts_[t] = plain_md(g.tensors[t].shape);
+      if (g.tensors[t].producer < 0 && g.tensors[t].type == swap::dtype::f32)
+        layouts_[t] = plain_md(g.tensors[t].shape);
   }
   set_threads();
   const auto& o = g.ops[static_cast<std::size_t>(op)];

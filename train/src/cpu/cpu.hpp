@@ -1,7 +1,11 @@
-// The oneDNN CPU backend: shared pieces of its kernels.
+// The oneDNN CPU backend: shared pieces of its kernels (one file per layer family). Each kernel
+// creates its primitives once (shapes are fixed), keeps oneDNN's preferred layouts for what it
+// produces, and reorders an input only where its producer's layout differs from what the primitive
+// wants (relayout is a no-op otherwise).
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <dnnl.hpp>
@@ -84,9 +88,7 @@ class cpu_kernel : public kernel {
   const md& in_md(int i) const { return be_.layout(in_tensor(i)); }
   void set_out_md(int i, const md& d) { be_.set_layout(out_tensor(i), d); }
   std::string what(const char* part) const { return op().name + "/" + part; }
-  void exec(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
-    p.execute(be_.strm, args);
-  }
+  void exec(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) { p.execute(be_.strm, args); }
   dnnl::memory mem(const md& d, const void* p) const { return dnnl::memory(d, be_.eng, const_cast<void*>(p)); }
   void wait() { be_.strm.wait(); }
 
@@ -94,6 +96,21 @@ class cpu_kernel : public kernel {
   const swap::graph& g_;
   int op_;
 };
+
+std::int64_t numel(const std::vector<std::int64_t>& s);
+md any_md(const std::vector<std::int64_t>& shape);
+md strided_md(dims d, dims strides);
+/// Throws toru::error(invalid_argument) "op '<name>' (<type>): <what>".
+[[noreturn]] void bad(const swap::op& o, const std::string& what);
+
+/// Spatial geometry shared by convolution and pooling: right padding follows from the output extent
+/// (covers PyTorch's ceil_mode and ONNX's asymmetric pads alike).
+struct geometry {
+  dims kernel, stride, dilation, pad_l, pad_r;  // dilation in oneDNN's convention (0 = dense)
+};
+
+geometry make_geometry(const swap::op& o, const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
+                       const std::vector<std::int64_t>& kernel);
 
 std::unique_ptr<kernel> make_linear(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_conv(cpu_backend& be, const swap::graph& g, int op);

@@ -17,12 +17,13 @@ class loss final : public loss_kernel {
     const auto& o = g.ops[static_cast<std::size_t>(op)];
     const auto& s = g.tensors[o.inputs[0]].shape;
     if (s.size() < 2)
-      throw error(errc::invalid_argument,
-                  fmt::format("op '{}': expected logits of rank >= 2 ([N, classes, ...]), got rank {}", o.name, s.size()));
+      throw error(
+          errc::invalid_argument,
+          fmt::format("op '{}': expected logits of rank >= 2 ([N, classes, ...]), got rank {}", o.name, s.size()));
     std::int64_t axis = o.attr.axis < 0 ? static_cast<std::int64_t>(s.size()) + o.attr.axis : o.attr.axis;
     if (axis < 1 || axis >= static_cast<std::int64_t>(s.size()))
-      throw error(errc::invalid_argument, fmt::format("op '{}' axis: expected a class axis in [1, {}), got {}", o.name,
-                                                      s.size(), o.attr.axis));
+      throw error(errc::invalid_argument,
+                  fmt::format("op '{}' axis: expected a class axis in [1, {}), got {}", o.name, s.size(), o.attr.axis));
     outer_ = inner_ = 1;
     for (std::int64_t i = 0; i < axis; ++i) outer_ *= s[i];
     classes_ = s[axis];

@@ -35,8 +35,9 @@ struct model_options {
   std::int64_t width = 224;
   std::int64_t depth = 0;  // 3D U-Net only; 0 means equal to height
   dtype type = dtype::f32;
-  std::int64_t channels = 0;  // image channels; 0: the model's own (3 for ImageNet models, 1 for mlp/fashion-cnn/lenet5)
-  std::int64_t classes = 0;   // classifier outputs; 0: the model's own (1000, or 10 for mlp/fashion-cnn/lenet5)
+  std::int64_t channels =
+      0;                     // image channels; 0: the model's own (3 for ImageNet models, 1 for mlp/fashion-cnn/lenet5)
+  std::int64_t classes = 0;  // classifier outputs; 0: the model's own (1000, or 10 for mlp/fashion-cnn/lenet5)
   // transformer only
   std::int64_t sequence = 512;
   std::int64_t hidden = 768;

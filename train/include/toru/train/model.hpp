@@ -34,9 +34,9 @@ enum class memory_space { host, device };
 struct parameter_slot {
   std::string name;  // the graph's parameter tensor name ("conv1.weight", ...)
   std::vector<std::int64_t> shape;
-  std::int64_t offset = 0;   // element offset into the flat parameter and gradient buffers
-  std::int64_t count = 0;    // elements
-  int first_forward_op = -1; // forward op (graph op id) that first reads it
+  std::int64_t offset = 0;    // element offset into the flat parameter and gradient buffers
+  std::int64_t count = 0;     // elements
+  int first_forward_op = -1;  // forward op (graph op id) that first reads it
 };
 
 struct forward_options {
@@ -48,15 +48,22 @@ struct forward_options {
 };
 
 struct forward_result {
-  double loss = 0;            // mean softmax cross-entropy over the local batch
-  std::int64_t correct = 0;   // top-1 hits in the local batch
+  double loss = 0;           // mean softmax cross-entropy over the local batch
+  std::int64_t correct = 0;  // top-1 hits in the local batch
+};
+
+/// Wall time of one forward op in the last forward and backward (seconds; backward 0 where none ran).
+struct op_time {
+  int op = -1;  // graph op id
+  double forward_seconds = 0;
+  double backward_seconds = 0;
 };
 
 struct model_options {
   backend_kind backend = backend_kind::cpu;
-  int threads = 0;         // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
-  std::uint64_t seed = 0;  // parameter initialisation and dropout
-  int device = 0;          // CUDA backend: device ordinal
+  int threads = 0;                  // CPU backend: oneDNN/OpenMP threads; 0 keeps the library's default
+  std::uint64_t seed = 0;           // parameter initialisation and dropout
+  int device = 0;                   // CUDA backend: device ordinal
   std::size_t memory_capacity = 0;  // bytes the model may allocate on its device; 0 = unlimited
 };
 
@@ -102,6 +109,10 @@ class model {
   /// Tells the backend that parameter_data() was changed outside it (optimizer step, checkpoint
   /// load, weights from another rank). No-op where the buffers are the backend's own.
   void parameters_changed();
+
+  /// Per-op times of the last forward and backward (one entry per graph op, in graph order): the
+  /// measured layer costs that chunking and swap decisions start from.
+  const std::vector<op_time>& op_times() const;
 
   /// The allocator every activation, parameter, gradient and workspace of this model goes through
   /// (capacity, bytes in use, high-water mark).
