@@ -17,7 +17,8 @@ field() { python3 -c "import json,sys; print([json.loads(l) for l in sys.stdin i
 stats() { python3 -c "import sys,statistics as s; v=[float(x) for x in sys.argv[1:]]; print(f'{s.median(v):.4f} {min(v):.4f} {max(v):.4f}')" "$@"; }
 
 case_row() { # model batch ranks optimizer image
-  local model=$1 batch=$2 ranks=$3 opt=$4 image=$5 t=() p=() data=(--data synthetic --image "$image")
+  local model=$1 batch=$2 ranks=$3 opt=$4 image=$5
+  local t=() p=() data=(--data synthetic --image "$image")
   [[ $model == fashion-cnn ]] && data=(--data synthetic --image 28)
   for ((r = 0; r < rounds; r++)); do
     t+=("$("${mpi[@]}" -n "$ranks" "$exe" --model "$model" "${data[@]}" --batch "$batch" --steps "$steps" \

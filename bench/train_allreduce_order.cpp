@@ -24,26 +24,27 @@ int main(int argc, char** argv) {
   std::vector<float> whole(g);
   MPI_Allreduce(MPI_IN_PLACE, whole.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   for (int blocking : {0, 1})
-  for (int bucket : {61, 1000, 4096, 16384, 65536, 131072}) {
-    std::vector<float> out(g);
-    std::vector<MPI_Request> reqs;
-    for (int off = 0; off < n; off += bucket) {
-      if (blocking) {
-        MPI_Allreduce(MPI_IN_PLACE, out.data() + off, std::min(bucket, n - off), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        continue;
+    for (int bucket : {61, 1000, 4096, 16384, 65536, 131072}) {
+      std::vector<float> out(g);
+      std::vector<MPI_Request> reqs;
+      for (int off = 0; off < n; off += bucket) {
+        if (blocking) {
+          MPI_Allreduce(MPI_IN_PLACE, out.data() + off, std::min(bucket, n - off), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+          continue;
+        }
+        reqs.emplace_back();
+        MPI_Iallreduce(MPI_IN_PLACE, out.data() + off, std::min(bucket, n - off), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                       &reqs.back());
       }
-      reqs.emplace_back();
-      MPI_Iallreduce(MPI_IN_PLACE, out.data() + off, std::min(bucket, n - off), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                     &reqs.back());
+      MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+      long differ = 0;
+      for (int i = 0; i < n; ++i) differ += std::memcmp(&out[i], &whole[i], sizeof(float)) != 0;
+      long all = 0;
+      MPI_Allreduce(&differ, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      if (rank == 0)
+        std::printf(
+            "ranks %d %s bucket %7d floats: %ld of %d elements differ from the one-call sum (summed over ranks: %ld)\n",
+            size, blocking ? "MPI_Allreduce " : "MPI_Iallreduce", bucket, differ, n, all);
     }
-    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-    long differ = 0;
-    for (int i = 0; i < n; ++i) differ += std::memcmp(&out[i], &whole[i], sizeof(float)) != 0;
-    long all = 0;
-    MPI_Allreduce(&differ, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-      std::printf("ranks %d %s bucket %7d floats: %ld of %d elements differ from the one-call sum (summed over ranks: %ld)\n",
-                  size, blocking ? "MPI_Allreduce " : "MPI_Iallreduce", bucket, differ, n, all);
-  }
   MPI_Finalize();
 }

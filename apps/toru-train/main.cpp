@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--first-bucket-bytes", s.first_bucket_bytes, "size of the first (output-side) bucket")
       ->check(CLI::Range(std::int64_t{4}, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
-  app.add_option("--reduction", s.reduction, "ordered (fixed rank order, bucket-size invariant) or mpi (MPI_Iallreduce)")
+  app.add_option("--reduction", s.reduction,
+                 "ordered (fixed rank order, bucket-size invariant) or mpi (MPI_Iallreduce)")
       ->check(CLI::IsMember({"ordered", "mpi"}))
       ->capture_default_str();
   app.add_flag("!--no-eval", s.eval, "skip the test-set evaluation after each epoch");

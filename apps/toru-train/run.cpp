@@ -59,8 +59,8 @@ void agree(MPI_Comm comm, std::string_view what, const std::function<void()>& f)
 }
 
 std::string hex_digest(std::span<const float> v) {
-  return fmt::format("{:016x}", static_cast<std::uint64_t>(toru::digest(
-                                    std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)))));
+  return fmt::format("{:016x}", static_cast<std::uint64_t>(toru::digest(std::string_view(
+                                    reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)))));
 }
 
 struct step_times {
@@ -101,18 +101,26 @@ int run(const settings& s, MPI_Comm world) {
   // made before anything trains: one rank's bad input is every rank's clear error, never a hang.
   toru::validate_collectively(
       mpi, "toru-train",
-      {same_text("model", s.model), same_text("onnx", s.onnx), same_text("data", s.data), {"batch", s.batch},
-       {"epochs", s.epochs}, {"steps", s.steps}, same_text("optimizer", s.optimizer),
-       {"seed", static_cast<std::int64_t>(s.seed)}, {"bucket-bytes", s.bucket_bytes},
-       same_text("checkpoint", s.checkpoint), {"checkpoint-every", s.checkpoint_every}, {"resume", s.resume},
+      {same_text("model", s.model),
+       same_text("onnx", s.onnx),
+       same_text("data", s.data),
+       {"batch", s.batch},
+       {"epochs", s.epochs},
+       {"steps", s.steps},
+       same_text("optimizer", s.optimizer),
+       {"seed", static_cast<std::int64_t>(s.seed)},
+       {"bucket-bytes", s.bucket_bytes},
+       same_text("checkpoint", s.checkpoint),
+       {"checkpoint-every", s.checkpoint_every},
+       {"resume", s.resume},
        same_text("schedule", s.schedule),
-       same_text("numbers", fmt::format("{} {} {} {} {} {}", s.lr, s.momentum, s.weight_decay, s.gamma, s.warmup,
-                                        s.step_size))},
+       same_text("numbers",
+                 fmt::format("{} {} {} {} {} {}", s.lr, s.momentum, s.weight_decay, s.gamma, s.warmup, s.step_size))},
       [&] {
         expect(s.model.empty() != s.onnx.empty(), "--model/--onnx", "exactly one of them",
                s.model.empty() ? "neither" : "both");
-        expect(s.batch >= 1 && s.batch % nranks == 0, "--batch", fmt::format("a global batch divisible by the {} ranks", nranks),
-               std::to_string(s.batch));
+        expect(s.batch >= 1 && s.batch % nranks == 0, "--batch",
+               fmt::format("a global batch divisible by the {} ranks", nranks), std::to_string(s.batch));
         oo = {.kind = tt::parse_optimizer(s.optimizer, "--optimizer"),
               .lr = s.lr,
               .momentum = s.momentum,
@@ -136,7 +144,8 @@ int run(const settings& s, MPI_Comm world) {
         shape.erase(shape.begin());
         if (s.data == "synthetic") {
           train_set = tt::make_synthetic(shape, m->classes(), std::max(s.synthetic_samples, s.batch), s.seed);
-          if (s.eval) test_set = tt::make_synthetic(shape, m->classes(), std::max<std::int64_t>(s.batch, 1024), s.seed + 1);
+          if (s.eval)
+            test_set = tt::make_synthetic(shape, m->classes(), std::max<std::int64_t>(s.batch, 1024), s.seed + 1);
         }
         expect(train_set->sample_shape() == shape, "--model",
                fmt::format("a model taking {} samples of {}", s.data, fmt::join(train_set->sample_shape(), "x")),
@@ -144,7 +153,8 @@ int run(const settings& s, MPI_Comm world) {
         expect(m->classes() >= train_set->classes(), "--model",
                fmt::format("at least the data's {} classes", train_set->classes()), std::to_string(m->classes()));
         if (m->space() != tt::memory_space::host)
-          throw error(errc::unsupported, "toru-train: the optimizer runs on host buffers; device models are not wired in");
+          throw error(errc::unsupported,
+                      "toru-train: the optimizer runs on host buffers; device models are not wired in");
         order.emplace(train_set->size(), s.batch, s.seed);
         total_steps = s.steps > 0 ? s.steps : s.epochs * order->steps_per_epoch();
         so = {.kind = tt::parse_schedule(s.schedule, "--schedule"),
@@ -178,7 +188,8 @@ int run(const settings& s, MPI_Comm world) {
   const auto spe = order->steps_per_epoch();
   const std::int64_t epochs = (total_steps + spe - 1) / spe;
   tt::data_parallel dp(comm, m->parameters(), m->space(),
-                       {.bucket_bytes = s.bucket_bytes, .first_bucket_bytes = std::min(s.first_bucket_bytes, s.bucket_bytes),
+                       {.bucket_bytes = s.bucket_bytes,
+                        .first_bucket_bytes = std::min(s.first_bucket_bytes, s.bucket_bytes),
                         .algorithm = red});
   tt::optimizer opt(oo, m->parameter_count());
   const auto nb = m->buffer_data().size();
@@ -197,10 +208,11 @@ int run(const settings& s, MPI_Comm world) {
     if (root && s.json) fmt::print("{}\n", j.dump());
   };
   if (root && !s.json && !s.quiet)
-    fmt::print("toru-train: {} on {} ({} samples), {} rank(s), global batch {} ({} per rank), {} steps ({} per epoch), "
-               "{} lr {}, {} bucket(s){}\n",
-               model_name, s.data, train_set->size(), nranks, s.batch, local, total_steps, spe, s.optimizer, s.lr,
-               dp.buckets().size(), resumed ? fmt::format(", resumed from {} at step {}", resumed_from.string(), step) : "");
+    fmt::print(
+        "toru-train: {} on {} ({} samples), {} rank(s), global batch {} ({} per rank), {} steps ({} per epoch), "
+        "{} lr {}, {} bucket(s){}\n",
+        model_name, s.data, train_set->size(), nranks, s.batch, local, total_steps, spe, s.optimizer, s.lr,
+        dp.buckets().size(), resumed ? fmt::format(", resumed from {} at step {}", resumed_from.string(), step) : "");
 
   std::vector<float> images(static_cast<std::size_t>(local * train_set->sample_elements()));
   std::vector<std::int32_t> labels(static_cast<std::size_t>(local));
@@ -250,8 +262,8 @@ int run(const settings& s, MPI_Comm world) {
       for (std::int64_t t = 0; t < test_order.steps_per_epoch(); ++t) {
         const auto idx = test_order.shard(0, t, rank, nranks);
         test_set->read(idx, images, labels);
-        const auto r = m->forward(images, labels,
-                                  {.training = false, .step = 0, .first_sample = t * s.batch + rank * local});
+        const auto r =
+            m->forward(images, labels, {.training = false, .step = 0, .first_sample = t * s.batch + rank * local});
         sums[0] += r.loss;
         sums[1] += static_cast<double>(r.correct);
       }
@@ -279,12 +291,15 @@ int run(const settings& s, MPI_Comm world) {
     try {
       agree(mpi, "toru-train forward", [&] {
         r = m->forward(images, labels,
-                       {.training = true, .step = static_cast<std::uint64_t>(step), .first_sample = step * s.batch + rank * local});
+                       {.training = true,
+                        .step = static_cast<std::uint64_t>(step),
+                        .first_sample = step * s.batch + rank * local});
       });
     } catch (const toru::error& e) {
-      throw error(e.code(), fmt::format("step {} (epoch {}): {}; {}", step, epoch, e.message(),
-                                        last_checkpoint.empty() ? std::string("no checkpoint was written")
-                                                                : "the last good checkpoint is " + last_checkpoint.string()),
+      throw error(e.code(),
+                  fmt::format("step {} (epoch {}): {}; {}", step, epoch, e.message(),
+                              last_checkpoint.empty() ? std::string("no checkpoint was written")
+                                                      : "the last good checkpoint is " + last_checkpoint.string()),
                   e.rank(), e.where());
     }
     t.forward = seconds_since(t0);
@@ -315,8 +330,12 @@ int run(const settings& s, MPI_Comm world) {
               {"accuracy", acc},
               {"lr", tt::learning_rate(oo.lr, so, step - 1)},
               {"images_per_s", static_cast<double>(s.batch) / t.total},
-              {"time", {{"forward", t.forward}, {"backward", t.backward}, {"comm_wait", t.comm_wait},
-                        {"update", t.update}, {"total", t.total}}}});
+              {"time",
+               {{"forward", t.forward},
+                {"backward", t.backward},
+                {"comm_wait", t.comm_wait},
+                {"update", t.update},
+                {"total", t.total}}}});
     if (tty) progress_bar(epoch, epochs, in_epoch, spe, last_loss, acc, static_cast<double>(s.batch) / t.total);
 
     if (!s.checkpoint.empty() && s.checkpoint_every > 0 && step % s.checkpoint_every == 0 && step < total_steps)
@@ -337,10 +356,12 @@ int run(const settings& s, MPI_Comm world) {
       }
       emit(e);
       if (root && !s.json && !s.quiet)
-        fmt::print("epoch {}: train loss {:.4f} accuracy {:.2f}%{}\n", epoch + 1, epoch_loss / static_cast<double>(epoch_steps),
+        fmt::print("epoch {}: train loss {:.4f} accuracy {:.2f}%{}\n", epoch + 1,
+                   epoch_loss / static_cast<double>(epoch_steps),
                    100 * epoch_correct / static_cast<double>(epoch_steps * s.batch),
-                   last_eval ? fmt::format(" | test loss {:.4f} accuracy {:.2f}%", last_eval->first, 100 * last_eval->second)
-                             : "");
+                   last_eval
+                       ? fmt::format(" | test loss {:.4f} accuracy {:.2f}%", last_eval->first, 100 * last_eval->second)
+                       : "");
       epoch_loss = epoch_correct = 0;
       epoch_steps = 0;
     }
@@ -376,8 +397,11 @@ int run(const settings& s, MPI_Comm world) {
                {"step_s_min", totals.empty() ? 0 : *std::min_element(totals.begin(), totals.end())},
                {"step_s_max", totals.empty() ? 0 : *std::max_element(totals.begin(), totals.end())},
                {"images_per_s", med_total > 0 ? static_cast<double>(s.batch) / med_total : 0},
-               {"time_median", {{"forward", med(&step_times::forward)}, {"backward", med(&step_times::backward)},
-                                {"comm_wait", med(&step_times::comm_wait)}, {"update", med(&step_times::update)}}},
+               {"time_median",
+                {{"forward", med(&step_times::forward)},
+                 {"backward", med(&step_times::backward)},
+                 {"comm_wait", med(&step_times::comm_wait)},
+                 {"update", med(&step_times::update)}}},
                {"buckets", dp.buckets().size()},
                {"reduction", std::string(tt::to_string(red))},
                {"parameters", m->parameter_count()},
@@ -389,13 +413,14 @@ int run(const settings& s, MPI_Comm world) {
   if (!last_checkpoint.empty()) summary["checkpoint"] = last_checkpoint.string();
   emit(summary);
   if (root && !s.json && !s.quiet)
-    fmt::print("done: {} steps, final loss {:.4f}{}, {:.1f} images/s (median step {:.2f} ms: forward {:.2f}, backward "
-               "{:.2f}, communication wait {:.2f}, update {:.2f}), weights {}{}\n",
-               step, last_loss, last_eval ? fmt::format(", test accuracy {:.2f}%", 100 * last_eval->second) : "",
-               summary["images_per_s"].get<double>(), 1e3 * med_total, 1e3 * med(&step_times::forward),
-               1e3 * med(&step_times::backward), 1e3 * med(&step_times::comm_wait), 1e3 * med(&step_times::update),
-               summary["weights_digest"].get<std::string>(),
-               last_checkpoint.empty() ? "" : ", checkpoint " + last_checkpoint.string());
+    fmt::print(
+        "done: {} steps, final loss {:.4f}{}, {:.1f} images/s (median step {:.2f} ms: forward {:.2f}, backward "
+        "{:.2f}, communication wait {:.2f}, update {:.2f}), weights {}{}\n",
+        step, last_loss, last_eval ? fmt::format(", test accuracy {:.2f}%", 100 * last_eval->second) : "",
+        summary["images_per_s"].get<double>(), 1e3 * med_total, 1e3 * med(&step_times::forward),
+        1e3 * med(&step_times::backward), 1e3 * med(&step_times::comm_wait), 1e3 * med(&step_times::update),
+        summary["weights_digest"].get<std::string>(),
+        last_checkpoint.empty() ? "" : ", checkpoint " + last_checkpoint.string());
   return 0;
 }
 

@@ -9,8 +9,8 @@
 namespace toru::apps::train {
 
 struct settings {
-  std::string model;  // a swap::build_model name
-  std::string onnx;   // or an ONNX file
+  std::string model;                   // a swap::build_model name
+  std::string onnx;                    // or an ONNX file
   std::string data = "fashion-mnist";  // or synthetic
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   bool normalize = true;
@@ -18,7 +18,7 @@ struct settings {
   std::int64_t image = 224;  // synthetic data: image height and width for the image models
   std::int64_t batch = 64;   // global
   std::int64_t epochs = 1;
-  std::int64_t steps = 0;    // 0: epochs * steps per epoch
+  std::int64_t steps = 0;  // 0: epochs * steps per epoch
   double lr = 0.01;
   std::string optimizer = "sgd";
   double momentum = 0.9;

@@ -23,7 +23,10 @@ std::vector<parameter_slot> make_slots(bool gaps = false) {
   std::vector<parameter_slot> slots;
   std::int64_t offset = 0;
   for (std::size_t i = 0; i < std::size(counts); ++i) {
-    slots.push_back({.name = "p" + std::to_string(i), .shape = {counts[i]}, .offset = offset, .count = counts[i],
+    slots.push_back({.name = "p" + std::to_string(i),
+                     .shape = {counts[i]},
+                     .offset = offset,
+                     .count = counts[i],
                      .first_forward_op = static_cast<int>(i)});
     offset += counts[i] + (gaps ? 5 : 0);
   }
@@ -94,8 +97,9 @@ TEST(DataParallel, OrderedReductionIsTheRankOrderSumForEveryBucketSize) {
     auto want = serial_average(n, nranks, 1);
     for (std::int64_t bytes : {4LL, 28LL, 1000LL, 4LL * 4099, 1LL << 20, 64LL << 20}) {
       for (bool shuffled : {false, true}) {
-        const auto got = run(comm, slots, {.bucket_bytes = bytes, .first_bucket_bytes = std::min<std::int64_t>(bytes, 256)},
-                             1, shuffled);
+        const auto got =
+            run(comm, slots, {.bucket_bytes = bytes, .first_bucket_bytes = std::min<std::int64_t>(bytes, 256)}, 1,
+                shuffled);
         for (const auto& s : slots)
           for (std::int64_t k = s.offset; k < s.offset + s.count; ++k)
             ASSERT_EQ(got[static_cast<std::size_t>(k)], want[static_cast<std::size_t>(k)])

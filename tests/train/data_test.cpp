@@ -98,7 +98,7 @@ TEST(SampleOrder, SameGlobalOrderForAnyRankCount) {
   auto sorted = p0;
   std::sort(sorted.begin(), sorted.end());
   for (std::int64_t i = 0; i < 1000; ++i) ASSERT_EQ(sorted[static_cast<std::size_t>(i)], i);
-  EXPECT_NE(order.permutation(1), p0);                // reshuffled every epoch
+  EXPECT_NE(order.permutation(1), p0);                                         // reshuffled every epoch
   EXPECT_EQ(sample_order(1000, 60, 42).permutation(1), order.permutation(1));  // from the seed alone
   EXPECT_NE(sample_order(1000, 60, 43).permutation(1), order.permutation(1));
   for (int nranks : {1, 2, 3, 4, 5}) {

@@ -40,14 +40,21 @@ result train(const std::string& name, const toru::comm::communicator* comm, std:
   optimizer opt({.kind = kind, .lr = kind == optimizer_kind::adam ? 1e-3 : 0.05, .weight_decay = 1e-4},
                 m.parameter_count());
   std::optional<data_parallel> dp;
-  if (comm) dp.emplace(*comm, m.parameters(), m.space(), data_parallel_options{.bucket_bytes = bucket_bytes, .first_bucket_bytes = std::min<std::int64_t>(bucket_bytes, 4096)});
+  if (comm)
+    dp.emplace(*comm, m.parameters(), m.space(),
+               data_parallel_options{.bucket_bytes = bucket_bytes,
+                                     .first_bucket_bytes = std::min<std::int64_t>(bucket_bytes, 4096)});
   std::vector<float> x(static_cast<std::size_t>(local * 784));
   std::vector<std::int32_t> y(static_cast<std::size_t>(local));
   result r;
   for (int s = 0; s < steps; ++s) {
     const auto idx = order.shard(s / order.steps_per_epoch(), s % order.steps_per_epoch(), rank, nranks);
     data->read(idx, x, y);
-    r.last_loss = m.forward(x, y, {.training = true, .step = static_cast<std::uint64_t>(s), .first_sample = s * global_batch + rank * local}).loss;
+    r.last_loss =
+        m.forward(
+             x, y,
+             {.training = true, .step = static_cast<std::uint64_t>(s), .first_sample = s * global_batch + rank * local})
+            .loss;
     if (dp) {
       dp->begin_step(m.gradient_data());
       m.backward([&](int slot) { dp->gradient_ready(slot); });

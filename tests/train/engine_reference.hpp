@@ -15,7 +15,8 @@ namespace toru::test {
 inline nlohmann::json engine_reference(const std::string& args) {
   const auto out = std::filesystem::temp_directory_path() /
                    ("toru-train-ref-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()) + ".json");
-  const std::string cmd = std::string("/usr/bin/python3 ") + TORU_TRAIN_REFERENCE_SCRIPT + " " + args + " " + out.string();
+  const std::string cmd =
+      std::string("/usr/bin/python3 ") + TORU_TRAIN_REFERENCE_SCRIPT + " " + args + " " + out.string();
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
     ADD_FAILURE() << "PyTorch reference failed (" << rc << "): " << cmd;

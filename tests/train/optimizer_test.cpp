@@ -112,8 +112,8 @@ TEST(Schedule, CosineWarmup) {
   const schedule_options s{.kind = schedule_kind::cosine, .total_steps = 14, .warmup_steps = 4, .min_lr = 0};
   EXPECT_DOUBLE_EQ(learning_rate(1.0, s, 0), 0.25);
   EXPECT_DOUBLE_EQ(learning_rate(1.0, s, 3), 1.0);
-  EXPECT_DOUBLE_EQ(learning_rate(1.0, s, 4), 1.0);                       // decay starts at the peak
-  EXPECT_NEAR(learning_rate(1.0, s, 9), 0.5, 1e-15);                     // half way through the decay
+  EXPECT_DOUBLE_EQ(learning_rate(1.0, s, 4), 1.0);    // decay starts at the peak
+  EXPECT_NEAR(learning_rate(1.0, s, 9), 0.5, 1e-15);  // half way through the decay
   EXPECT_DOUBLE_EQ(learning_rate(1.0, s, 14), 0.0);
   EXPECT_THROW(validate(schedule_options{.kind = schedule_kind::cosine, .total_steps = 4, .warmup_steps = 4}),
                toru::error);

@@ -188,8 +188,8 @@ checkpoint_state read_checkpoint(const fs::path& file) {
 
 void check_compatible(const checkpoint_state& found, const checkpoint_state& expected, const fs::path& file) {
   auto differ = [&](std::string_view what, const auto& got, const auto& want) {
-    throw error(errc::mismatch, fmt::format("{}: checkpoint of {} {}, this run has {}: cannot resume", file.string(),
-                                            what, got, want));
+    throw error(errc::mismatch,
+                fmt::format("{}: checkpoint of {} {}, this run has {}: cannot resume", file.string(), what, got, want));
   };
   if (found.model_name != expected.model_name) differ("model", found.model_name, expected.model_name);
   if (found.model_signature != expected.model_signature)

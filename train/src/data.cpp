@@ -63,8 +63,8 @@ std::vector<std::int64_t> idx_dims(const std::vector<unsigned char>& bytes, cons
   };
   if (bytes.size() < 4) throw bad(fmt::format("{} bytes, shorter than its magic number", bytes.size()));
   if (bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 || bytes[3] != ndims)
-    throw bad(fmt::format("magic {:02x}{:02x}{:02x}{:02x}, expected 000008{:02x} (unsigned bytes, {} dimensions)", bytes[0],
-                          bytes[1], bytes[2], bytes[3], ndims, ndims));
+    throw bad(fmt::format("magic {:02x}{:02x}{:02x}{:02x}, expected 000008{:02x} (unsigned bytes, {} dimensions)",
+                          bytes[0], bytes[1], bytes[2], bytes[3], ndims, ndims));
   if (bytes.size() < 4u + 4u * ndims) throw bad(fmt::format("{} bytes, shorter than its header", bytes.size()));
   std::vector<std::int64_t> dims;
   std::int64_t payload = 1;
@@ -218,7 +218,8 @@ const std::vector<std::int64_t>& sample_order::permutation(std::int64_t epoch) c
 }
 
 std::vector<std::int64_t> sample_order::batch(std::int64_t epoch, std::int64_t step) const {
-  expect(step >= 0 && step < steps_per_epoch_, "step", fmt::format("0..{}", steps_per_epoch_ - 1), std::to_string(step));
+  expect(step >= 0 && step < steps_per_epoch_, "step", fmt::format("0..{}", steps_per_epoch_ - 1),
+         std::to_string(step));
   const auto& p = permutation(epoch);
   const auto first = p.begin() + step * batch_;
   return {first, first + batch_};
@@ -227,7 +228,8 @@ std::vector<std::int64_t> sample_order::batch(std::int64_t epoch, std::int64_t s
 std::vector<std::int64_t> sample_order::shard(std::int64_t epoch, std::int64_t step, int rank, int nranks) const {
   expect(nranks >= 1 && batch_ % nranks == 0, "batch", fmt::format("divisible by the {} ranks", nranks),
          std::to_string(batch_));
-  expect(step >= 0 && step < steps_per_epoch_, "step", fmt::format("0..{}", steps_per_epoch_ - 1), std::to_string(step));
+  expect(step >= 0 && step < steps_per_epoch_, "step", fmt::format("0..{}", steps_per_epoch_ - 1),
+         std::to_string(step));
   const auto local = batch_ / nranks;
   const auto& p = permutation(epoch);
   const auto first = p.begin() + step * batch_ + rank * local;

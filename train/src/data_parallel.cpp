@@ -52,17 +52,17 @@ std::vector<gradient_bucket> make_buckets(std::span<const parameter_slot> slots,
 struct data_parallel::state {
   struct bucket_state {
     MPI_Request r1 = MPI_REQUEST_NULL, r2 = MPI_REQUEST_NULL;
-    int phase = 0;  // 0 not started, 1 phase 1 in flight, 2 phase 2 in flight, 3 done
-    std::vector<float> packed;    // non-contiguous buckets
-    std::vector<float> incoming;  // P copies of this rank's range
+    int phase = 0;                    // 0 not started, 1 phase 1 in flight, 2 phase 2 in flight, 3 done
+    std::vector<float> packed;        // non-contiguous buckets
+    std::vector<float> incoming;      // P copies of this rank's range
     std::vector<int> counts, displs;  // per rank: owned range (elements)
   };
   std::vector<bucket_state> b;
   detail::nccl_reducer_ptr nccl;
 };
 
-data_parallel::data_parallel(const comm::communicator& comm, std::span<const parameter_slot> slots,
-                             memory_space space, const data_parallel_options& options)
+data_parallel::data_parallel(const comm::communicator& comm, std::span<const parameter_slot> slots, memory_space space,
+                             const data_parallel_options& options)
     : options_(options), slots_(slots.begin(), slots.end()), space_(space), state_(std::make_unique<state>()) {
   MPI_Comm parent = comm.mpi();
   std::string layout;
@@ -79,8 +79,9 @@ data_parallel::data_parallel(const comm::communicator& comm, std::span<const par
                             expect(bk.count < INT_MAX, "bucket_bytes", "buckets under 2^31 floats",
                                    std::to_string(bk.count));
                           if (space == memory_space::device && !detail::nccl_available())
-                            throw error(errc::unsupported, "data_parallel: the model's buffers are in device memory "
-                                                           "but this toru was built without NCCL");
+                            throw error(errc::unsupported,
+                                        "data_parallel: the model's buffers are in device memory "
+                                        "but this toru was built without NCCL");
                         });
   check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_dup(parent, &gather_comm_), "MPI_Comm_dup");
@@ -91,7 +92,8 @@ data_parallel::data_parallel(const comm::communicator& comm, std::span<const par
   state_->b.resize(buckets_.size());
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     const auto& bk = buckets_[i];
-    for (int s = bk.first_slot; s <= bk.last_slot; ++s) bucket_of_slot_[static_cast<std::size_t>(s)] = static_cast<int>(i);
+    for (int s = bk.first_slot; s <= bk.last_slot; ++s)
+      bucket_of_slot_[static_cast<std::size_t>(s)] = static_cast<int>(i);
     auto& st = state_->b[i];
     if (!bk.contiguous) st.packed.resize(static_cast<std::size_t>(bk.count));
     if (options.algorithm == reduction::ordered) {
@@ -234,8 +236,8 @@ bool data_parallel::advance(std::size_t i, bool wait) {
 }
 
 void data_parallel::gradient_ready(int slot) {
-  expect(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size(), "slot",
-         fmt::format("0..{}", slots_.size() - 1), std::to_string(slot));
+  expect(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size(), "slot", fmt::format("0..{}", slots_.size() - 1),
+         std::to_string(slot));
   const int b = bucket_of_slot_[static_cast<std::size_t>(slot)];
   if (--pending_[static_cast<std::size_t>(b)] < 0)
     throw error(errc::internal, fmt::format("data_parallel: slot {} reported ready twice in one step", slot));
@@ -261,9 +263,9 @@ void data_parallel::average(std::span<float> values) const {
   // Called for the batch-norm statistics (small), so the P-fold volume does not matter.
   const auto n = values.size();
   std::vector<float> all(n * static_cast<std::size_t>(nranks_));
-  check_mpi(MPI_Allgather(values.data(), static_cast<int>(n), MPI_FLOAT, all.data(), static_cast<int>(n), MPI_FLOAT,
-                          comm_),
-            "MPI_Allgather");
+  check_mpi(
+      MPI_Allgather(values.data(), static_cast<int>(n), MPI_FLOAT, all.data(), static_cast<int>(n), MPI_FLOAT, comm_),
+      "MPI_Allgather");
   const auto p = static_cast<float>(nranks_);
   for (std::size_t k = 0; k < n; ++k) {
     float sum = all[k];

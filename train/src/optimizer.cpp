@@ -12,9 +12,12 @@ namespace toru::train {
 
 std::string_view to_string(optimizer_kind kind) noexcept {
   switch (kind) {
-    case optimizer_kind::sgd: return "sgd";
-    case optimizer_kind::momentum: return "momentum";
-    case optimizer_kind::adam: return "adam";
+    case optimizer_kind::sgd:
+      return "sgd";
+    case optimizer_kind::momentum:
+      return "momentum";
+    case optimizer_kind::adam:
+      return "adam";
   }
   return "?";
 }
@@ -27,9 +30,12 @@ optimizer_kind parse_optimizer(std::string_view name, std::string_view argument)
 
 std::string_view to_string(schedule_kind kind) noexcept {
   switch (kind) {
-    case schedule_kind::none: return "none";
-    case schedule_kind::step: return "step";
-    case schedule_kind::cosine: return "cosine";
+    case schedule_kind::none:
+      return "none";
+    case schedule_kind::step:
+      return "step";
+    case schedule_kind::cosine:
+      return "cosine";
   }
   return "?";
 }
@@ -75,12 +81,12 @@ void validate(const schedule_options& s) {
 
 double learning_rate(double base_lr, const schedule_options& s, std::int64_t step) {
   switch (s.kind) {
-    case schedule_kind::none: return base_lr;
+    case schedule_kind::none:
+      return base_lr;
     case schedule_kind::step:
       return base_lr * std::pow(s.gamma, static_cast<double>(step / s.step_size));
     case schedule_kind::cosine: {
-      if (step < s.warmup_steps)
-        return base_lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+      if (step < s.warmup_steps) return base_lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
       const auto t = static_cast<double>(step - s.warmup_steps);
       const auto T = static_cast<double>(s.total_steps - s.warmup_steps);
       if (t >= T) return s.min_lr;
@@ -93,7 +99,9 @@ double learning_rate(double base_lr, const schedule_options& s, std::int64_t ste
 optimizer::optimizer(const optimizer_options& options, std::int64_t count) : options_(options), count_(count) {
   validate(options);
   expect(count >= 0, "count", ">= 0", std::to_string(count));
-  const std::int64_t words = options.kind == optimizer_kind::sgd ? 0 : options.kind == optimizer_kind::momentum ? count : 2 * count;
+  const std::int64_t words = options.kind == optimizer_kind::sgd        ? 0
+                             : options.kind == optimizer_kind::momentum ? count
+                                                                        : 2 * count;
   state_.assign(static_cast<std::size_t>(words), 0.0f);
 }
 

@@ -24,16 +24,16 @@
 namespace toru::train {
 
 struct checkpoint_state {
-  std::string model_name;          // --model NAME or the ONNX file's name
+  std::string model_name;            // --model NAME or the ONNX file's name
   std::int64_t model_signature = 0;  // model_signature(): the layout the weights belong to
   int nranks = 1;
   std::uint64_t seed = 0;
   std::int64_t global_batch = 0;
-  std::int64_t step = 0;       // global steps completed; the data position is (step / steps_per_epoch, step % ...)
-  std::int64_t epoch = 0;      // epoch of the next step
-  std::string optimizer;       // to_string(optimizer_kind)
+  std::int64_t step = 0;   // global steps completed; the data position is (step / steps_per_epoch, step % ...)
+  std::int64_t epoch = 0;  // epoch of the next step
+  std::string optimizer;   // to_string(optimizer_kind)
   std::int64_t optimizer_steps = 0;
-  std::string settings;        // the program's settings as JSON, for the record
+  std::string settings;  // the program's settings as JSON, for the record
   std::vector<float> parameters, buffers, optimizer_state;
 };
 

@@ -55,8 +55,7 @@ inline constexpr const char* default_fashion_mnist_dir = "/usr/share/datasets/fa
 /// the samples asked for. Throws toru::error(errc::io) naming the file when it is missing,
 /// unreadable, truncated or not gzip, and errc::invalid_argument naming it when its IDX magic,
 /// dimensions (28x28 images, labels in [0, 10)) or counts (images vs labels) are wrong.
-std::unique_ptr<dataset> open_fashion_mnist(const std::filesystem::path& dir, split which,
-                                            normalization norm = {});
+std::unique_ptr<dataset> open_fashion_mnist(const std::filesystem::path& dir, split which, normalization norm = {});
 
 /// `count` samples of shape `sample_shape`, values uniform in [-1, 1) and labels uniform in
 /// [0, classes), each a pure function of (seed, sample index, element): any rank can generate any

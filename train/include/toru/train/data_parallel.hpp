@@ -52,8 +52,8 @@ struct data_parallel_options {
 };
 
 struct gradient_bucket {
-  int first_slot = 0;  // lowest slot index in the bucket
-  int last_slot = 0;   // highest (the bucket's slots are first_slot..last_slot)
+  int first_slot = 0;       // lowest slot index in the bucket
+  int last_slot = 0;        // highest (the bucket's slots are first_slot..last_slot)
   std::int64_t offset = 0;  // element offset of the lowest slot in the flat buffer
   std::int64_t count = 0;   // elements
   bool contiguous = true;   // slots adjacent in the flat buffer (else packed through a staging copy)

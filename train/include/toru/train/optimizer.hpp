@@ -22,13 +22,13 @@ optimizer_kind parse_optimizer(std::string_view name, std::string_view argument 
 
 struct optimizer_options {
   optimizer_kind kind = optimizer_kind::sgd;
-  double lr = 0.01;            // base learning rate (> 0); the schedule scales it
-  double momentum = 0.9;       // momentum: the coefficient (PyTorch's `momentum`, dampening 0)
-  bool nesterov = false;       // momentum: Nesterov's variant
-  double weight_decay = 0;     // L2 penalty added to the gradient (PyTorch's `weight_decay`)
-  double beta1 = 0.9;          // adam
-  double beta2 = 0.999;        // adam
-  double eps = 1e-8;           // adam
+  double lr = 0.01;         // base learning rate (> 0); the schedule scales it
+  double momentum = 0.9;    // momentum: the coefficient (PyTorch's `momentum`, dampening 0)
+  bool nesterov = false;    // momentum: Nesterov's variant
+  double weight_decay = 0;  // L2 penalty added to the gradient (PyTorch's `weight_decay`)
+  double beta1 = 0.9;       // adam
+  double beta2 = 0.999;     // adam
+  double eps = 1e-8;        // adam
 };
 
 /// Throws errc::invalid_argument naming the field: lr <= 0 or not finite, momentum outside [0, 1),
