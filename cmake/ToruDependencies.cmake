@@ -9,6 +9,7 @@ find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(benchmark QUIET)  # micro-benchmarks (not tests); skipped when missing
 find_package(ONNX QUIET)  # swap/ ONNX import; off when missing
+find_package(ZLIB REQUIRED)  # train/: the gzip'd Fashion-MNIST IDX files
 find_package(Protobuf QUIET)
 # train/: oneDNN (Debian libdnnl-dev, OpenMP runtime). Its CMake config `dnnl` insists on the
 # OpenCL headers and loader (the Debian build enables the OpenCL GPU runtime, which toru does not

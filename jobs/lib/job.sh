@@ -84,8 +84,12 @@ toru_job() {
       program=toru-dns var=TORU_DNS_ARGS defaults="--n 128 --re 400 --t-end 1"
       extra=(--out "$results/dns-$job_id" --quiet)
       ;;
+    train)
+      program=toru-train var=TORU_TRAIN_ARGS defaults="--model fashion-cnn --epochs 5 --batch 64 --optimizer adam --lr 1e-3"
+      extra=(--checkpoint "$results/train-$job_id" --quiet)
+      ;;
     *)
-      echo "toru job: unknown program '$name' (expected topo, plan, alltoall-bench, fft-bench or dns)" >&2
+      echo "toru job: unknown program '$name' (expected topo, plan, alltoall-bench, fft-bench, dns or train)" >&2
       exit 2
       ;;
   esac

@@ -6,7 +6,7 @@
 #          pbs     jobs/submit --pbs --wait (qsub of slurm-wlm-torque on the same Slurm)
 #   checks --expect ok|fail     the job must succeed (default) / end with a non-zero state
 #          --grep REGEX         the job's output must match (repeatable)
-#          --json NAME          the job must have written valid JSON to $TORU_RESULTS/NAME-<id>.json
+#          --json NAME          the job must have written valid JSON (or JSON lines) to $TORU_RESULTS/NAME-<id>.json
 #          --slurm STATE_DIR    the local Slurm of tests/jobs/slurm-local.sh (modes other than local)
 # Exit 77 (reported as skipped) when that Slurm could not start here, with the reason.
 set -euo pipefail
@@ -104,7 +104,15 @@ for re in "${greps[@]}"; do
 done
 if [[ -n $json ]]; then
   result=$TORU_RESULTS/$json-$id.json
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d, "empty result"' "$result" ||
+  # One JSON document, or JSON lines (toru-train: one object per step and epoch, then the summary).
+  python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+try:
+    d = json.loads(text)
+except ValueError:
+    d = [json.loads(line) for line in text.splitlines() if line.strip()]
+assert d, "empty result"' "$result" ||
     fail "no valid JSON in $result"
   echo "ok: $result"
 fi

@@ -1,0 +1,80 @@
+// toru-train: data-parallel training on toru's communicator. See docs/train.md.
+//
+//   mpiexec -n 2 toru-train --model fashion-cnn --epochs 5 --batch 64 --optimizer adam --lr 1e-3
+//   mpiexec -n 4 toru-train --model resnet18 --data synthetic --batch 32 --steps 20 --json
+//   mpiexec -n 2 toru-train --model mlp --checkpoint ckpt --checkpoint-every 100 --resume
+#include <mpi.h>
+
+#include <limits>
+
+#include <CLI/CLI.hpp>
+
+#include "common/cli.hpp"
+#include "run.hpp"
+#include "toru/core/error.hpp"
+
+int main(int argc, char** argv) {
+  toru::apps::train::settings s;
+  CLI::App app{"toru-train: data-parallel training (bucketed allreduce over toru's communicator)", "toru-train"};
+  auto* model = app.add_option("--model", s.model, "model name (mlp, fashion-cnn, lenet5, resnet18, resnet50, ...)");
+  app.add_option("--onnx", s.onnx, "train the forward model of this ONNX file instead")->excludes(model);
+  app.add_option("--data", s.data, "training data")
+      ->check(CLI::IsMember({"fashion-mnist", "synthetic"}))
+      ->capture_default_str();
+  app.add_option("--data-dir", s.data_dir, "directory of the Fashion-MNIST *-ubyte.gz files")->capture_default_str();
+  app.add_flag("!--no-normalize", s.normalize, "Fashion-MNIST: ToTensor only, no Normalize(0.2860, 0.3530)");
+  app.add_option("--synthetic-samples", s.synthetic_samples, "synthetic data: samples per epoch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--image", s.image, "synthetic data: image height and width")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batch", s.batch, "global batch (split evenly over the ranks)")->capture_default_str();
+  app.add_option("--epochs", s.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--steps", s.steps, "total steps (overrides --epochs; 0: epochs x steps per epoch)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", s.lr, "learning rate (> 0)")->capture_default_str();
+  app.add_option("--optimizer", s.optimizer, "sgd, momentum or adam")->capture_default_str();
+  app.add_option("--momentum", s.momentum, "momentum coefficient (--optimizer momentum)")->capture_default_str();
+  app.add_flag("--nesterov", s.nesterov, "Nesterov momentum");
+  app.add_option("--weight-decay", s.weight_decay, "L2 weight decay (PyTorch's weight_decay)")->capture_default_str();
+  app.add_option("--schedule", s.schedule, "learning-rate schedule: none, step or cosine")->capture_default_str();
+  app.add_option("--step-size", s.step_size, "step schedule: steps between decays (0: one epoch)");
+  app.add_option("--gamma", s.gamma, "step schedule: decay factor")->capture_default_str();
+  app.add_option("--warmup", s.warmup, "cosine schedule: linear warm-up steps")->capture_default_str();
+  app.add_option("--threads", s.threads, "oneDNN/OpenMP threads per rank (0: the library's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", s.seed, "seed of initialisation, shuffling and dropout")->capture_default_str();
+  app.add_option("--checkpoint", s.checkpoint, "checkpoint directory (a checkpoint is written at the end)");
+  app.add_option("--checkpoint-every", s.checkpoint_every, "steps between checkpoints (0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--resume", s.resume, "resume from the latest checkpoint in --checkpoint DIR");
+  app.add_option("--bucket-bytes", s.bucket_bytes, "gradient bucket size in bytes")
+      ->check(CLI::Range(std::int64_t{4}, std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str();
+  app.add_option("--first-bucket-bytes", s.first_bucket_bytes, "size of the first (output-side) bucket")
+      ->check(CLI::Range(std::int64_t{4}, std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str();
+  app.add_option("--reduction", s.reduction,
+                 "ordered (fixed rank order, bucket-size invariant) or mpi (MPI_Iallreduce)")
+      ->check(CLI::IsMember({"ordered", "mpi"}))
+      ->capture_default_str();
+  app.add_flag("!--no-eval", s.eval, "skip the test-set evaluation after each epoch");
+  app.add_option("--timing-skip", s.warmup_steps_excluded, "first steps left out of the timing summary")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--json", s.json, "one JSON object per line on stdout: each step, each epoch, the summary");
+  app.add_flag("--quiet", s.quiet, "no progress output");
+
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  toru::detail::set_error_rank(rank);
+  const int rc = toru::apps::run_cli(
+      app, argc, argv, [&] { return toru::apps::train::run(s, MPI_COMM_WORLD); }, size > 1 ? rank : -1);
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,50 @@
+// toru-train's training run: settings (from the command line) and the collective run.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace toru::apps::train {
+
+struct settings {
+  std::string model;                   // a swap::build_model name
+  std::string onnx;                    // or an ONNX file
+  std::string data = "fashion-mnist";  // or synthetic
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  bool normalize = true;
+  std::int64_t synthetic_samples = 6400;
+  std::int64_t image = 224;  // synthetic data: image height and width for the image models
+  std::int64_t batch = 64;   // global
+  std::int64_t epochs = 1;
+  std::int64_t steps = 0;  // 0: epochs * steps per epoch
+  double lr = 0.01;
+  std::string optimizer = "sgd";
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 0;
+  std::string schedule = "none";
+  std::int64_t step_size = 0;  // step schedule; 0: one epoch
+  double gamma = 0.1;
+  std::int64_t warmup = 0;
+  int threads = 0;
+  std::uint64_t seed = 1;
+  std::string checkpoint;
+  std::int64_t checkpoint_every = 0;
+  bool resume = false;
+  std::int64_t bucket_bytes = 25 << 20;
+  std::int64_t first_bucket_bytes = 1 << 20;
+  std::string reduction = "ordered";
+  std::string device = "cpu";
+  bool eval = true;
+  bool json = false;
+  bool quiet = false;
+  std::int64_t warmup_steps_excluded = 3;  // summary timing excludes these first steps of the run
+};
+
+/// Collective over comm. Returns the exit code; throws toru::error (the same on every rank) for
+/// bad input or a failed run.
+int run(const settings& s, MPI_Comm comm);
+
+}  // namespace toru::apps::train

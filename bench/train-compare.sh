@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# toru-train against PyTorch 1.13 on the CPU (same model, batch, optimizer, threads; synthetic data),
+# and 2-rank toru-train against 2-rank PyTorch DistributedDataParallel (gloo). Not a test.
+#   bench/train-compare.sh BUILD_DIR [ROUNDS] [STEPS]
+# Prints one table row per case: median step time of each over ROUNDS rounds (each round's figure is
+# itself the median over STEPS steps after 3 warm-up steps), the range over rounds, and the ratio
+# toru/PyTorch (< 1: toru faster). Threads: 1 per rank (the 2-rank rows use both cores).
+set -euo pipefail
+build=${1:?usage: train-compare.sh BUILD_DIR [ROUNDS] [STEPS]}
+rounds=${2:-3}
+steps=${3:-20}
+exe=$build/apps/toru-train/toru-train
+here=$(cd "$(dirname "$0")" && pwd)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi=(mpiexec --oversubscribe --bind-to none)
+field() { python3 -c "import json,sys; print([json.loads(l) for l in sys.stdin if l.strip()][-1]['$1'])"; }
+stats() { python3 -c "import sys,statistics as s; v=[float(x) for x in sys.argv[1:]]; print(f'{s.median(v):.4f} {min(v):.4f} {max(v):.4f}')" "$@"; }
+
+case_row() { # model batch ranks optimizer image
+  local model=$1 batch=$2 ranks=$3 opt=$4 image=$5
+  local t=() p=() data=(--data synthetic --image "$image")
+  [[ $model == fashion-cnn ]] && data=(--data synthetic --image 28)
+  for ((r = 0; r < rounds; r++)); do
+    t+=("$("${mpi[@]}" -n "$ranks" "$exe" --model "$model" "${data[@]}" --batch "$batch" --steps "$steps" \
+      --optimizer "$opt" --lr 0.01 --threads 1 --no-eval --json --synthetic-samples $((batch * steps)) | field step_s_median)")
+    if ((ranks == 1)); then
+      p+=("$(/usr/bin/python3 "$here/train_torch.py" --model "$model" --batch "$batch" --steps "$steps" --threads 1 \
+        --optimizer "$opt" --image "$image" | field step_s_median)")
+    else
+      local out
+      out=$(mktemp)
+      for ((k = 1; k < ranks; k++)); do
+        /usr/bin/python3 "$here/train_torch.py" --model "$model" --batch "$batch" --steps "$steps" --threads 1 \
+          --optimizer "$opt" --image "$image" --ddp-rank $k --ddp-size "$ranks" >/dev/null &
+      done
+      /usr/bin/python3 "$here/train_torch.py" --model "$model" --batch "$batch" --steps "$steps" --threads 1 \
+        --optimizer "$opt" --image "$image" --ddp-rank 0 --ddp-size "$ranks" >"$out"
+      wait
+      p+=("$(field step_s_median <"$out")")
+      rm -f "$out"
+    fi
+  done
+  read -r tm tlo thi <<<"$(stats "${t[@]}")"
+  read -r pm plo phi <<<"$(stats "${p[@]}")"
+  python3 -c "
+tm,pm,b=$tm,$pm,$batch
+print(f'| $model | $batch | $ranks | $opt | {tm*1e3:.1f} ({$tlo*1e3:.1f}-{$thi*1e3:.1f}) | {b/tm:.0f} | {pm*1e3:.1f} ({$plo*1e3:.1f}-{$phi*1e3:.1f}) | {b/pm:.0f} | **{tm/pm:.2f}** |')"
+}
+
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, steps $steps"
+echo "| model | global batch | ranks | optimizer | toru ms/step (range) | toru img/s | PyTorch ms/step (range) | PyTorch img/s | toru/PyTorch |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for spec in ${TORU_TRAIN_CASES:-"fashion-cnn:64:1" "fashion-cnn:256:1" "fashion-cnn:64:2" "fashion-cnn:256:2" "resnet18:8:1" "resnet50:8:1" "resnet18:8:2"}; do
+  IFS=: read -r model batch ranks <<<"$spec"
+  case_row "$model" "$batch" "$ranks" sgd 224
+done

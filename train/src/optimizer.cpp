@@ -1,0 +1,167 @@
+#include "toru/train/optimizer.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "toru/core/error.hpp"
+
+namespace toru::train {
+
+std::string_view to_string(optimizer_kind kind) noexcept {
+  switch (kind) {
+    case optimizer_kind::sgd:
+      return "sgd";
+    case optimizer_kind::momentum:
+      return "momentum";
+    case optimizer_kind::adam:
+      return "adam";
+  }
+  return "?";
+}
+
+optimizer_kind parse_optimizer(std::string_view name, std::string_view argument) {
+  for (auto k : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam})
+    if (name == to_string(k)) return k;
+  throw error(errc::invalid_argument, fmt::format("{}: expected sgd, momentum or adam, got '{}'", argument, name));
+}
+
+std::string_view to_string(schedule_kind kind) noexcept {
+  switch (kind) {
+    case schedule_kind::none:
+      return "none";
+    case schedule_kind::step:
+      return "step";
+    case schedule_kind::cosine:
+      return "cosine";
+  }
+  return "?";
+}
+
+schedule_kind parse_schedule(std::string_view name, std::string_view argument) {
+  for (auto k : {schedule_kind::none, schedule_kind::step, schedule_kind::cosine})
+    if (name == to_string(k)) return k;
+  throw error(errc::invalid_argument, fmt::format("{}: expected none, step or cosine, got '{}'", argument, name));
+}
+
+namespace {
+bool in_unit(double x) { return std::isfinite(x) && x >= 0 && x < 1; }
+}  // namespace
+
+void validate(const optimizer_options& o) {
+  expect(std::isfinite(o.lr) && o.lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", o.lr));
+  expect(std::isfinite(o.weight_decay) && o.weight_decay >= 0, "weight_decay", "a finite value >= 0",
+         fmt::format("{}", o.weight_decay));
+  if (o.kind == optimizer_kind::momentum) {
+    expect(in_unit(o.momentum) && o.momentum > 0, "momentum", "a value in (0, 1)", fmt::format("{}", o.momentum));
+  } else {
+    expect(!o.nesterov, "nesterov", "only with the momentum optimizer", std::string(to_string(o.kind)));
+  }
+  if (o.kind == optimizer_kind::adam) {
+    expect(in_unit(o.beta1), "beta1", "a value in [0, 1)", fmt::format("{}", o.beta1));
+    expect(in_unit(o.beta2), "beta2", "a value in [0, 1)", fmt::format("{}", o.beta2));
+    expect(std::isfinite(o.eps) && o.eps > 0, "eps", "a finite value > 0", fmt::format("{}", o.eps));
+  }
+}
+
+void validate(const schedule_options& s) {
+  if (s.kind == schedule_kind::step) {
+    expect(s.step_size > 0, "schedule step_size", "> 0", std::to_string(s.step_size));
+    expect(std::isfinite(s.gamma) && s.gamma > 0, "schedule gamma", "a finite value > 0", fmt::format("{}", s.gamma));
+  }
+  if (s.kind == schedule_kind::cosine) {
+    expect(s.warmup_steps >= 0, "warmup steps", ">= 0", std::to_string(s.warmup_steps));
+    expect(s.total_steps > s.warmup_steps, "schedule total steps", "more than the warm-up steps",
+           fmt::format("{} (warm-up {})", s.total_steps, s.warmup_steps));
+    expect(std::isfinite(s.min_lr) && s.min_lr >= 0, "min lr", "a finite value >= 0", fmt::format("{}", s.min_lr));
+  }
+}
+
+double learning_rate(double base_lr, const schedule_options& s, std::int64_t step) {
+  switch (s.kind) {
+    case schedule_kind::none:
+      return base_lr;
+    case schedule_kind::step:
+      return base_lr * std::pow(s.gamma, static_cast<double>(step / s.step_size));
+    case schedule_kind::cosine: {
+      if (step < s.warmup_steps) return base_lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+      const auto t = static_cast<double>(step - s.warmup_steps);
+      const auto T = static_cast<double>(s.total_steps - s.warmup_steps);
+      if (t >= T) return s.min_lr;
+      return s.min_lr + (base_lr - s.min_lr) * (1 + std::cos(std::numbers::pi * t / T)) / 2;
+    }
+  }
+  return base_lr;
+}
+
+optimizer::optimizer(const optimizer_options& options, std::int64_t count) : options_(options), count_(count) {
+  validate(options);
+  expect(count >= 0, "count", ">= 0", std::to_string(count));
+  const std::int64_t words = options.kind == optimizer_kind::sgd        ? 0
+                             : options.kind == optimizer_kind::momentum ? count
+                                                                        : 2 * count;
+  state_.assign(static_cast<std::size_t>(words), 0.0f);
+}
+
+void optimizer::set_steps(std::int64_t steps) {
+  expect(steps >= 0, "steps", ">= 0", std::to_string(steps));
+  steps_ = steps;
+}
+
+// PyTorch's `add(x, alpha=a)` runs a vectorised fused multiply-add on x86 (Vectorized::fmadd), hence
+// std::fma where it does; the other operations follow its expression order.
+void optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
+  const auto n = static_cast<std::size_t>(count_);
+  expect(params.size() == n, "params", fmt::format("{} floats", n), std::to_string(params.size()));
+  expect(grads.size() == n, "grads", fmt::format("{} floats", n), std::to_string(grads.size()));
+  expect(std::isfinite(lr) && lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", lr));
+  float* __restrict p = params.data();
+  const float* __restrict g = grads.data();
+  const auto wd = static_cast<float>(options_.weight_decay);
+  const auto neg_lr = static_cast<float>(-lr);
+  switch (options_.kind) {
+    case optimizer_kind::sgd:
+      for (std::size_t i = 0; i < n; ++i) {
+        const float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
+        p[i] = std::fma(d, neg_lr, p[i]);
+      }
+      break;
+    case optimizer_kind::momentum: {
+      float* __restrict buf = state_.data();
+      const auto mu = static_cast<float>(options_.momentum);
+      const bool first = steps_ == 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
+        buf[i] = first ? d : std::fma(d, 1.0f, buf[i] * mu);  // dampening 0: alpha = 1 - 0
+        d = options_.nesterov ? std::fma(buf[i], mu, d) : buf[i];
+        p[i] = std::fma(d, neg_lr, p[i]);
+      }
+      break;
+    }
+    case optimizer_kind::adam: {
+      float* __restrict m = state_.data();
+      float* __restrict v = state_.data() + n;
+      const double step = static_cast<double>(steps_ + 1);
+      const double bc1 = 1 - std::pow(options_.beta1, step);
+      const double bc2 = 1 - std::pow(options_.beta2, step);
+      const auto neg_step_size = static_cast<float>(-(lr / bc1));
+      const auto bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+      const auto b1 = static_cast<float>(options_.beta1), one_b1 = static_cast<float>(1 - options_.beta1);
+      const auto b2 = static_cast<float>(options_.beta2), one_b2 = static_cast<float>(1 - options_.beta2);
+      const auto eps = static_cast<float>(options_.eps);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
+        m[i] = std::fma(d, one_b1, m[i] * b1);
+        v[i] = v[i] * b2 + one_b2 * d * d;
+        const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+        p[i] = p[i] + neg_step_size * m[i] / denom;
+      }
+      break;
+    }
+  }
+  ++steps_;
+}
+
+}  // namespace toru::train
