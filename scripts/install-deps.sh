@@ -21,8 +21,6 @@ packages=(
   libotf2-trace-dev otf2-tools libpapi-dev
   # stream/: WebSocket/HTTP server (websocketpp on standalone asio), compression, the browser test
   libwebsocketpp-dev libasio-dev libzstd-dev liblz4-dev libpng-dev chromium
-  # topology/: the packet-level network model's reference engine
-  libns3-dev
 )
 
 missing=()
