@@ -2,6 +2,8 @@
 """Runs one validation program under libtoru_tune (LD_PRELOAD or linked), then `toru-tune advise
 --json`, and checks the diagnosis: every INJECT(rule) marker of the source must be named by a finding
 of that rule whose location is the marker's file:line; a control (no marker) must raise nothing.
+INJECT(rule, lines=N) marks a bottleneck spread over N lines (a write loop and its fsync: which of
+the two costs most depends on the machine's disk), and a finding at any of them names it.
 With --trace, also checks the OTF2 trace with otf2-print and the HTML report."""
 import argparse
 import json
@@ -17,8 +19,9 @@ def markers(source):
     found = []
     with open(source) as f:
         for i, line in enumerate(f, 1):
-            for m in re.finditer(r"INJECT\((\w+)\)", line):
-                found.append((m.group(1), f"{os.path.basename(source)}:{i}"))
+            for m in re.finditer(r"INJECT\((\w+)(?:,\s*lines=(\d+))?\)", line):
+                span = int(m.group(2) or 1)
+                found.append((m.group(1), [f"{os.path.basename(source)}:{k}" for k in range(i, i + span)]))
     return found
 
 
@@ -68,8 +71,10 @@ def main():
         for f in findings:
             print(f"finding: {f['rule']} at {f['location']}: {f['diagnosis']}")
         ok = True
-        for rule, loc in expected:
-            hit = [f for f in findings if f["rule"] == rule and (f["location"] == loc or f["location"].startswith(loc + " "))]
+        for rule, locs in expected:
+            loc = locs[0] if len(locs) == 1 else f"{locs[0]}-{locs[-1].split(':')[1]}"
+            hit = [f for f in findings if f["rule"] == rule and
+                   any(f["location"] == l or f["location"].startswith(l + " ") for l in locs)]
             if hit:
                 print(f"found: {rule} at {loc}")
             else:

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
       for (int i = 0; i < 32; ++i)
-        if (write(fd, buf, chunk) != (ssize_t)chunk) return 1; /* INJECT(serialized_io) */
+        if (write(fd, buf, chunk) != (ssize_t)chunk) return 1; /* INJECT(serialized_io, lines=2) */
       fsync(fd);
       close(fd);
     }
