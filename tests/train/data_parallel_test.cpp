@@ -12,6 +12,7 @@
 
 #include "mpi_test.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/events.hpp"
 
 namespace {
 
@@ -131,6 +132,44 @@ TEST(DataParallel, OverlapStartsBucketsDuringBackward) {
   EXPECT_EQ(dp.buckets_started_in_backward(), 1);
   const auto want = serial_average(extent(slots), dp.nranks(), 4);
   EXPECT_EQ(g2, want);
+}
+
+// What a profiler (tune/'s libtoru_tune.so) sees of a step: one train.bucket mark per bucket, in
+// start order with its bytes, and one train.comm_wait scope around the wait before the update.
+struct recorded_event {
+  int kind;
+  std::string name;
+  std::uint64_t bytes;
+  double value;
+};
+std::vector<recorded_event> recorded;
+void record(int kind, const char* name, const char*, std::uint64_t bytes, double value) noexcept {
+  recorded.push_back({kind, name, bytes, value});
+}
+
+TEST(DataParallel, StepEmitsBucketAndWaitEvents) {
+  toru::comm::communicator comm(MPI_COMM_WORLD);
+  const auto slots = make_slots();
+  data_parallel dp(comm, slots, memory_space::host, {.bucket_bytes = 4 * 300, .first_bucket_bytes = 4 * 10});
+  auto g = gradient(dp.rank(), extent(slots), 5);
+  recorded.clear();
+  toru::events::set_sink(record);
+  dp.begin_step(g);
+  for (int s = static_cast<int>(slots.size()) - 1; s >= 0; --s) dp.gradient_ready(s);
+  dp.finish();
+  toru::events::set_sink(nullptr);
+  std::vector<recorded_event> buckets, waits;
+  for (const auto& e : recorded) (e.name == "train.bucket" ? buckets : waits).push_back(e);
+  ASSERT_EQ(buckets.size(), dp.buckets().size());
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    EXPECT_EQ(buckets[i].kind, static_cast<int>(toru::events::kind::mark));
+    EXPECT_EQ(buckets[i].value, static_cast<double>(i));
+    EXPECT_EQ(buckets[i].bytes, static_cast<std::uint64_t>(dp.buckets()[i].count) * sizeof(float));
+  }
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[0].name, "train.comm_wait");
+  EXPECT_EQ(waits[0].kind, static_cast<int>(toru::events::kind::begin));
+  EXPECT_EQ(waits[1].kind, static_cast<int>(toru::events::kind::end));
 }
 
 TEST(DataParallel, MpiAllreduceModeAgreesToRounding) {

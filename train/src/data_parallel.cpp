@@ -11,6 +11,7 @@
 #include "nccl_reducer.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
 
 namespace toru::train {
@@ -157,6 +158,13 @@ void data_parallel::start(std::size_t i) {
     }
   }
   float* data = bucket_data(grads_, bk, st.packed);
+  // A point event: the reduction runs asynchronously, so its start is what a profiler can place
+  // against backward (tune/'s trainer rules read it with train.comm_wait).
+  toru::events::mark("train.bucket", static_cast<std::uint64_t>(bk.count) * sizeof(float),
+                     space_ == memory_space::device         ? "nccl"
+                     : options_.algorithm == reduction::mpi ? "mpi"
+                                                            : "ordered",
+                     static_cast<double>(i));
   if (space_ == memory_space::device) {
     detail::nccl_average(*state_->nccl, data, bk.count);
   } else if (options_.algorithm == reduction::mpi) {
@@ -250,6 +258,7 @@ void data_parallel::gradient_ready(int slot) {
 }
 
 double data_parallel::finish() {
+  const toru::events::scope wait("train.comm_wait");  // the step blocked on gradient communication
   const auto t0 = std::chrono::steady_clock::now();
   while (next_to_start_ < buckets_.size()) start(next_to_start_++);
   for (std::size_t i = 0; i < buckets_.size(); ++i) advance(i, true);
