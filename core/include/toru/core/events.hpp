@@ -25,7 +25,9 @@
 //   fft.execute           scope  one 3D transform; detail = "forward" or "backward"
 //   fft.local_fft         scope  a batched local FFT stage
 //   fft.transpose         scope  a transpose stage (pack, exchange, unpack + overlapped FFTs); bytes
-// The trainer (train/) uses the same calls for its buckets and chunks ("train.bucket", "train.chunk").
+//   train.bucket          mark   a gradient bucket's reduction starts; bytes; value = bucket index;
+//                                detail = "ordered", "mpi" or "nccl"
+//   train.comm_wait       scope  the data-parallel step waiting for gradient communication
 #pragma once
 
 #include <atomic>
