@@ -5,32 +5,10 @@
 #include <fmt/format.h>
 
 #include "toru/core/error.hpp"
+#include "toru/core/xml.hpp"
 
 namespace toru::swap {
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '&':
-        o += "&amp;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
 
 const char* colour(category c) {
   switch (c) {
@@ -67,7 +45,7 @@ std::string timeline_svg(const plan& p, const sim_result& r, const std::string& 
       "font-size=\"12\">\n",
       width, height);
   s += fmt::format("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-  s += fmt::format("<text x=\"{:.0f}\" y=\"22\" font-size=\"15\">{}</text>\n", left, escape(title));
+  s += fmt::format("<text x=\"{:.0f}\" y=\"22\" font-size=\"15\">{}</text>\n", left, xml_escape(title));
   s += fmt::format(
       "<text x=\"{:.0f}\" y=\"40\">step {:.4g} s, bound {:.4g} s ({:.0f}%), peak {:.2f} GiB of {:.2f} GiB budget, "
       "stalls {:.4g} s, swapped out {:.2f} GiB, in {:.2f} GiB</text>\n",
@@ -115,7 +93,7 @@ std::string timeline_svg(const plan& p, const sim_result& r, const std::string& 
     s += fmt::format(
         "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"><title>{} {:.4g}-{:.4g} "
         "s</title></rect>\n",
-        x(e.start), top, w, lane_h, fill, escape(label), e.start, e.end);
+        x(e.start), top, w, lane_h, fill, xml_escape(label), e.start, e.end);
   }
   // Time axis and legend.
   const double axis_y = lanes_top + 3 * (lane_h + lane_gap) + 4;

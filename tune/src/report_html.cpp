@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "toru/core/xml.hpp"
 #include "toru/tune/report.hpp"
 
 namespace toru::tune {
@@ -11,29 +12,6 @@ namespace toru::tune {
 using json = nlohmann::json;
 
 namespace {
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '&':
-        o += "&amp;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
 
 double total(const json& j) {
   if (j.is_number()) return j.get<double>();
@@ -143,7 +121,7 @@ std::string timeline_svg(const json& p) {
       const int inset = c == "toru" ? 0 : 3;
       s += fmt::format(
           "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}'><title>{} {:.6f}-{:.6f} s</title></rect>", x,
-          y + inset, w, row - 3 - 2 * inset, color(c), esc(e[3].get<std::string>()), a, b);
+          y + inset, w, row - 3 - 2 * inset, color(c), xml_escape(e[3].get<std::string>()), a, b);
     }
     y += row;
   }
@@ -172,8 +150,8 @@ std::string sites_table(const json& sites, const char* title, std::size_t top) {
         "<tr><td>{} <small>{}</small></td><td>{}</td><td>{:.0f}</td><td>{:.4f}</td>"
         "<td><svg width='120' height='10'><rect width='{:.1f}' height='10' fill='#4e79a7'/></svg></td>"
         "<td>{:.3g}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.4f}</td></tr>",
-        esc(s.value("location", std::string("?"))), esc(s.value("symbol", std::string())),
-        esc(s.value("function", std::string())), total(s["calls"]), t, t / mx * 120, total(s["bytes"]),
+        xml_escape(s.value("location", std::string("?"))), xml_escape(s.value("symbol", std::string())),
+        xml_escape(s.value("function", std::string())), total(s["calls"]), t, t / mx * 120, total(s["bytes"]),
         total(s.value("late_sender", json(0))), total(s.value("late_receiver", json(0))),
         total(s.value("wait_collective", json(0))));
   }
@@ -191,10 +169,11 @@ std::string html_report(const json& p, const std::vector<finding>& findings) {
       ".f{border-left:4px solid #e15759;padding:4px 10px;margin:8px 0;background:#fbf3f3}"
       ".ok{border-left:4px solid #59a14f;padding:4px 10px;background:#f3fbf3}</style></head><body>";
   h += fmt::format("<h1>toru-tune report</h1><p>{} &middot; {} ranks &middot; {:.3f} s (MPI_Init to MPI_Finalize)</p>",
-                   esc(p.value("program", std::string("?"))), p.value("nranks", 0), p.value("wall", 0.0));
+                   xml_escape(p.value("program", std::string("?"))), p.value("nranks", 0), p.value("wall", 0.0));
   const json& papi = p.value("papi", json::object());
   if (!papi.value("available", false))
-    h += fmt::format("<p><small>Hardware counters: none ({}).</small></p>", esc(papi.value("note", std::string())));
+    h += fmt::format("<p><small>Hardware counters: none ({}).</small></p>",
+                     xml_escape(papi.value("note", std::string())));
   if (p.contains("trace") && p["trace"].value("truncated", false))
     h += "<p><small>The event buffer filled up: wait states and the trace cover the beginning of the run only "
          "(TORU_TUNE_MAX_EVENTS raises the limit).</small></p>";
@@ -202,9 +181,10 @@ std::string html_report(const json& p, const std::vector<finding>& findings) {
   if (findings.empty()) h += "<div class='ok'>No rule of the database matched this run.</div>";
   for (const auto& f : findings) {
     h += fmt::format("<div class='f'><b>{}</b> <small>[{} / {}; severity {:.3g}]</small> at <code>{}</code><br>{}",
-                     esc(f.title), esc(f.category), esc(f.rule), f.severity, esc(f.location), esc(f.diagnosis));
-    if (!f.suggestion.empty()) h += "<br><i>Mitigation:</i> " + esc(f.suggestion);
-    if (!f.action.empty()) h += " <code>" + esc(f.action.dump()) + "</code>";
+                     xml_escape(f.title), xml_escape(f.category), xml_escape(f.rule), f.severity,
+                     xml_escape(f.location), xml_escape(f.diagnosis));
+    if (!f.suggestion.empty()) h += "<br><i>Mitigation:</i> " + xml_escape(f.suggestion);
+    if (!f.action.empty()) h += " <code>" + xml_escape(f.action.dump()) + "</code>";
     h += "</div>";
   }
   h += "<h2>Time per category per rank</h2>" + categories_svg(p);
@@ -217,8 +197,8 @@ std::string html_report(const json& p, const std::vector<finding>& findings) {
          "ranks)</th><th>bytes</th><th>model bound (s)</th></tr>";
     for (const auto& r : p["regions"])
       h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{:.3g}</td><td>{:.3g}</td></tr>",
-                       esc(r.value("name", std::string())), esc(r.value("detail", std::string())), r.value("count", 0),
-                       total(r["time"]), r.value("bytes", 0.0), r.value("value", 0.0));
+                       xml_escape(r.value("name", std::string())), xml_escape(r.value("detail", std::string())),
+                       r.value("count", 0), total(r["time"]), r.value("bytes", 0.0), r.value("value", 0.0));
     h += "</table>";
   }
   return h +

@@ -7,26 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "toru/core/xml.hpp"
+
 namespace toru::dns {
 namespace {
 
 constexpr double width = 720, height = 460, left = 80, right = 180, top = 40, bottom = 60;
 const char* const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
-}
 
 struct axis {
   double lo = 0, hi = 1;
@@ -89,7 +76,7 @@ std::string svg_plot(const plot_spec& p) {
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       width, height, width, height);
   out += fmt::format("<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n", (x0 + x1) / 2,
-                     escape(p.title));
+                     xml_escape(p.title));
   auto label = [](double v, bool log) {
     const double e = std::round(std::log10(v));
     const bool decade = std::abs(v - std::pow(10, e)) < 1e-9 * v;
@@ -108,9 +95,9 @@ std::string svg_plot(const plot_spec& p) {
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", x0, y1,
                      x1 - x0, y0 - y1);
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", (x0 + x1) / 2, height - 18,
-                     escape(p.xlabel));
+                     xml_escape(p.xlabel));
   out += fmt::format("<text x=\"18\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {})\">{}</text>\n",
-                     (y0 + y1) / 2, (y0 + y1) / 2, escape(p.ylabel));
+                     (y0 + y1) / 2, (y0 + y1) / 2, xml_escape(p.ylabel));
   for (std::size_t s = 0; s < p.series.size(); ++s) {
     const auto& ser = p.series[s];
     const char* color = colors[s % std::size(colors)];
@@ -130,7 +117,7 @@ std::string svg_plot(const plot_spec& p) {
     const double ly = y1 + 16 + 18 * static_cast<double>(s);
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"/>\n", x1 + 10,
                        ly, x1 + 30, ly, color);
-    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", x1 + 36, ly + 4, escape(ser.label));
+    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", x1 + 36, ly + 4, xml_escape(ser.label));
   }
   out += "</svg>\n";
   return out;
