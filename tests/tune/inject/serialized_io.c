@@ -1,4 +1,4 @@
-/* One injected bottleneck: rank 0 writes everybody's output (32 MiB a step) while the others wait. */
+/* One injected bottleneck: rank 0 writes everybody's output (64 MiB a step, enough that even a fast page cache spends well over the rule's 0.05 s in it) while the others wait. */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,11 +14,11 @@ int main(int argc, char** argv) {
   memset(buf, 'x', chunk);
   char path[4096];
   snprintf(path, sizeof path, "%s/serialized.dat", out_dir(argc, argv));
-  for (int it = 0; it < 3; ++it) {
+  for (int it = 0; it < 8; ++it) {
     work(0.02);
     if (rank == 0) {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      for (int i = 0; i < 32; ++i)
+      for (int i = 0; i < 64; ++i)
         if (write(fd, buf, chunk) != (ssize_t)chunk) return 1; /* INJECT(serialized_io, lines=2) */
       fsync(fd);
       close(fd);
