@@ -20,7 +20,8 @@
 namespace toru::topology {
 
 inline constexpr std::string_view packet_model_version =
-    "toru-netmodel 1 (2026-12-01: TCP BBR v1, tbf, ob1 rendezvous)";
+    "toru-netmodel 2 (2026-12-01: TCP BBR v1, tbf, ob1 rendezvous; local qdisc drops, match header, host turns, warm "
+    "repetitions)";
 
 /// Fitted efficiency in (0, 1]: linear / ompi_tuned / bruck / indirect as a fraction of T_min,
 /// pairwise as a fraction of pairwise_step_bound. ompi_tuned resolves with `ranks`.
