@@ -897,7 +897,10 @@ class engine {
     }
   }
 
-  void bbr_update_cwnd(connection& cc) {
+  // Linux tcp_bbr.c bbr_set_cwnd: cwnd moves toward the target by the bytes acknowledged; in
+  // STARTUP it only grows (an app-limited flow never leaves STARTUP, so a window that once grew
+  // large stays large, over idle periods too: what `ss` shows on the testbed).
+  void bbr_update_cwnd(connection& cc, double acked) {
     const auto& b = cc.bbr;
     if (b.rto_clamp) {
       cc.cwnd = p_.mss;
@@ -906,7 +909,14 @@ class engine {
     const double gain = b.m == bbr_state::mode::probe_bw ? 2.0 : bbr_high_gain;
     const double bdp = bbr_bw(cc) * (std::isfinite(b.min_rtt) ? b.min_rtt : p_.initial_rtt);
     const double probe = b.m == bbr_state::mode::probe_bw && b.cycle == 0 ? 2 : 0;
-    cc.cwnd = std::max(4 * p_.mss, gain * bdp + (p_.bbr_quantization + probe) * p_.mss);
+    const double target = std::max(4 * p_.mss, gain * bdp + (p_.bbr_quantization + probe) * p_.mss);
+    if (!p_.bbr_linux_cwnd)
+      cc.cwnd = target;
+    else if (b.m != bbr_state::mode::startup)
+      cc.cwnd = std::min(cc.cwnd + acked, target);
+    else if (cc.cwnd < target || cc.delivered < p_.initial_window * p_.mss)
+      cc.cwnd += acked;
+    cc.cwnd = std::max(cc.cwnd, 4 * p_.mss);
   }
 
   void arm_rto(int c) {
@@ -968,7 +978,7 @@ class engine {
         cc.recover = cc.snd_nxt;
       }
       if (advanced) cc.bbr.rto_clamp = false;
-      bbr_update_cwnd(cc);
+      bbr_update_cwnd(cc, static_cast<double>(acked));
     } else if (newly_lost && !cc.recovery) {
       cc.recovery = true;
       cc.recover = cc.snd_nxt;

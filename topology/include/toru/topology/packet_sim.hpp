@@ -87,6 +87,9 @@ struct packet_params {
   // A sender's own segment that finds its first-hop queue full: true, Linux (tbf drops it, TCP
   // retries at the next ACK or after an RTO-long probe timer); false, it waits for room.
   bool local_drop = true;
+  // BBR's cwnd: true, Linux's rule (grows by the bytes acknowledged toward the target, never shrinks
+  // in STARTUP); false, set to the target on every ACK (toru-netmodel 1).
+  bool bbr_linux_cwnd = true;
   int initial_window = 10;  // packets (Linux IW10)
   double min_rto = 0.2;     // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
   double initial_rtt = 1e-3;
