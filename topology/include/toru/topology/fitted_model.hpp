@@ -4,7 +4,8 @@
 //
 // The fit: packet_sim on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes) at 4 and 16 KiB and
 // on 2x2x4 at 64 KiB - 1 MiB per pair (TCP/BBR, tbf burst of one packet, the default host),
-// `packet_model_version` below; the points are in src/fitted_model.cpp. Between
+// toru-netmodel 1, not refitted on `packet_model_version` 2); the points are in
+// src/fitted_model.cpp. Between
 // fitted sizes the fraction is interpolated in log(bytes); outside, the nearest fitted size is used.
 // linear, bruck and indirect are taken as size-independent fractions of T_min at fixed block size;
 // pairwise as a fraction of its own flow-level time (the sum over its P-1 steps of the step's
