@@ -417,6 +417,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tbf-burst", burst, "packet model, tcp: tbf bucket per link (default 64KiB, the testbed's)");
   app.add_option("--host-delay", host_delay, "packet model: host reaction time per protocol step (default 100us)");
+  std::string host_slice, socket_buffer;
+  app.add_option("--host-cores", s.sim.packet.host_cores,
+                 "packet model: CPU cores the ranks share (0 = a CPU per node; the netns testbed: 2)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--host-slice", host_slice, "packet model: a rank's turn on a shared core (default 1.5ms)");
+  app.add_option("--socket-buffer", socket_buffer,
+                 "packet model: bytes the kernel holds per connection between a rank's turns (0 = unlimited)");
+  app.add_option(
+         "--warm", s.sim.packet.repetitions,
+         "packet model: run the schedule this many times back to back, report the last (testbed: warm connections)")
+      ->check(CLI::Range(1, 100));
   app.add_flag("--dropin", s.dropin,
                "time toru_alltoall(v) against MPI_Alltoall(v), call by call (--reps defaults to 1000 here)");
   app.add_flag("--json", s.json, "print JSON instead of a table");
@@ -435,6 +446,9 @@ int main(int argc, char** argv) {
                                            : toru::topology::packet_params::congestion_control::bbr;
     if (!burst.empty()) s.sim.packet.tbf_burst = toru::topology::parse_bytes(burst, "--tbf-burst");
     if (!host_delay.empty()) s.sim.packet.host_delay = toru::topology::parse_time(host_delay, "--host-delay");
+    if (!host_slice.empty()) s.sim.packet.host_slice = toru::topology::parse_time(host_slice, "--host-slice");
+    if (!socket_buffer.empty())
+      s.sim.packet.socket_buffer = toru::topology::parse_bytes(socket_buffer, "--socket-buffer");
     if (s.simulate) return simulate(s);
     // A measured block is one MPI count of MPI_BYTE (an int); the simulation has no such limit.
     toru::expect(s.max_bytes <= std::numeric_limits<int>::max(), "--max-bytes",

@@ -117,6 +117,61 @@ TEST(packet_sim, tcp_single_flow_fills_its_link_and_drops_recover) {
   }
 }
 
+// Linux refuses a segment at a full local qdisc; the connection retries at its next ACK or after
+// an RTO-long probe timer. Waiting for room instead (local_drop = false) never counts a refusal.
+TEST(packet_sim, local_drop_stalls_and_recovers) {
+  const auto t = torus::parse("4[bw=10Mb/s]");
+  packet_schedule s;
+  const int o = s.add_op(0), sink = s.add_op(1);
+  for (int k = 0; k < 4; ++k) s.add_message(0, 1, 200000, o, sink);
+  packet_params p;
+  p.queue_bytes = 4 * 1514;
+  p.tbf_burst = 1514;
+  const auto r = simulate_packets(t, s, p);
+  EXPECT_GT(r.local_drops, 0u);
+  EXPECT_NEAR(r.payload_bytes, 800000, 1e-6);
+  p.local_drop = false;
+  const auto w = simulate_packets(t, s, p);
+  EXPECT_EQ(w.local_drops, 0u);
+  EXPECT_NEAR(w.payload_bytes, 800000, 1e-6);
+  EXPECT_LE(w.seconds, r.seconds);
+}
+
+// Ranks sharing one core: a rank acts only in its turn. Two ranks on one core with 10 ms turns,
+// an eager message 0 -> 1 posted at t = 0: rank 1's second op (no messages) starts in its next turn.
+TEST(packet_sim, host_cores_delay_actions_to_the_rank_turn) {
+  const auto t = torus::parse("2[bw=10Mb/s,lat=1us]");
+  packet_schedule s;
+  const int a = s.add_op(0), b = s.add_op(1);
+  s.add_message(0, 1, 1000, a, b);
+  s.add_op(1, {b});
+  packet_params p;
+  p.host_delay = 0;
+  p.post_overhead = 0;
+  const double alone = simulate_packets(t, s, p).seconds;
+  p.host_cores = 1;
+  p.host_slice = 0.01;
+  const double shared = simulate_packets(t, s, p).seconds;
+  EXPECT_LT(alone, 0.01);
+  // rank 1's turns are [0.01, 0.02), [0.03, 0.04), ...: the second op starts at 0.01
+  EXPECT_NEAR(shared, 0.01, 1e-9);
+}
+
+// A warm repetition (connections already open, congestion state kept) is never slower to start
+// than the cold first one for one long flow, and the first repetition equals a single run.
+TEST(packet_sim, repetitions_report_the_last) {
+  const auto t = torus::parse("4[bw=10Mb/s]");
+  const auto s = one_message(0, 2, 300000);
+  packet_params p;
+  const auto once = simulate_packets(t, s, p);
+  p.repetitions = 3;
+  const auto three = simulate_packets(t, s, p);
+  EXPECT_NEAR(three.first_seconds, once.seconds + p.host_delay, 1e-9);  // the barrier op starts host_delay later
+  EXPECT_GT(three.seconds, 0);
+  EXPECT_LE(three.seconds, 1.02 * once.seconds);
+  EXPECT_NEAR(three.payload_bytes, 3 * 300000, 1e-6);
+}
+
 TEST(packet_sim, testbed_tie_rule_and_links) {
   const auto t = torus::parse("4x2");
   // Half way round the ring of 4: + from even coordinates, - from odd ones.

@@ -9,6 +9,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <unordered_map>
 
@@ -56,7 +57,19 @@ namespace {
 using i64 = std::int64_t;
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-enum class ev : std::uint8_t { tx_done, arrive, credit, rto, pace, op_start, post_send, ctrl_send, rest_send };
+enum class ev : std::uint8_t {
+  tx_done,
+  arrive,
+  credit,
+  rto,
+  pace,
+  op_start,
+  post_send,
+  ctrl_send,
+  rest_send,
+  app_fill,
+  probe
+};
 
 struct event {
   double t;
@@ -112,6 +125,8 @@ struct connection {
   int src, dst;
   // sender
   i64 stream_end = 0, snd_nxt = 0, snd_una = 0;
+  i64 written = 0;  // bytes the rank has handed to the kernel (socket_buffer > 0)
+  bool fill_armed = false;
   double cwnd = 0, ssthresh = inf;
   std::map<i64, segment> out;  // outstanding segments by start offset
   i64 pipe = 0;                // bytes in flight: not sacked, not marked lost
@@ -201,7 +216,7 @@ class engine {
 
   packet_result run() {
     for (std::size_t o = 0; o < s_.ops.size(); ++o)
-      if (op_deps_[o] == 0) push(0, ev::op_start, static_cast<i64>(o), 0);
+      if (op_deps_[o] == 0) push(run_at(s_.ops[o].node, 0), ev::op_start, static_cast<i64>(o), 0);
     while (!heap_.empty()) {
       const event e = heap_.top();
       heap_.pop();
@@ -240,6 +255,11 @@ class engine {
   const packet_params& p_;
   int P_, nd_;
   double now_ = 0, end_ = 0;
+
+ public:
+  std::vector<double> op_end_;  // completion time per op, when the caller asks for it
+
+ private:
   std::uint64_t seq_ = 0;
   std::priority_queue<event, std::vector<event>, std::greater<>> heap_;
   std::vector<link_state> links_;
@@ -367,10 +387,21 @@ class engine {
         enqueue_stream(conn_of(m.dst, m.src), static_cast<i64>(p_.control_bytes), static_cast<int>(e.a), item::control);
         break;
       }
+      case ev::probe:
+        if (cn(static_cast<int>(e.a)).blocked) {
+          cn(static_cast<int>(e.a)).blocked = false;
+          tcp_send(static_cast<int>(e.a));
+        }
+        break;
+      case ev::app_fill:
+        cn(static_cast<int>(e.a)).fill_armed = false;
+        app_fill(static_cast<int>(e.a));
+        tcp_send(static_cast<int>(e.a));
+        break;
       case ev::rest_send: {
         const auto& m = s_.messages[static_cast<std::size_t>(e.a)];
-        enqueue_stream(conn_of(m.src, m.dst), static_cast<i64>(m.bytes - p_.eager_limit), static_cast<int>(e.a),
-                       item::rest);
+        enqueue_stream(conn_of(m.src, m.dst), static_cast<i64>(std::max(1.0, m.bytes - first_part())),
+                       static_cast<int>(e.a), item::rest);
         break;
       }
     }
@@ -410,8 +441,8 @@ class engine {
       on_first_part(m);
       return;
     }
-    const bool eager = msg.bytes <= p_.eager_limit;
-    enqueue_stream(conn_of(msg.src, msg.dst), static_cast<i64>(std::max(1.0, eager ? msg.bytes : p_.eager_limit)), m,
+    const bool eager = is_eager(msg.bytes);
+    enqueue_stream(conn_of(msg.src, msg.dst), static_cast<i64>(std::max(1.0, eager ? msg.bytes : first_part())), m,
                    eager ? item::eager_all : item::eager_first);
   }
 
@@ -420,10 +451,10 @@ class engine {
     const auto& msg = s_.messages[static_cast<std::size_t>(m)];
     auto& ms = msgs_[static_cast<std::size_t>(m)];
     if (!ms.recv_posted || ms.done) return;
-    if (msg.src == msg.dst || msg.bytes <= p_.eager_limit)
+    if (msg.src == msg.dst || is_eager(msg.bytes))
       message_done(m);
     else
-      push(now_ + p_.host_delay, ev::ctrl_send, m, 0);
+      push(run_at(msg.dst, now_ + p_.host_delay), ev::ctrl_send, m, 0);
   }
 
   void message_done(int m) {
@@ -438,9 +469,11 @@ class engine {
 
   void op_complete(int o) {
     ++ops_done_;
+    if (!op_end_.empty()) op_end_[static_cast<std::size_t>(o)] = now_;
     end_ = std::max(end_, now_);
     for (int d : dependents_[static_cast<std::size_t>(o)])
-      if (--op_deps_[static_cast<std::size_t>(d)] == 0) push(now_ + p_.host_delay, ev::op_start, d, 0);
+      if (--op_deps_[static_cast<std::size_t>(d)] == 0)
+        push(run_at(s_.ops[static_cast<std::size_t>(d)].node, now_ + p_.host_delay), ev::op_start, d, 0);
   }
 
   void stream_delivered(int c, i64 upto) {
@@ -456,7 +489,8 @@ class engine {
           on_first_part(it.msg);
           break;
         case item::control:
-          push(now_ + p_.host_delay, ev::rest_send, it.msg, 0);
+          push(run_at(s_.messages[static_cast<std::size_t>(it.msg)].src, now_ + p_.host_delay), ev::rest_send, it.msg,
+               0);
           break;
         case item::rest:
           message_done(it.msg);
@@ -470,6 +504,7 @@ class engine {
     cc.stream_end += std::max<i64>(bytes, 1);
     cc.items.push_back({cc.stream_end, msg, kind});
     if (tcp()) {
+      app_fill(c);
       tcp_send(c);
     } else {
       auto& list = nic_conns_[static_cast<std::size_t>(cc.src)];
@@ -686,6 +721,34 @@ class engine {
     try_transmit(o);
   }
 
+  // ---- host: ranks sharing CPUs --------------------------------------------------------------
+  bool is_eager(double bytes) const { return bytes + p_.match_header <= p_.eager_limit; }
+  double first_part() const { return p_.eager_limit - p_.match_header; }
+
+  // When node n next holds a CPU, at or after t. Turns are round-robin in fixed groups, which is
+  // CFS's steady state for equally runnable tasks.
+  double run_at(int n, double t) const {
+    if (p_.host_cores <= 0) return t;
+    const int groups = (P_ + p_.host_cores - 1) / p_.host_cores;
+    if (groups <= 1) return t;
+    const double period = groups * p_.host_slice, off = (n % groups) * p_.host_slice;
+    const double start = off + std::floor((t - off) / period) * period;
+    return t < start + p_.host_slice ? std::max(t, start) : start + period;
+  }
+
+  // The sending rank tops up the connection's socket buffer, if it runs now; otherwise at its turn.
+  void app_fill(int c) {
+    if (p_.socket_buffer <= 0) return;
+    auto& cc = cn(c);
+    const double at = run_at(cc.src, now_);
+    if (at <= now_) {
+      cc.written = std::min(cc.stream_end, cc.snd_una + static_cast<i64>(p_.socket_buffer));
+    } else if (!cc.fill_armed && cc.written < cc.stream_end) {
+      cc.fill_armed = true;
+      push(at, ev::app_fill, c, 0);
+    }
+  }
+
   // ---- TCP sender ---------------------------------------------------------------------------
   void tcp_send(int c) {
     auto& cc = cn(c);
@@ -705,9 +768,10 @@ class engine {
       }
       const bool resend = start >= 0;
       if (!resend) {
-        if (cc.snd_nxt >= cc.stream_end) return;
+        const i64 end = p_.socket_buffer > 0 ? cc.written : cc.stream_end;
+        if (cc.snd_nxt >= end) return;
         start = cc.snd_nxt;
-        len = static_cast<int>(std::min<i64>(static_cast<i64>(p_.mss), cc.stream_end - cc.snd_nxt));
+        len = static_cast<int>(std::min<i64>(static_cast<i64>(p_.mss), end - cc.snd_nxt));
         if (!bbr() && p_.slow_start_after_idle && cc.pipe == 0 && cc.out.empty() && now_ - cc.last_send > cc.rto)
           cc.cwnd = std::min(cc.cwnd, p_.initial_window * p_.mss);
       }
@@ -723,7 +787,15 @@ class engine {
       const double w = len + p_.header;
       if (O.queued + w > O.capacity) {
         cc.blocked = true;
-        O.waiting.push_back(c);
+        if (!p_.local_drop) {
+          O.waiting.push_back(c);
+          return;
+        }
+        // Linux: tbf refuses the segment (NET_XMIT_DROP, counted as a drop); it stays unsent and
+        // TCP tries again at the connection's next ACK or, with nothing in flight, when the
+        // zero-window probe timer (the RTO) fires.
+        ++r_.local_drops;
+        if (cc.out.empty()) push(now_ + std::max(cc.rto, p_.min_rto), ev::probe, c, 0);
         return;
       }
       const int id = new_packet();
@@ -825,7 +897,10 @@ class engine {
     }
   }
 
-  void bbr_update_cwnd(connection& cc) {
+  // Linux tcp_bbr.c bbr_set_cwnd: cwnd moves toward the target by the bytes acknowledged; in
+  // STARTUP it only grows (an app-limited flow never leaves STARTUP, so a window that once grew
+  // large stays large, over idle periods too: what `ss` shows on the testbed).
+  void bbr_update_cwnd(connection& cc, double acked) {
     const auto& b = cc.bbr;
     if (b.rto_clamp) {
       cc.cwnd = p_.mss;
@@ -833,7 +908,15 @@ class engine {
     }
     const double gain = b.m == bbr_state::mode::probe_bw ? 2.0 : bbr_high_gain;
     const double bdp = bbr_bw(cc) * (std::isfinite(b.min_rtt) ? b.min_rtt : p_.initial_rtt);
-    cc.cwnd = std::max(4 * p_.mss, gain * bdp + 3 * p_.mss);
+    const double probe = b.m == bbr_state::mode::probe_bw && b.cycle == 0 ? 2 : 0;
+    const double target = std::max(4 * p_.mss, gain * bdp + (p_.bbr_quantization + probe) * p_.mss);
+    if (!p_.bbr_linux_cwnd)
+      cc.cwnd = target;
+    else if (b.m != bbr_state::mode::startup)
+      cc.cwnd = std::min(cc.cwnd + acked, target);
+    else if (cc.cwnd < target || cc.delivered < p_.initial_window * p_.mss)
+      cc.cwnd += acked;
+    cc.cwnd = std::max(cc.cwnd, 4 * p_.mss);
   }
 
   void arm_rto(int c) {
@@ -844,6 +927,7 @@ class engine {
 
   void on_ack(int c, i64 cum, i64 sack) {
     auto& cc = cn(c);
+    if (p_.local_drop) cc.blocked = false;
     i64 acked = 0;
     std::uint64_t sack_order = 0;
     if (auto it = cc.out.find(sack); it != cc.out.end() && !it->second.sacked) {
@@ -873,7 +957,10 @@ class engine {
       cc.out.erase(cc.out.begin());
       advanced = true;
     }
-    if (cum > cc.snd_una) cc.snd_una = cum;
+    if (cum > cc.snd_una) {
+      cc.snd_una = cum;
+      app_fill(c);
+    }
     // loss detection: a segment sent 3 transmissions before one now acknowledged is lost
     bool newly_lost = false;
     if (sack_order > 3)
@@ -891,7 +978,7 @@ class engine {
         cc.recover = cc.snd_nxt;
       }
       if (advanced) cc.bbr.rto_clamp = false;
-      bbr_update_cwnd(cc);
+      bbr_update_cwnd(cc, static_cast<double>(acked));
     } else if (newly_lost && !cc.recovery) {
       cc.recovery = true;
       cc.recover = cc.snd_nxt;
@@ -926,6 +1013,7 @@ class engine {
     cc.rto_armed = false;
     if (cc.out.empty()) return;
     ++r_.timeouts;
+    if (p_.local_drop) cc.blocked = false;  // the retransmission tries the first hop again
     cc.ssthresh = std::max(static_cast<double>(cc.pipe + cc.lost_bytes) / 2, 2 * p_.mss);
     cc.cwnd = p_.mss;
     cc.bbr.rto_clamp = true;
@@ -945,8 +1033,40 @@ class engine {
 }  // namespace
 
 packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p) {
-  engine e(t, s, p);
-  return e.run();
+  expect(p.repetitions >= 1, "packet_params::repetitions", ">= 1", std::to_string(p.repetitions));
+  if (p.repetitions == 1) {
+    engine e(t, s, p);
+    auto r = e.run();
+    r.first_seconds = r.seconds;
+    return r;
+  }
+  // Repetition k's ops follow a barrier op (on node 0, no messages) that follows every op of
+  // repetition k-1; the connections and links are the same, so their state carries over.
+  packet_schedule all;
+  const int n_ops = static_cast<int>(s.ops.size());
+  std::vector<int> barriers;
+  for (int k = 0; k < p.repetitions; ++k) {
+    const int base = static_cast<int>(all.ops.size());
+    for (const auto& op : s.ops) {
+      std::vector<int> after;
+      for (int a : op.after) after.push_back(base + a);
+      if (after.empty() && k > 0) after.push_back(barriers.back());
+      all.add_op(op.node, std::move(after), op.label);
+    }
+    for (const auto& m : s.messages) all.add_message(m.src, m.dst, m.bytes, base + m.send_op, base + m.recv_op);
+    std::vector<int> every(static_cast<std::size_t>(n_ops));
+    std::iota(every.begin(), every.end(), base);
+    barriers.push_back(all.add_op(0, std::move(every), "barrier"));
+  }
+  engine e(t, all, p);
+  e.op_end_.assign(all.ops.size(), 0);
+  auto r = e.run();
+  const double first = e.op_end_[static_cast<std::size_t>(barriers.front())];
+  const double before_last = e.op_end_[static_cast<std::size_t>(barriers[barriers.size() - 2])];
+  const double last = e.op_end_[static_cast<std::size_t>(barriers.back())];
+  r.first_seconds = first;
+  r.seconds = last - before_last;
+  return r;
 }
 
 }  // namespace toru::topology

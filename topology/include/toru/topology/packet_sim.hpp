@@ -63,16 +63,41 @@ struct packet_params {
   // software cost per posted message.
   double host_delay = 100e-6;
   double post_overhead = 10e-6;
+  // host CPUs shared by the ranks (the netns testbed runs every rank on one host). 0: every node
+  // has a CPU of its own. Otherwise the ranks take turns, ceil(P / host_cores) of them per core,
+  // `host_slice` seconds each (the scheduler's time slice), and a rank acts (posts, answers a
+  // rendezvous, refills its sockets) only during its turn. Between turns the kernel sends what the
+  // rank left in each connection's socket buffer, at most `socket_buffer` bytes (0: unlimited).
+  int host_cores = 0;
+  double host_slice = 1.5e-3;  // CFS: 0.75 ms x (1 + log2 cores) when more tasks than sched_nr_latency
+  double socket_buffer = 0;
+  // Open MPI's eager limit counts the ob1 match header, so a payload of eager_limit bytes is
+  // already a rendezvous message.
+  double match_header = 14;
   double eager_limit = 65536;  // Open MPI btl_tcp_eager_limit
   double control_bytes = 64;   // rendezvous control message
   // tcp
   enum class congestion_control { reno, bbr };
   congestion_control congestion = congestion_control::bbr;  // the testbed host's default (sysctl)
   double device_rate = 1e9;  // bytes/s a link end moves while tbf's bucket has tokens (veth)
-  int initial_window = 10;   // packets (Linux IW10)
-  double min_rto = 0.2;      // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
+  // BBR's cwnd = gain x BDP + this many packets (Linux tcp_bbr.c bbr_quantization_budget: 3 TSO
+  // bursts of 2 segments at these pacing rates; 2 more while probing for bandwidth). With a
+  // millisecond RTT the BDP is under one packet, so this floor is most of each flow's window.
+  double bbr_quantization = 6;
+  // A sender's own segment that finds its first-hop queue full: true, Linux (tbf drops it, TCP
+  // retries at the next ACK or after an RTO-long probe timer); false, it waits for room.
+  bool local_drop = true;
+  // BBR's cwnd: true, Linux's rule (grows by the bytes acknowledged toward the target, never shrinks
+  // in STARTUP); false, set to the target on every ACK (toru-netmodel 1).
+  bool bbr_linux_cwnd = true;
+  int initial_window = 10;  // packets (Linux IW10)
+  double min_rto = 0.2;     // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
   double initial_rtt = 1e-3;
   bool slow_start_after_idle = true;
+  // Times the schedule runs back to back, each after a barrier (the last is reported). A timed
+  // repetition on the testbed follows warm-up calls: its connections carry their congestion state
+  // (BBR keeps its bandwidth and RTT model over idle periods), the tbf buckets what the gap refilled.
+  int repetitions = 1;
   double time_limit = 1e5;  // simulated seconds; beyond is an error (a schedule that deadlocks)
 };
 
@@ -100,10 +125,12 @@ struct packet_schedule {
 };
 
 struct packet_result {
-  double seconds = 0;  // last operation's completion
+  double seconds = 0;        // the last repetition: its last operation's completion after the barrier
+  double first_seconds = 0;  // the first repetition (cold connections, empty buckets)
   std::uint64_t packets = 0, drops = 0, retransmits = 0, timeouts = 0, events = 0;
-  double payload_bytes = 0;              // application bytes delivered
-  double max_link_utilisation = 0;       // busiest link: busy time / makespan
+  std::uint64_t local_drops = 0;    // segments a sender's full first-hop queue refused (tc counts them as drops too)
+  double payload_bytes = 0;         // application bytes delivered
+  double max_link_utilisation = 0;  // busiest link: busy time / makespan
   std::vector<double> axis_utilisation;  // per axis: mean busy fraction of its links over the makespan
 };
 
