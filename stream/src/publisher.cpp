@@ -1,5 +1,10 @@
 #include "toru/stream/publisher.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -124,6 +129,13 @@ push_result publisher::publish_gathered(const frame_view& tile) {
 
 void publisher::encode_loop() {
   bool warned_encode = false;
+  if (opt_.encoder_nice > 0) {
+    // setpriority on a thread id changes that thread only (Linux); failure is harmless.
+    const auto tid = static_cast<id_t>(::gettid());
+    errno = 0;
+    const int now = ::getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(19, now + opt_.encoder_nice));
+  }
   while (true) {
     auto it = queue_->take(50);
     if (!it) {
