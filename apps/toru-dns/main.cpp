@@ -262,7 +262,11 @@ int run(const settings& cli, MPI_Comm comm) {
   if (s.stream_port >= 0 || s.stream_tcp_port >= 0 || !s.stream_record.empty())
     pub = std::make_unique<toru::stream::publisher>(
         comm, toru::stream::publisher_options{
-                  .queue_slots = 4,  // two frames a step
+                  // Two frames a step. The encoder runs at low priority and may fall behind for a
+                  // while when every core runs a rank: 64 slots (32 steps) absorb that without a
+                  // loss, slots sized to the plane (the largest frame), not the 16 MiB default.
+                  .queue_slots = 64,
+                  .max_frame_bytes = std::max<std::size_t>(4096, static_cast<std::size_t>(s.n * s.n) * sizeof(float)),
                   .record_dir = s.stream_record,
                   .server = {.http_port = s.stream_port, .tcp_port = s.stream_tcp_port, .title = "toru-dns"}});
   if (pub && rank == 0 && !s.quiet)

@@ -31,7 +31,7 @@ canvas{display:block;background:#fff}
 </div>
 <div id="state">buffer <span id="bufbar"><span id="buflevel"></span></span> <span id="buf">0</span> frames
 | received <span id="count">0</span> | played <span id="played">0</span> | skipped <span id="skipped">0</span>
-| decimation <span id="dec">1</span> | resolution <span id="res">1/1</span> | stalls <span id="stalls">0</span> | policy <span id="policy">-</span>
+| decimation <span id="dec">1</span> | resolution <span id="res">1/1</span> | stalls <span id="stalls">0</span> | not drawn <span id="undrawn">0</span> | policy <span id="policy">-</span>
 | <span id="mode">live</span></div>
 <div id="panels"></div>
 <script>
@@ -41,7 +41,7 @@ const fps = +(q.get('fps') || 10), low = +(q.get('low') || 3), high = +(q.get('h
 const policy = q.get('policy'), latency = +(q.get('latency') || 1);
 const startFrames = Math.min(high - 1, Math.max(low, Math.ceil(latency * fps - 1e-9)));
 let ws = null, buffer = [], playing = true, started = false, received = 0, played = 0, stalls = 0, connReceived = 0;
-let position = 0, dragging = false, status = {};
+let position = 0, dragging = false, status = {}, undrawn = 0;
 const $ = id => document.getElementById(id);
 const anchors = [[68,1,84],[71,44,122],[59,81,139],[44,113,142],[33,144,141],[39,173,129],[92,200,99],[170,220,50],[253,231,37]];
 const cmap = [];
@@ -86,7 +86,8 @@ async function draw(h) {
   } else if (h.codec !== 'raw') {  // not sent to this page (its hello accepts raw and png)
     const p = panel(h.name, 320, 40);
     p.canvas.getContext('2d').fillText('cannot draw ' + h.codec + ' frames', 4, 20);
-    label(p, h, '  (cannot draw ' + h.codec + ' frames)');
+    label(p, h);
+    $('undrawn').textContent = ++undrawn;
   } else if (h.shape.length === 2) {
     const a = typed(h), rows = h.shape[0], cols = h.shape[1];
     let lo = Infinity, hi = -Infinity;
