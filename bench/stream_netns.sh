@@ -12,7 +12,8 @@
 #
 # Needs root (ip netns, tc tbf) and iperf3; netem is not available in this kernel, so links are
 # shaped in bandwidth only. Knobs: STREAM_RUNS (3), STREAM_SECONDS (20), DNS_N (48), DNS_STEPS (150),
-# DNS_RANKS (2), STREAM_LATENCY (1 s: the live-latency target of the paced viewer), STREAM_NS
+# DNS_RANKS (2), STREAM_SLOW_RATE (100kbit: the slow viewer's link; make it 10x below what a step
+# streams at the step rate you get), STREAM_LATENCY (1 s: the live-latency target of the paced viewer), STREAM_NS
 # (namespace prefix, "strv": use your own when others run netns testbeds), STREAM_WORK.
 # Namespaces $STREAM_NS-a (producer) and $STREAM_NS-b (viewer) are removed at the end.
 set -euo pipefail
@@ -49,7 +50,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 if [ "$MODE" = overhead ]; then
   N=${DNS_N:-48} STEPS=${DNS_STEPS:-150} NP=${DNS_RANKS:-2}
-  link 100kbit
+  link "${STREAM_SLOW_RATE:-100kbit}"
   MPI=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
   off() {
     ip netns exec $A "${MPI[@]}" "$DNS" --n "$N" --steps "$STEPS" --ic random --json --quiet --out "$WORK/off" >"$1"

@@ -58,6 +58,7 @@ struct server::impl {
     unsigned accept = all_codecs;  // codecs the viewer decodes (hello "accept"; raw always)
     double connected_at = 0, stall_since = 0;
     std::size_t last_buffered = 0;
+    std::int64_t last_received = -1;  // as the viewer last reported
     std::uint64_t baseline_next = 0;  // paced = false: next seq to send
   };
   struct tcp_conn {
@@ -265,6 +266,11 @@ struct server::impl {
       }
       if (!s->hello) return drop(s, fmt::format("sent '{}' before hello", type), true);
       if (type == "report") {
+        // A viewer whose received count grows is reading, however slow its link: on a link of a
+        // few kbit/s the kernel may take longer than stall_timeout_s to free enough socket buffer
+        // for the next write to complete, and that alone must not drop it.
+        const auto received = j.value("received", std::int64_t{-1});
+        if (received > s->last_received) s->stall_since = now_s(), s->last_received = received;
         s->fc->report(now_s(), j.at("buffer").get<int>(), j.value("position", std::uint64_t{0}), j.value("fps", 0.0),
                       j.value("received", std::int64_t{-1}));
       } else if (type == "seek") {

@@ -85,7 +85,9 @@ std::optional<slice_tap::frames> slice_tap::collect() {
   if (!pending_) return std::nullopt;
   check_mpi(MPI_Wait(&req_, MPI_STATUS_IGNORE), "MPI_Wait");
   pending_ = false;
-  frames f{.step = step_, .t = t_};
+  frames f;
+  f.step = step_;
+  f.t = t_;
   if (!is_root_) return f;
   std::memcpy(static_cast<void*>(work_.data()), recv_.data(), nn_ * sizeof(cpx));
   fftw_execute(plan_);
