@@ -54,6 +54,11 @@ class slice_tap {
   std::size_t nn_, shells_;
   std::vector<double> send_, recv_;  // [plane as 2 n^2 doubles | spectrum shells]
   std::vector<cpx> work_;
+  struct mode {
+    std::uint32_t offset, cell, shell;  // in the spectral box, in the plane, of the spectrum
+    double weight;
+  };
+  std::vector<mode> modes_;  // the local modes with a nonzero weight, found once
   fftw_plan plan_ = nullptr;
   MPI_Request req_ = MPI_REQUEST_NULL;
   std::int64_t step_ = 0;
