@@ -38,16 +38,19 @@ extern "C" void on_signal(int) { interrupted = true; }
 
 struct settings {
   std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "raw";
-  std::string image_codec = "png";
+  std::string image_codec = "png", buffer_log;
   bool demo = false, json = false, no_playout = false, unpaced = false, field_only = false;
   int port = 8080, tcp_port = -1, size = 64, low = 3, high = 10;
-  double fps = 10, rate = 10, seconds = 0;
+  double fps = 10, rate = 10, seconds = 0, latency = 1.0;
   std::uint64_t frames = 0;
 };
 
 ts::flow_options flow_of(const settings& s) {
-  return {
-      .fps = s.fps, .low_water = s.low, .high_water = s.high, .policy = ts::parse_adapt_policy(s.policy, "--policy")};
+  return {.fps = s.fps,
+          .low_water = s.low,
+          .high_water = s.high,
+          .latency_s = s.latency,
+          .policy = ts::parse_adapt_policy(s.policy, "--policy")};
 }
 
 ts::server_options server_of(const settings& s) {
@@ -160,6 +163,8 @@ int run_client(const settings& s) {
        .fps = s.fps,
        .low_water = s.low,
        .high_water = s.high,
+       .latency_s = s.latency,
+       .buffer_log = s.buffer_log,
        .policy = s.policy,
        .playout = !s.no_playout,
        .seconds = s.seconds,
@@ -185,6 +190,7 @@ int run_client(const settings& s) {
                       {"shape", h.shape},
                       {"dtype", std::string(ts::to_string(h.type))},
                       {"codec", std::string(ts::to_string(h.encoding))},
+                      {"downscale", h.downscale},
                       {"file", file}}
                      .dump()
               << '\n';
@@ -194,6 +200,9 @@ int run_client(const settings& s) {
          {"played", stats.played},
          {"stalls", stats.stalls},
          {"skipped", stats.skipped},
+         {"downscaled", stats.downscaled},
+         {"start_frames", stats.start_frames},
+         {"min_buffer", stats.min_buffer},
          {"first_play_s", stats.first_play_s},
          {"interval_mean_ms", stats.interval_mean_ms},
          {"jitter_mean_ms", stats.jitter_mean_ms},
@@ -243,8 +252,17 @@ int main(int argc, char** argv) {
   app.add_option("--high-water", s.high, "frames buffered at most; the sender holds there")
       ->check(CLI::Range(2, 10000))
       ->capture_default_str();
-  app.add_option("--policy", s.policy, "a viewer that cannot keep up: skip (to the newest), decimate, catch-up")
-      ->check(CLI::IsMember({"skip", "decimate", "catch-up"}))
+  app.add_option("--latency", s.latency,
+                 "live: play this many seconds behind the newest frame (the start-up buffer and the level the "
+                 "sender keeps; within the water marks)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--buffer-log", s.buffer_log, "--connect: write the buffer level over time to this CSV file")
+      ->needs(connect);
+  app.add_option("--policy", s.policy,
+                 "a viewer that cannot keep up: skip (to the newest), decimate (fewer steps), resolution (smaller "
+                 "images), catch-up")
+      ->check(CLI::IsMember({"skip", "decimate", "resolution", "catch-up"}))
       ->capture_default_str();
   app.add_flag("--unpaced", s.unpaced, "serve every frame the moment it exists (the benchmark baseline)");
   app.add_option("--rate", s.rate, "--demo: steps per second")->check(CLI::Range(0.01, 10000.0))->capture_default_str();

@@ -138,19 +138,16 @@ std::vector<std::uint8_t> colour_indices(dtype type, std::span<const std::byte> 
   return idx;
 }
 
-std::string encode_png(dtype type, std::span<const std::byte> data, std::int64_t rows, std::int64_t cols, double lo,
-                       double hi) {
+std::string encode_png_rgb(std::span<const std::uint8_t> rgb, std::int64_t rows, std::int64_t cols) {
   expect(rows > 0 && cols > 0 && rows <= (1 << 20) && cols <= (1 << 20), "frame.shape", "a 2-D image up to 2^20 a side",
          fmt::format("{}x{}", rows, cols));
-  const auto idx = colour_indices(type, data, lo, hi);
-  const auto& map = colour_map();
+  expect(rgb.size() == static_cast<std::size_t>(rows * cols * 3), "rgb", "3 bytes per pixel",
+         fmt::format("{} bytes for {}x{}", rgb.size(), rows, cols));
   png_image image{};
   image.version = PNG_IMAGE_VERSION;
   image.width = static_cast<png_uint_32>(cols);
   image.height = static_cast<png_uint_32>(rows);
   image.format = PNG_FORMAT_RGB;
-  std::vector<std::uint8_t> rgb(idx.size() * 3);
-  for (std::size_t i = 0; i < idx.size(); ++i) std::memcpy(&rgb[3 * i], map[idx[i]].data(), 3);
   png_alloc_size_t size = 0;
   if (!png_image_write_to_memory(&image, nullptr, &size, 0, rgb.data(), 0, nullptr))
     throw error(errc::internal, fmt::format("libpng: {}", image.message));
@@ -159,6 +156,17 @@ std::string encode_png(dtype type, std::span<const std::byte> data, std::int64_t
     throw error(errc::internal, fmt::format("libpng: {}", image.message));
   out.resize(size);
   return out;
+}
+
+std::string encode_png(dtype type, std::span<const std::byte> data, std::int64_t rows, std::int64_t cols, double lo,
+                       double hi) {
+  expect(rows > 0 && cols > 0 && rows <= (1 << 20) && cols <= (1 << 20), "frame.shape", "a 2-D image up to 2^20 a side",
+         fmt::format("{}x{}", rows, cols));
+  const auto idx = colour_indices(type, data, lo, hi);
+  const auto& map = colour_map();
+  std::vector<std::uint8_t> rgb(idx.size() * 3);
+  for (std::size_t i = 0; i < idx.size(); ++i) std::memcpy(&rgb[3 * i], map[idx[i]].data(), 3);
+  return encode_png_rgb(rgb, rows, cols);
 }
 
 std::vector<std::byte> decode_png(std::string_view png, std::int64_t& rows, std::int64_t& cols) {

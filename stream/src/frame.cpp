@@ -162,9 +162,11 @@ frame_header parse_message(std::string_view m, std::string_view* payload) {
     h.max = j.value("max", 0.0);
     h.origin = j.value("origin", std::vector<std::int64_t>{});
     h.global_shape = j.value("global_shape", std::vector<std::int64_t>{});
+    h.downscale = j.value("downscale", 1);
   } catch (const nlohmann::json::exception& e) {
     throw error(errc::invalid_argument, fmt::format("frame message: bad header field: {}", e.what()));
   }
+  if (h.downscale < 1) throw error(errc::invalid_argument, "frame message: downscale must be >= 1");
   if (h.shape.empty() || h.shape.size() > max_rank ||
       static_cast<std::uint64_t>(element_count(h.shape)) * dtype_size(h.type) != h.raw_bytes)
     throw error(errc::invalid_argument, "frame message: shape, dtype and raw_bytes disagree");

@@ -1,6 +1,12 @@
 #include "toru/stream/publisher.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -124,6 +130,15 @@ push_result publisher::publish_gathered(const frame_view& tile) {
 
 void publisher::encode_loop() {
   bool warned_encode = false;
+  int nice = opt_.encoder_nice;
+  if (const char* e = std::getenv("TORU_STREAM_ENCODER_NICE")) nice = std::atoi(e);  // experiments
+  if (nice > 0) {
+    // setpriority on a thread id changes that thread only (Linux); failure is harmless.
+    const auto tid = static_cast<id_t>(::gettid());
+    errno = 0;
+    const int now = ::getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(19, now + nice));
+  }
   while (true) {
     auto it = queue_->take(50);
     if (!it) {

@@ -12,14 +12,17 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "toru/core/log.hpp"
+#include "toru/stream/transcode.hpp"
 
 namespace toru::stream {
 
@@ -52,8 +55,10 @@ struct server::impl {
     std::unique_ptr<flow_controller> fc;
     std::unique_ptr<asio::steady_timer> timer;
     bool hello = false, closed = false, timer_armed = false;
+    unsigned accept = all_codecs;  // codecs the viewer decodes (hello "accept"; raw always)
     double connected_at = 0, stall_since = 0;
     std::size_t last_buffered = 0;
+    std::int64_t last_received = -1;  // as the viewer last reported
     std::uint64_t baseline_next = 0;  // paced = false: next seq to send
   };
   struct tcp_conn {
@@ -81,6 +86,14 @@ struct server::impl {
   server_counters c;
   std::string status_snapshot = "{}";
   std::atomic<bool> notify_pending{false};
+  // Recently transcoded messages (seq, scale, accepted codecs): viewers of the same kind share them.
+  struct transcoded {
+    std::uint64_t seq;
+    int scale;
+    unsigned accept;
+    message_ptr msg;
+  };
+  std::deque<transcoded> xcache;
 
   impl(frame_log& f, server_options o) : frames(f), opt(std::move(o)) {
     ws.clear_access_channels(websocketpp::log::alevel::all);
@@ -232,6 +245,8 @@ struct server::impl {
         if (j.contains("policy")) f.policy = parse_adapt_policy(j["policy"].get<std::string>(), "hello.policy");
         if (j.contains("low_water")) f.low_water = j["low_water"].get<int>();
         if (j.contains("high_water")) f.high_water = j["high_water"].get<int>();
+        if (j.contains("latency")) f.latency_s = j["latency"].get<double>();
+        if (j.contains("accept")) s->accept = codec_mask(j["accept"].get<std::vector<std::string>>(), "hello.accept");
         bool live = true;
         std::uint64_t from = 0;
         if (j.contains("from") && !(j["from"].is_string() && j["from"] == "live")) {
@@ -251,7 +266,13 @@ struct server::impl {
       }
       if (!s->hello) return drop(s, fmt::format("sent '{}' before hello", type), true);
       if (type == "report") {
-        s->fc->report(now_s(), j.at("buffer").get<int>(), j.value("position", std::uint64_t{0}), j.value("fps", 0.0));
+        // A viewer whose received count grows is reading, however slow its link: on a link of a
+        // few kbit/s the kernel may take longer than stall_timeout_s to free enough socket buffer
+        // for the next write to complete, and that alone must not drop it.
+        const auto received = j.value("received", std::int64_t{-1});
+        if (received > s->last_received) s->stall_since = now_s(), s->last_received = received;
+        s->fc->report(now_s(), j.at("buffer").get<int>(), j.value("position", std::uint64_t{0}), j.value("fps", 0.0),
+                      j.value("received", std::int64_t{-1}));
       } else if (type == "seek") {
         s->fc->seek(j.at("seq").get<std::uint64_t>(), false);
       } else if (type == "live") {
@@ -285,7 +306,7 @@ struct server::impl {
         });
         return;
       }
-      if (auto msg = frames.get(d.seq)) send_frame(s, msg);
+      if (auto msg = for_viewer(*s, d.seq, d.scale)) send_frame(s, msg);
       s->fc->sent(now, d.seq);
     }
   }
@@ -294,7 +315,27 @@ struct server::impl {
   void pump_baseline(const std::shared_ptr<session>& s) {
     const auto end = frames.end();
     for (; s->baseline_next < end; ++s->baseline_next)
-      if (auto msg = frames.get(s->baseline_next)) send_frame(s, msg);
+      if (auto msg = for_viewer(*s, s->baseline_next, 1)) send_frame(s, msg);
+  }
+
+  // Frame seq as this viewer takes it (reduced resolution, codecs it decodes); null if gone or
+  // if it cannot be transcoded (logged; the viewer misses that frame, the others do not).
+  message_ptr for_viewer(const session& s, std::uint64_t seq, int scale) {
+    auto msg = frames.get(seq);
+    if (!msg || (scale == 1 && s.accept == all_codecs)) return msg;
+    for (const auto& x : xcache)
+      if (x.seq == seq && x.scale == scale && x.accept == s.accept) return x.msg;
+    try {
+      auto out = transcode(msg, scale, s.accept);
+      if (out != msg) {
+        xcache.push_back({seq, scale, s.accept, out});
+        if (xcache.size() > 16) xcache.pop_front();
+      }
+      return out;
+    } catch (const std::exception& e) {
+      log_line("toru::stream: frame {} not transcoded for viewer {}: {}", seq, s.id, e.what());
+      return nullptr;
+    }
   }
 
   void on_notify() {
@@ -311,6 +352,8 @@ struct server::impl {
                 {"sent", k.sent},
                 {"skipped", k.skipped},
                 {"decimation", k.decimation},
+                {"scale", k.scale},
+                {"target_buffer", s.fc->target_frames()},
                 {"buffer_estimate", s.fc->estimated_buffer(now)},
                 {"policy", std::string(to_string(s.fc->options().policy))},
                 {"fps", s.fc->fps()}});

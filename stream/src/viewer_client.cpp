@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 
@@ -60,6 +62,12 @@ struct fd_guard {
   int fd;
   ~fd_guard() { ::close(fd); }
 };
+struct file_guard {
+  std::FILE* f;
+  ~file_guard() {
+    if (f) std::fclose(f);
+  }
+};
 }  // namespace
 
 viewer_stats run_viewer(const viewer_options& opt,
@@ -67,8 +75,19 @@ viewer_stats run_viewer(const viewer_options& opt,
   expect(opt.fps > 0, "viewer.fps", "> 0", std::to_string(opt.fps));
   const int fd = connect_to(opt.host, opt.port);
   fd_guard guard{fd};
-  nlohmann::json hello{
-      {"type", "hello"}, {"fps", opt.fps}, {"low_water", opt.low_water}, {"high_water", opt.high_water}};
+  expect(opt.low_water >= 1 && opt.high_water > opt.low_water, "viewer.low_water/high_water",
+         "1 <= low_water < high_water", fmt::format("{} and {}", opt.low_water, opt.high_water));
+  std::FILE* log = nullptr;
+  if (!opt.buffer_log.empty() && !(log = std::fopen(opt.buffer_log.c_str(), "w")))
+    throw error(errc::io,
+                fmt::format("viewer.buffer_log: cannot write '{}': {}", opt.buffer_log, std::strerror(errno)));
+  file_guard log_guard{log};
+  if (log) std::fputs("t_s,buffer,received,played,stalls\n", log);
+  nlohmann::json hello{{"type", "hello"},
+                       {"fps", opt.fps},
+                       {"low_water", opt.low_water},
+                       {"high_water", opt.high_water},
+                       {"latency", opt.latency_s}};
   if (opt.from == "live") {
     hello["from"] = "live";
   } else {
@@ -87,6 +106,13 @@ viewer_stats run_viewer(const viewer_options& opt,
 
   viewer_stats st;
   st.start_s = now_s();
+  // The sender's target (flow_controller::target_frames): start (and restart after a stall) with
+  // that much, so what absorbs a hiccup is the latency target, not the minimum. A replay: low_water,
+  // the level the sender fills a replay to.
+  st.start_frames = opt.from != "live" ? opt.low_water
+                                       : std::clamp(static_cast<int>(std::ceil(opt.latency_s * opt.fps - 1e-9)),
+                                                    opt.low_water, opt.high_water - 1);
+  st.min_buffer = 1 << 30;
   std::deque<std::pair<std::string, frame_header>> buffer;
   std::string in;
   const double period = 1.0 / opt.fps;
@@ -123,7 +149,15 @@ viewer_stats run_viewer(const viewer_options& opt,
       break;
     }
     if (now >= next_report) {
-      send_json(fd, {{"type", "report"}, {"buffer", buffer.size()}, {"position", position}, {"fps", opt.fps}});
+      send_json(fd, {{"type", "report"},
+                     {"buffer", buffer.size()},
+                     {"position", position},
+                     {"fps", opt.fps},
+                     {"received", st.received}});
+      if (log)
+        std::fprintf(log, "%.3f,%zu,%llu,%llu,%llu\n", now - st.start_s, buffer.size(),
+                     static_cast<unsigned long long>(st.received), static_cast<unsigned long long>(st.played),
+                     static_cast<unsigned long long>(st.stalls));
       next_report += 0.25;
       if (next_report < now) next_report = now + 0.25;
     }
@@ -131,11 +165,15 @@ viewer_stats run_viewer(const viewer_options& opt,
       // A fixed cadence from the start: lateness of one tick is not carried into the next.
       next_tick += period;
       if (next_tick < now) next_tick = now + period;
-      if (!started && static_cast<int>(buffer.size()) >= opt.low_water) started = true;
+      // Or the stream has paused or ended (nothing for a second): play what there is.
+      if (!started &&
+          (static_cast<int>(buffer.size()) >= st.start_frames || (!buffer.empty() && now - last_arrival > 1.0)))
+        started = true;
       if (started) {
+        st.min_buffer = std::min(st.min_buffer, static_cast<int>(buffer.size()));
         if (buffer.empty()) {
           ++st.stalls;
-          started = false;  // rebuffer to low_water, as a video player would
+          started = false;  // rebuffer, as a video player would
         } else {
           auto [msg, h] = std::move(buffer.front());
           buffer.pop_front();
@@ -178,6 +216,7 @@ viewer_stats run_viewer(const viewer_options& opt,
       } else if (kind == 'F') {
         ++st.received;
         const auto h = parse_message(body);
+        if (h.downscale > 1) ++st.downscaled;
         if (opt.playout) {
           buffer.emplace_back(std::move(body), h);
         } else if (!play(body, h, last_arrival)) {
@@ -192,6 +231,7 @@ viewer_stats run_viewer(const viewer_options& opt,
       break;
     }
   }
+  if (st.min_buffer == 1 << 30) st.min_buffer = 0;
   if (intervals > 0) st.jitter_mean_ms = jitter_sum / intervals, st.interval_mean_ms = interval_sum / intervals;
   return st;
 }

@@ -1,7 +1,10 @@
 // The viewer page served at GET /: plain HTML + JavaScript, no network resources. It keeps a
-// playout buffer, plays at a fixed rate, reports its buffer level and position four times a
-// second (the flow-control feedback), and draws image frames (PNG, or raw 2-D arrays through the
-// same colour map as codec.cpp) and 1-D frames as line plots (log axes for names with "spectrum").
+// playout buffer, starts (and restarts after a stall) with latency x fps frames as the sender's
+// target, plays at a fixed rate, reports its buffer level, position and frames received four
+// times a second (the flow-control feedback), and draws image frames (PNG, or raw 2-D arrays
+// through the same colour map as codec.cpp) and 1-D frames as line plots (log axes for names with
+// "spectrum"). It says in its hello that it decodes raw and PNG only: the server sends zstd/lz4
+// frames to it as raw (transcode.hpp).
 #include "toru/stream/server.hpp"
 
 namespace toru::stream {
@@ -28,16 +31,17 @@ canvas{display:block;background:#fff}
 </div>
 <div id="state">buffer <span id="bufbar"><span id="buflevel"></span></span> <span id="buf">0</span> frames
 | received <span id="count">0</span> | played <span id="played">0</span> | skipped <span id="skipped">0</span>
-| decimation <span id="dec">1</span> | stalls <span id="stalls">0</span> | policy <span id="policy">-</span>
+| decimation <span id="dec">1</span> | resolution <span id="res">1/1</span> | stalls <span id="stalls">0</span> | not drawn <span id="undrawn">0</span> | policy <span id="policy">-</span>
 | <span id="mode">live</span></div>
 <div id="panels"></div>
 <script>
 'use strict';
 const q = new URLSearchParams(location.search);
 const fps = +(q.get('fps') || 10), low = +(q.get('low') || 3), high = +(q.get('high') || 10);
-const policy = q.get('policy');
-let ws = null, buffer = [], playing = true, started = false, received = 0, played = 0, stalls = 0;
-let position = 0, dragging = false, status = {};
+const policy = q.get('policy'), latency = +(q.get('latency') || 1);
+const startFrames = Math.min(high - 1, Math.max(low, Math.ceil(latency * fps - 1e-9)));
+let ws = null, buffer = [], playing = true, started = false, received = 0, played = 0, stalls = 0, connReceived = 0;
+let position = 0, dragging = false, status = {}, undrawn = 0;
 const $ = id => document.getElementById(id);
 const anchors = [[68,1,84],[71,44,122],[59,81,139],[44,113,142],[33,144,141],[39,173,129],[92,200,99],[170,220,50],[253,231,37]];
 const cmap = [];
@@ -69,7 +73,8 @@ function typed(h) {
        : h.dtype === 'i32' ? new Int32Array(b) : new Uint8Array(b);
 }
 function label(p, h, extra) {
-  p.title.textContent = h.name + '  step ' + h.step + '  t = ' + (+h.time).toFixed(4) + '  [' + h.shape.join('x') + ']' + (extra || '');
+  p.title.textContent = h.name + '  step ' + h.step + '  t = ' + (+h.time).toFixed(4) + '  [' + h.shape.join('x') + ']'
+    + (h.downscale > 1 ? '  (1/' + h.downscale + ' resolution)' : '') + (extra || '');
 }
 async function draw(h) {
   if (h.codec === 'png') {
@@ -78,10 +83,11 @@ async function draw(h) {
     const ctx = p.canvas.getContext('2d'); ctx.imageSmoothingEnabled = false;
     ctx.drawImage(bmp, 0, 0, p.canvas.width, p.canvas.height);
     label(p, h, '  range ' + (+h.min).toPrecision(3) + ' .. ' + (+h.max).toPrecision(3));
-  } else if (h.codec !== 'raw') {
+  } else if (h.codec !== 'raw') {  // not sent to this page (its hello accepts raw and png)
     const p = panel(h.name, 320, 40);
-    p.canvas.getContext('2d').fillText(h.codec + ' frames are for scripts (toru-view --dump)', 4, 20);
+    p.canvas.getContext('2d').fillText('cannot draw ' + h.codec + ' frames', 4, 20);
     label(p, h);
+    $('undrawn').textContent = ++undrawn;
   } else if (h.shape.length === 2) {
     const a = typed(h), rows = h.shape[0], cols = h.shape[1];
     let lo = Infinity, hi = -Infinity;
@@ -120,6 +126,7 @@ function show() {
   $('buf').textContent = buffer.length; $('count').textContent = received; $('played').textContent = played;
   $('buflevel').style.width = Math.min(100, 100 * buffer.length / high) + '%';
   $('skipped').textContent = status.skipped ?? 0; $('dec').textContent = status.decimation ?? 1;
+  $('res').textContent = '1/' + (status.scale ?? 1);
   $('policy').textContent = status.policy ?? '-'; $('stalls').textContent = stalls;
   $('mode').textContent = status.live === false ? 'replay' : 'live';
   if (status.end !== undefined) $('timeline').max = Math.max(0, status.end - 1);
@@ -132,25 +139,27 @@ function connect() {
   ws.binaryType = 'arraybuffer';
   ws.onopen = () => {
     $('conn').textContent = 'connected';
-    const hello = {type: 'hello', from: 'live', fps, low_water: low, high_water: high};
+    connReceived = 0;
+    const hello = {type: 'hello', from: 'live', fps, low_water: low, high_water: high, latency, accept: ['raw', 'png']};
     if (policy) hello.policy = policy;
     ws.send(JSON.stringify(hello));
   };
   ws.onmessage = e => {
     if (typeof e.data === 'string') { status = JSON.parse(e.data); show(); return; }
-    try { buffer.push(parse(e.data)); received++; } catch (err) { console.log(err); }
+    try { buffer.push(parse(e.data)); received++; connReceived++; } catch (err) { console.log(err); }
   };
   ws.onclose = () => { $('conn').textContent = 'disconnected, retrying'; buffer = []; started = false; setTimeout(connect, 1000); };
 }
 setInterval(() => {
   if (!playing) return;
-  if (!started) { if (buffer.length >= low) started = true; else return; }
+  if (!started) { if (buffer.length >= (status.live === false ? low : startFrames)) started = true; else return; }
   if (!buffer.length) { stalls++; started = false; show(); return; }
   const h = buffer.shift(); position = h.seq; played++;
   draw(h).catch(err => console.log(err)); show();
 }, 1000 / fps);
 setInterval(() => {
-  if (ws && ws.readyState === 1) ws.send(JSON.stringify({type: 'report', buffer: buffer.length, position, fps}));
+  if (ws && ws.readyState === 1)
+    ws.send(JSON.stringify({type: 'report', buffer: buffer.length, position, fps, received: connReceived}));
 }, 250);
 $('play').onclick = () => {
   playing = !playing; $('play').textContent = playing ? 'pause' : 'play';

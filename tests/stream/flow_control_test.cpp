@@ -3,11 +3,16 @@
 // buffer and reports four times a second. Checked: the buffer stays between the water marks and
 // playout never stalls after start-up on a fast enough link; a viewer on a slow link is skipped
 // to the newest frames (skip), sent fewer steps (decimate) or sent everything in order
-// (catch-up); bytes queued on the connection stay bounded.
+// (catch-up) or sent smaller images (resolution); bytes queued on the connection stay bounded. A live
+// viewer at the producer's rate on a link that stops now and then: with a latency target it never
+// stalls, with only the minimum start-up buffer it does (the cause of the stalls measured on a
+// shared link before the target existed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <tuple>
 #include <vector>
 
 #include "toru/core/error.hpp"
@@ -31,6 +36,7 @@ struct fake_frames : ts::frame_index {
 
 struct sim_result {
   std::vector<std::uint64_t> played;
+  std::vector<int> scales;  // per frame played
   int stalls = 0;
   int min_level = 1 << 30, max_level = 0;  // viewer buffer after start-up
   std::size_t max_queued = 0;
@@ -39,16 +45,20 @@ struct sim_result {
 
 // dt = 1 ms steps for `seconds`. Producer: `produce_fps` frames/s from t = 0 (live), or all
 // `recorded` frames there from the start (replay). Link: `link_bps` bytes/s, frames of `bytes`.
+// The link stops for outage_s every outage_every s (0: never), and is 100x faster after fast_after s
+// (0: never). A frame sent at scale s has bytes / s^2 bytes.
 sim_result simulate(ts::flow_options opt, bool live, double produce_fps, std::uint64_t recorded, double link_bps,
-                    std::size_t bytes, double seconds, int per_step = 1) {
+                    std::size_t bytes, double seconds, int per_step = 1, double outage_every = 0, double outage_s = 0,
+                    double fast_after = 0) {
   fake_frames frames;
   frames.per_step = per_step;
   frames.end_ = recorded;
   ts::flow_controller fc(opt, live, 0);
   sim_result r;
-  std::deque<std::pair<std::uint64_t, double>> link;  // frames in flight: seq, bytes left
+  std::deque<std::tuple<std::uint64_t, double, int>> link;  // frames in flight: seq, bytes left, scale
   double queued = 0;
-  std::deque<std::uint64_t> buffer;
+  std::deque<std::pair<std::uint64_t, int>> buffer;
+  std::uint64_t received = 0;
   bool started = false;
   const double dt = 1e-3;
   double next_play = 1.0 / opt.fps, next_report = 0.25, produced = static_cast<double>(recorded);
@@ -58,22 +68,24 @@ sim_result simulate(ts::flow_options opt, bool live, double produce_fps, std::ui
       frames.end_ = static_cast<std::uint64_t>(produced);
     }
     // The link delivers in order at link_bps.
-    double budget = link_bps * dt;
+    const bool out = outage_every > 0 && std::fmod(now, outage_every) >= outage_every - outage_s;
+    double budget = out ? 0 : link_bps * dt * (fast_after > 0 && now >= fast_after ? 100 : 1);
     while (budget > 0 && !link.empty()) {
-      auto& f = link.front();
-      const double take = std::min(budget, f.second);
-      f.second -= take, budget -= take, queued -= take;
-      if (f.second <= 0) buffer.push_back(f.first), link.pop_front();
+      auto& [seq, left, scale] = link.front();
+      const double take = std::min(budget, left);
+      left -= take, budget -= take, queued -= take;
+      if (left <= 0) buffer.emplace_back(seq, scale), link.pop_front(), ++received;
     }
     if (now >= next_play) {
       next_play += 1.0 / opt.fps;
-      if (!started && static_cast<int>(buffer.size()) >= opt.low_water) started = true;
+      if (!started && static_cast<int>(buffer.size()) >= fc.target_frames()) started = true;
       if (started) {
         if (buffer.empty()) {
           ++r.stalls;
           started = false;
         } else {
-          r.played.push_back(buffer.front());
+          r.played.push_back(buffer.front().first);
+          r.scales.push_back(buffer.front().second);
           buffer.pop_front();
         }
       }
@@ -84,13 +96,15 @@ sim_result simulate(ts::flow_options opt, bool live, double produce_fps, std::ui
     }
     if (now >= next_report) {
       next_report += 0.25;
-      fc.report(now, static_cast<int>(buffer.size()), r.played.empty() ? 0 : r.played.back(), opt.fps);
+      fc.report(now, static_cast<int>(buffer.size()), r.played.empty() ? 0 : r.played.back(), opt.fps,
+                static_cast<std::int64_t>(received));
     }
     for (int burst = 0; burst < 8; ++burst) {
       const auto d = fc.next(now, frames, static_cast<std::size_t>(queued));
       if (d.kind != ts::flow_decision::send) break;
-      link.emplace_back(d.seq, static_cast<double>(bytes));
-      queued += static_cast<double>(bytes);
+      const double b = static_cast<double>(bytes) / (d.scale * d.scale);
+      link.emplace_back(d.seq, b, d.scale);
+      queued += b;
       r.max_queued = std::max(r.max_queued, static_cast<std::size_t>(queued));
       fc.sent(now, d.seq);
     }
@@ -134,10 +148,10 @@ TEST(StreamFlowControl, SlowLinkSkipsToTheNewestAndBoundsTheQueue) {
   EXPECT_LE(r.max_queued, opt.max_buffered_bytes + 100000);
   ASSERT_GT(r.played.size(), 20u);
   // What is played is recent: behind the producer by what the link queue (3 frames = 1.5 s here) and
-  // the start-up buffer (3 frames = 1.5 s) hold plus lag_limit, under 5 s; without skipping the
-  // viewer would be at frame ~60 of 600, 27 s behind.
+  // the start-up buffer (the latency target, 9 frames = 4.5 s on this link) hold plus lag_limit,
+  // under 8 s; without skipping the viewer would be at frame ~60 of 600, 27 s behind.
   const double last_produced = 20 * 30.0;
-  EXPECT_GT(static_cast<double>(r.played.back()), last_produced - 100);
+  EXPECT_GT(static_cast<double>(r.played.back()), last_produced - 160);
   for (std::size_t i = 1; i < r.played.size(); ++i) ASSERT_GT(r.played[i], r.played[i - 1]);
 }
 
@@ -162,6 +176,46 @@ TEST(StreamFlowControl, SlowLinkDecimates) {
   EXPECT_GT(r.counters.decimation, 1);
   EXPECT_GT(r.counters.skipped, 100u);
   EXPECT_LE(r.max_queued, opt.max_buffered_bytes + 100000);
+}
+
+TEST(StreamFlowControl, SlowLinkReducesResolutionAndRecovers) {
+  ts::flow_options opt{.fps = 20,
+                       .low_water = 3,
+                       .high_water = 10,
+                       .policy = ts::adapt_policy::reduce_resolution,
+                       .max_buffered_bytes = 300000};
+  // 20 frames/s of 100 kB on a 500 kB/s link (4x too slow) for 30 s, then a link 100x faster.
+  const auto r = simulate(opt, true, 20, 0, 5e5, 100000, 45, 1, 0, 0, 30);
+  ASSERT_GT(r.played.size(), 500u);
+  std::size_t reduced = 0, early = 0;
+  for (std::size_t i = 0; i < r.played.size(); ++i)
+    if (r.played[i] < 600) ++early, reduced += r.scales[i] > 1;
+  // While the link is slow, most frames go at reduced resolution and almost every step is played
+  // (decimate or skip would play a quarter of them).
+  EXPECT_GT(reduced * 10, early * 8);
+  EXPECT_GT(early, 400u);
+  EXPECT_LE(r.max_queued, opt.max_buffered_bytes + 100000);
+  for (std::size_t i = 1; i < r.played.size(); ++i) ASSERT_GT(r.played[i], r.played[i - 1]);
+  // Once the link is fast again, full resolution.
+  EXPECT_EQ(r.counters.scale, 1);
+  EXPECT_EQ(r.scales.back(), 1);
+}
+
+TEST(StreamFlowControl, LatencyTargetRidesOutLinkOutages) {
+  // Producer = playout = 20 fps; the link (plenty fast on average) stops for 600 ms every 4 s,
+  // as a shared link does when another flow fills the bottleneck queue.
+  ts::flow_options opt{.fps = 20, .low_water = 3, .high_water = 40, .latency_s = 1.0};
+  const auto r = simulate(opt, true, 20, 100, 5e6, 50000, 30, 1, 4.0, 0.6);
+  EXPECT_EQ(r.stalls, 0);
+  EXPECT_EQ(r.counters.skipped, 0u);
+  EXPECT_GT(r.played.size(), 500u);
+  for (std::size_t i = 1; i < r.played.size(); ++i) ASSERT_EQ(r.played[i], r.played[i - 1] + 1);
+  // Only the minimum start-up buffer (3 frames = 150 ms): the same outages stall playout, because
+  // with producer rate = playout rate the buffer can never grow past what the viewer joined with.
+  ts::flow_options minimal = opt;
+  minimal.latency_s = 0;
+  // (Each stall adds its length to the latency, so later outages are absorbed: a few stalls, not 7.)
+  EXPECT_GE(simulate(minimal, true, 20, 100, 5e6, 50000, 30, 1, 4.0, 0.6).stalls, 2);
 }
 
 TEST(StreamFlowControl, CatchUpIsLosslessOnASlowLink) {
@@ -194,4 +248,6 @@ TEST(StreamFlowControl, RejectsBadOptions) {
   EXPECT_THROW(ts::flow_controller({.fps = 0}, true), toru::error);
   EXPECT_THROW(ts::flow_controller({.low_water = 5, .high_water = 5}, true), toru::error);
   EXPECT_THROW(ts::parse_adapt_policy("sometimes"), toru::error);
+  EXPECT_THROW(ts::flow_controller({.latency_s = -1}, true), toru::error);
+  EXPECT_EQ(ts::parse_adapt_policy("resolution"), ts::adapt_policy::reduce_resolution);
 }

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <random>
+#include <span>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -283,4 +285,60 @@ TEST(StreamServer, OversizedFramesAreRefusedAndCounted) {
   const auto c = pub.counters();
   EXPECT_EQ(c.refused, 1u);
   EXPECT_EQ(c.encoded, 1u);
+}
+
+// A viewer that decodes raw and PNG only (the browser page says so in its hello) gets a zstd
+// stream as raw frames with the same values; a viewer that accepts everything gets the recording.
+TEST(StreamServer, ViewersThatAcceptOnlyRawGetZstdFramesAsRaw) {
+  const auto dir = fresh_dir("accept");
+  ts::publisher pub({.encoding = ts::codec::lz4,
+                     .image_encoding = ts::codec::zstd,
+                     .record_dir = dir,
+                     .sync = ts::sync_policy::none,
+                     .server = {.address = "127.0.0.1", .http_port = -1, .tcp_port = 0}});
+  const int n = 19, frames = 8;
+  for (int s = 0; s < frames; ++s) {
+    const auto f = field(n, s);
+    pub.publish(ts::make_frame<float>("slice", s, 0.1 * s, {n, n}, f));
+    pub.publish(ts::make_frame<float>("row", s, 0.1 * s, {n}, std::span(f).first(n)));
+    ASSERT_TRUE(pub.flush());
+  }
+  const int fd = raw_connect(pub.tcp_port());
+  ASSERT_GE(fd, 0);
+  raw_send(fd, 'J',
+           R"({"type":"hello","from":0,"fps":200,"policy":"catch-up","accept":["raw","png"],"high_water":100})");
+  std::string in;
+  int got = 0;
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  char buf[65536];
+  while (got < 2 * frames && std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const auto r = ::recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(r, 0);
+    in.append(buf, static_cast<std::size_t>(r));
+    while (in.size() >= 5) {
+      std::uint32_t len = 0;
+      for (int i = 0; i < 4; ++i) len |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[1 + i])) << (8 * i);
+      if (in.size() < 5 + len) break;
+      const std::string body = in.substr(5, len);
+      const char kind = in[0];
+      in.erase(0, 5 + len);
+      if (kind != 'F') continue;
+      std::string_view payload;
+      const auto h = ts::parse_message(body, &payload);
+      EXPECT_EQ(h.encoding, ts::codec::raw) << h.name;
+      const auto ref = field(n, static_cast<int>(h.step));
+      const std::size_t count = h.shape.size() == 2 ? ref.size() : static_cast<std::size_t>(n);
+      ASSERT_EQ(payload.size(), count * sizeof(float));
+      EXPECT_EQ(std::memcmp(payload.data(), ref.data(), payload.size()), 0) << h.name << " step " << h.step;
+      ++got;
+    }
+  }
+  ::close(fd);
+  EXPECT_EQ(got, 2 * frames);
+  // The recording keeps the codecs it was given.
+  EXPECT_EQ(ts::parse_message(*pub.store()->get(0)).encoding, ts::codec::zstd);
+  EXPECT_EQ(ts::parse_message(*pub.store()->get(1)).encoding, ts::codec::lz4);
+  fs::remove_all(dir);
 }

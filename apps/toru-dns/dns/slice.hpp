@@ -7,6 +7,10 @@
 
 #include <mpi.h>
 
+#include <fftw3.h>
+
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dns/spectral.hpp"
@@ -16,5 +20,49 @@ namespace toru::dns {
 /// Collective. Returns the n x n plane (row = x index, column = y index) of the spectral scalar
 /// u_hat at z = 0 on `root` (empty elsewhere).
 std::vector<float> plane_z0(const spectral_grid& grid, const scalar_field& u_hat, int root);
+
+/// What toru-dns streams each streamed step — the plane u_x(z = 0) and the energy spectrum E(k) —
+/// reduced to `root` off the step's critical path: start() computes this rank's share of both and
+/// starts one MPI_Ireduce; collect() completes it (at the next streamed step it has long finished,
+/// progressed by the solver's own MPI calls) and returns the frames on the root, the plane
+/// inverted with a 2-D FFT planned once. The frames are published one streamed step late, with
+/// their own step and time. Collective: every rank calls start() and collect() in the same order.
+class slice_tap {
+ public:
+  slice_tap(const spectral_grid& grid, int root);
+  ~slice_tap();
+  slice_tap(const slice_tap&) = delete;
+  slice_tap& operator=(const slice_tap&) = delete;
+
+  struct frames {
+    std::int64_t step = 0;
+    double t = 0;
+    std::vector<float> plane;      // n x n, row = x index (root only)
+    std::vector<double> spectrum;  // shells as spectral_grid::spectrum (root only)
+  };
+  /// Starts the reduction of u's plane and spectrum. A previous one must have been collected.
+  void start(const vector_field& u, std::int64_t step, double t);
+  bool pending() const { return pending_; }
+  /// Completes the pending reduction; the frames on the root, empty vectors elsewhere; nullopt if
+  /// none is pending.
+  std::optional<frames> collect();
+
+ private:
+  const spectral_grid& grid_;
+  int root_;
+  bool is_root_, pending_ = false;
+  std::size_t nn_, shells_;
+  std::vector<double> send_, recv_;  // [plane as 2 n^2 doubles | spectrum shells]
+  std::vector<cpx> work_;
+  struct mode {
+    std::uint32_t offset, cell, shell;  // in the spectral box, in the plane, of the spectrum
+    double weight;
+  };
+  std::vector<mode> modes_;  // the local modes with a nonzero weight, found once
+  fftw_plan plan_ = nullptr;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+  std::int64_t step_ = 0;
+  double t_ = 0;
+};
 
 }  // namespace toru::dns

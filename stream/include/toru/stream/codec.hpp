@@ -29,6 +29,8 @@ std::array<double, 2> value_range(dtype type, std::span<const std::byte> data);
 /// A 2-D array (rows x cols) as an RGB PNG through colour_map(), scaled from [lo, hi].
 std::string encode_png(dtype type, std::span<const std::byte> data, std::int64_t rows, std::int64_t cols, double lo,
                        double hi);
+/// RGB bytes (3 per pixel, rows x cols) as a PNG.
+std::string encode_png_rgb(std::span<const std::uint8_t> rgb, std::int64_t rows, std::int64_t cols);
 /// Decodes a PNG into RGB bytes (3 per pixel); rows and cols receive its size.
 std::vector<std::byte> decode_png(std::string_view png, std::int64_t& rows, std::int64_t& cols);
 

@@ -5,7 +5,8 @@
 //
 //   message = "TRF1" | u32 LE header length h | h bytes of JSON header | payload
 //   header  = {"seq","step","time","name","shape":[..],"dtype":"f32","codec":"zstd","raw_bytes",
-//              ["min","max"] (PNG colour-map range), ["origin","global_shape"] (a tile)}
+//              ["min","max"] (PNG colour-map range), ["origin","global_shape"] (a tile),
+//              ["downscale"] (sent at reduced resolution)}
 #pragma once
 
 #include <cstddef>
@@ -81,6 +82,7 @@ struct frame_header {
   std::uint64_t raw_bytes = 0;
   double min = 0, max = 0;
   std::vector<std::int64_t> origin, global_shape;
+  int downscale = 1;  // sent at 1/downscale resolution per axis (transcode.hpp)
 };
 
 /// Product of shape (0 for an empty shape); throws invalid_argument on a negative extent.

@@ -51,6 +51,9 @@ struct publisher_options {
   bool serve = true;              // run a server (root only)
   server_options server{.http_port = -1, .tcp_port = -1};
   int root = 0;
+  // The encoder thread runs this much nicer than the simulation (Linux per-thread nice; 0: the
+  // same): on a node whose cores all run solver ranks it takes the idle moments, not a rank's turn.
+  int encoder_nice = 10;
 };
 
 struct publisher_counters {
