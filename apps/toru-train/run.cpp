@@ -169,6 +169,11 @@ int run(const settings& s, MPI_Comm world) {
         if (m->space() != tt::memory_space::host)
           throw error(errc::unsupported,
                       "toru-train: the optimizer runs on host buffers; device models are not wired in");
+        if (engine != tt::engine_kind::allreduce || s.explain) {
+          const auto ls = tt::group_layers(m->parameters());
+          if (s.chunk_layers > 0) tt::uniform_chunking(static_cast<int>(ls.size()), s.chunk_layers);
+          if (!s.chunk_sizes.empty()) tt::make_chunks(ls, s.chunk_sizes);
+        }
         order.emplace(train_set->size(), s.batch, s.seed);
         total_steps = s.steps > 0 ? s.steps : s.epochs * order->steps_per_epoch();
         so = {.kind = tt::parse_schedule(s.schedule, "--schedule"),
@@ -312,6 +317,8 @@ int run(const settings& s, MPI_Comm world) {
         std::int64_t k = 0;
         while (!search.done()) {
           make_cgdp(engine != tt::engine_kind::cgdp_sum, search.current(), p0);
+          std::copy(p0.begin(), p0.end(), m->parameter_data().begin());
+          m->parameters_changed();
           for (int w = 0; w < s.tune_window; ++w) search.record(probe(k++));
           cg->acquire_weights(m->parameter_data());
         }

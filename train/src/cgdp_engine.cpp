@@ -126,11 +126,11 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
       });
 
   // Rank 0's chunking, broadcast and checked.
-  int n = static_cast<int>(proposal.size());
-  check_mpi(MPI_Bcast(&n, 1, MPI_INT, 0, parent), "MPI_Bcast");
+  int nsizes = static_cast<int>(proposal.size());
+  check_mpi(MPI_Bcast(&nsizes, 1, MPI_INT, 0, parent), "MPI_Bcast");
   sizes_ = proposal;
-  sizes_.resize(static_cast<std::size_t>(n));
-  check_mpi(MPI_Bcast(sizes_.data(), n, MPI_INT, 0, parent), "MPI_Bcast");
+  sizes_.resize(static_cast<std::size_t>(nsizes));
+  check_mpi(MPI_Bcast(sizes_.data(), nsizes, MPI_INT, 0, parent), "MPI_Bcast");
   overruled_ = sizes_ != proposal;
   chunks_ = make_chunks(layers_, sizes_);
   validate_collectively(parent, "toru::train::cgdp chunking", {same_text("chunking", describe_chunking(sizes_))},
@@ -185,7 +185,7 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
 
   // The window: local rank 0 allocates it all (one contiguous block the helpers index freely).
   void* base = nullptr;
-  check_mpi(MPI_Win_allocate_shared(local_rank_ == 0 ? static_cast<MPI_Aint>(window_bytes) : 0, 64, MPI_INFO_NULL,
+  check_mpi(MPI_Win_allocate_shared(local_rank_ == 0 ? static_cast<MPI_Aint>(window_bytes) : 0, 1, MPI_INFO_NULL,
                                     impl_->node, &base, &impl_->win),
             "MPI_Win_allocate_shared");
   MPI_Aint size = 0;
