@@ -185,11 +185,24 @@ TEST(Cgdp, EmulatedNodesAgreeToRounding) {
       if (per_node == 1 || comm.size() <= 2) {
         EXPECT_EQ(got, want) << per_node << " per node";
       } else {
-        double worst = 0;
-        for (std::size_t i = 0; i < want.size(); ++i)
-          worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]) / (1e-3 + std::abs(want[i])));
-        // A few steps of lr 0.05 on gradients reassociated once: a few ulps of the update.
-        EXPECT_LT(worst, 1e-5) << per_node << " per node";
+        // Bound per element: each step's sum is reassociated once (P - 1 additions, a relative
+        // error of a few eps of sum |g_r|), scaled by lr and by momentum's carry (< 3 over 3 steps),
+        // plus the rounding of the weight itself. A lost or doubled rank breaks it by orders.
+        const auto n = extent(slots);
+        std::vector<double> scale(want.size(), 0);
+        for (int s = 0; s < steps; ++s)
+          for (int r = 0; r < comm.size(); ++r) {
+            const auto g = gradient(r, n, static_cast<unsigned>(s));
+            for (std::size_t i = 0; i < scale.size(); ++i) scale[i] += lr_of(s) * std::abs(g[i]);
+          }
+        double worst = 0, differ = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          const double e = std::abs(static_cast<double>(got[i]) - want[i]);
+          worst = std::max(worst, e / (3 * 4 * 1.2e-7 * scale[i] + 2.4e-7 * std::abs(want[i])));
+          differ = std::max(differ, e);
+        }
+        EXPECT_LE(worst, 1.0) << per_node << " per node";
+        worst = differ;
         EXPECT_GT(worst, 0.0) << "expected the per-node association to differ somewhere (test data too tame)";
       }
     }
