@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -104,9 +105,38 @@ tt::machine_model calibrate(MPI_Comm comm, std::int64_t bytes, int local_size, i
   m.allreduce_latency_s = lat;
   m.allreduce_bytes_per_s = p > 1 ? 2.0 * (p - 1) / p * static_cast<double>(n * 4) / std::max(full - lat, 1e-9) : 1e30;
   m.internode_bytes_per_s = m.allreduce_bytes_per_s;
-  // The per-chunk handoff: a release-store seen by a waiting thread that spins, yields, then
-  // sleeps 20 us (cgdp_engine.cpp). Assumed, not measured: 20 us.
-  m.sync_overhead_s = 20e-6;
+  // The per-chunk handoff: a release store seen by a thread waiting as the engine's helpers and
+  // workers wait (spin, then yield, then 20 us sleeps; cgdp_engine.cpp), there and back. On an
+  // oversubscribed node this is the scheduler's latency, not the atomic's.
+  {
+    std::atomic<int> ping{0}, pong{0};
+    auto wait_for = [](const std::atomic<int>& flag, int v) {
+      for (int i = 0; flag.load(std::memory_order_acquire) < v; ++i) {
+        if (i < 64) continue;
+        if (i < 256)
+          std::this_thread::yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    };
+    constexpr int rounds = 21;
+    std::thread echo([&] {
+      for (int i = 1; i <= rounds; ++i) {
+        wait_for(ping, i);
+        pong.store(i, std::memory_order_release);
+      }
+    });
+    std::vector<double> rt;
+    for (int i = 1; i <= rounds; ++i) {
+      const auto t0 = clock_type::now();
+      ping.store(i, std::memory_order_release);
+      wait_for(pong, i);
+      rt.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    }
+    echo.join();
+    std::sort(rt.begin(), rt.end());
+    m.sync_overhead_s = max_over(comm, rt[rt.size() / 2]);
+  }
   return m;
 }
 
