@@ -89,7 +89,7 @@ std::string describe_chunking(std::span<const int> sizes);
 
 struct cgdp_options {
   int chunk_layers = 1;                 // uniform chunk size (layers), used when `chunk_sizes` is empty
-  std::vector<int> chunk_sizes{};         // explicit sizes, input side first (this rank's proposal)
+  std::vector<int> chunk_sizes{};       // explicit sizes, input side first (this rank's proposal)
   bool host_update = true;              // true: cgdp (host steps); false: cgdp-sum (workers step)
   int ranks_per_node = 0;               // 0: the node is MPI_COMM_TYPE_SHARED; > 0: emulate nodes (tests)
   bool bind_helpers = true;             // hwloc: helpers on cores no local worker is bound to
