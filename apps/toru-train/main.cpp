@@ -59,6 +59,26 @@ int main(int argc, char** argv) {
                  "ordered (fixed rank order, bucket-size invariant) or mpi (MPI_Iallreduce)")
       ->check(CLI::IsMember({"ordered", "mpi"}))
       ->capture_default_str();
+  app.add_option("--engine", s.engine,
+                 "allreduce (bucketed allreduce), cgdp (host sums and updates, chunk by chunk), cgdp-sum (host "
+                 "sums, workers update) or auto (the cost model picks; with --tune, measurement)")
+      ->check(CLI::IsMember({"allreduce", "cgdp", "cgdp-sum", "auto"}))
+      ->capture_default_str();
+  app.add_option("--chunk-layers", s.chunk_layers, "CGDP: layers per chunk (0: the cost model's best)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--chunks", s.chunk_sizes, "CGDP: explicit chunk sizes in layers, input side first (e.g. 3,3,2)")
+      ->delimiter(',');
+  app.add_flag("--explain", s.explain, "print the cost model's prediction next to the measurement, per chunk");
+  app.add_flag("--tune", s.tune, "CGDP: search the chunk size at run time (cached per model/batch/machine)");
+  app.add_option("--tune-cache", s.tune_cache,
+                 "chunk-search cache file (default $TORU_CGDP_WISDOM or "
+                 "~/.cache/toru/cgdp-wisdom.json)");
+  app.add_option("--tune-window", s.tune_window, "chunk search: steps per candidate (the first is warm-up)")
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{1000}))
+      ->capture_default_str();
+  app.add_option("--host-memory", s.host_memory_mib, "CGDP: host memory budget per node in MiB (0: MemAvailable)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--verbose", s.verbose, "CGDP: print the chunking and where helper threads were bound");
   app.add_flag("!--no-eval", s.eval, "skip the test-set evaluation after each epoch");
   app.add_option("--timing-skip", s.warmup_steps_excluded, "first steps left out of the timing summary")
       ->check(CLI::NonNegativeNumber)
@@ -67,7 +87,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", s.quiet, "no progress output");
 
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // CGDP's helper threads reduce across nodes (their own communicators): MPI_THREAD_MULTIPLE.
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

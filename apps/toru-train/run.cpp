@@ -3,23 +3,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cgdp_run.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/swap/models.hpp"
 #include "toru/swap/onnx_import.hpp"
+#include "toru/train/cgdp.hpp"
 #include "toru/train/checkpoint.hpp"
+#include "toru/train/chunk_search.hpp"
 #include "toru/train/data.hpp"
 #include "toru/train/data_parallel.hpp"
 #include "toru/train/model.hpp"
@@ -92,6 +97,7 @@ int run(const settings& s, MPI_Comm world) {
   tt::optimizer_options oo;
   tt::schedule_options so;
   tt::reduction red = tt::reduction::ordered;
+  tt::engine_kind engine = tt::engine_kind::allreduce;
   std::optional<tt::checkpoint_state> resumed;
   fs::path resumed_from;
   std::int64_t total_steps = 0;
@@ -114,6 +120,8 @@ int run(const settings& s, MPI_Comm world) {
        {"checkpoint-every", s.checkpoint_every},
        {"resume", s.resume},
        same_text("schedule", s.schedule),
+       same_text("engine", fmt::format("{} {} {} {} {}", s.engine, s.chunk_layers, fmt::join(s.chunk_sizes, ","),
+                                       s.tune, s.host_memory_mib)),
        same_text("numbers",
                  fmt::format("{} {} {} {} {} {}", s.lr, s.momentum, s.weight_decay, s.gamma, s.warmup, s.step_size))},
       [&] {
@@ -128,6 +136,12 @@ int run(const settings& s, MPI_Comm world) {
               .weight_decay = s.weight_decay};
         tt::validate(oo);
         red = s.reduction == "mpi" ? tt::reduction::mpi : tt::reduction::ordered;
+        engine = tt::parse_engine(s.engine, "--engine");
+        if (engine != tt::engine_kind::allreduce && !s.checkpoint.empty())
+          throw error(errc::unsupported, fmt::format("--engine {}: checkpoints are not supported with CGDP yet (the "
+                                                     "optimizer state lives with the host helpers); use --engine "
+                                                     "allreduce with --checkpoint",
+                                                     s.engine));
         expect(!s.resume || !s.checkpoint.empty(), "--resume", "--checkpoint DIR to resume from", "no --checkpoint");
 
         const std::int64_t local = s.batch / nranks;
@@ -155,6 +169,11 @@ int run(const settings& s, MPI_Comm world) {
         if (m->space() != tt::memory_space::host)
           throw error(errc::unsupported,
                       "toru-train: the optimizer runs on host buffers; device models are not wired in");
+        if (engine != tt::engine_kind::allreduce || s.explain) {
+          const auto ls = tt::group_layers(m->parameters());
+          if (s.chunk_layers > 0) tt::uniform_chunking(static_cast<int>(ls.size()), s.chunk_layers);
+          if (!s.chunk_sizes.empty()) tt::make_chunks(ls, s.chunk_sizes);
+        }
         order.emplace(train_set->size(), s.batch, s.seed);
         total_steps = s.steps > 0 ? s.steps : s.epochs * order->steps_per_epoch();
         so = {.kind = tt::parse_schedule(s.schedule, "--schedule"),
@@ -203,6 +222,166 @@ int run(const settings& s, MPI_Comm world) {
     step = resumed->step;
   }
 
+  // ---- CGDP: engine and chunking (docs/train.md, "CGDP") ----
+  std::optional<tt::cgdp> cg;
+  const auto layers = tt::group_layers(m->parameters());
+  const int max_chunk = std::max(1, static_cast<int>(layers.size()) - 1);
+  layer_timer timer;
+  std::optional<tt::machine_model> machine;
+  std::string chunk_log;
+  int chunk_layers = s.chunk_layers;
+  std::vector<float> images(static_cast<std::size_t>(local * train_set->sample_elements()));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(local));
+  auto make_cgdp = [&](bool host_update, int chunk, std::span<const float> params) {
+    cg.reset();
+    cg.emplace(comm, m->parameters(), m->space(), params, oo,
+               tt::cgdp_options{.chunk_layers = chunk,
+                                .chunk_sizes = s.chunk_sizes,
+                                .host_update = host_update,
+                                .host_memory_bytes = static_cast<std::uint64_t>(s.host_memory_mib * (1 << 20))});
+  };
+  // One training step on batch `k` of epoch 0 with the engine in place (for probes and the
+  // search, whose weights are thrown away). Returns the step time, max over ranks.
+  auto probe = [&](std::int64_t k) {
+    train_set->read(order->shard(0, k % spe, rank, nranks), images, labels);
+    check_mpi(MPI_Barrier(mpi), "MPI_Barrier");
+    const auto t0 = clock_type::now();
+    if (cg) {
+      cg->acquire_weights(m->parameter_data());
+      m->parameters_changed();
+    }
+    m->forward(images, labels, {.training = true, .step = 0, .first_sample = k * s.batch + rank * local});
+    if (cg) {
+      cg->begin_step(0, tt::learning_rate(oo.lr, so, 0), m->gradient_data());
+      m->backward([&](int slot) { cg->gradient_ready(slot); });
+      cg->end_backward();
+    } else {
+      dp.begin_step(m->gradient_data());
+      m->backward([&](int slot) { dp.gradient_ready(slot); });
+      dp.finish();
+      opt.step(m->parameter_data(), m->gradient_data(), tt::learning_rate(oo.lr, so, 0));
+    }
+    double t = seconds_since(t0);
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
+    return t;
+  };
+  const bool wants_model = engine != tt::engine_kind::allreduce || s.explain;
+  if (wants_model) {
+    // Probes change the weights, batch-norm statistics and optimizer state: saved and restored.
+    const std::vector<float> p0(m->parameter_data().begin(), m->parameter_data().end());
+    const std::vector<float> b0(m->buffer_data().begin(), m->buffer_data().end());
+    const std::vector<float> o0(opt.state().begin(), opt.state().end());
+    const auto o0_steps = opt.steps();
+    for (int k = 0; k < 3; ++k) {
+      probe(k);
+      if (k > 0) timer.add(*m, layers);
+    }
+    auto costs = timer.mean();
+    for (auto& c : costs) {  // every rank decides from the same (slowest) costs
+      double fb[2] = {c.forward, c.backward};
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, fb, 2, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
+      c.forward = fb[0];
+      c.backward = fb[1];
+    }
+    timer = {};
+    machine = calibrate(mpi, m->parameter_count() * 4, 0, 1, oo);
+    {
+      MPI_Comm node = MPI_COMM_NULL;
+      check_mpi(MPI_Comm_split_type(mpi, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+      int local_size = 1, leaders = 0, lr = 0;
+      MPI_Comm_size(node, &local_size);
+      MPI_Comm_rank(node, &lr);
+      leaders = lr == 0;
+      MPI_Allreduce(MPI_IN_PLACE, &leaders, 1, MPI_INT, MPI_SUM, mpi);
+      MPI_Comm_free(&node);
+      machine->workers = local_size;
+      machine->nodes = leaders;
+      // The helpers split each chunk into local_size ranges and run in parallel, as far as the cores go.
+      const int par = std::max(1, std::min(local_size, static_cast<int>(std::thread::hardware_concurrency())));
+      machine->host_sum_bytes_per_s *= par;
+      machine->host_update_s_per_byte /= par;
+    }
+    const auto best = tt::best_uniform_chunking(costs, *machine, engine != tt::engine_kind::cgdp_sum);
+    const std::string cache = s.tune_cache.empty() ? default_cache_file() : s.tune_cache;
+    const std::string key = cache_key(model_name, s.batch, nranks);
+    if (chunk_layers == 0) chunk_layers = best.chunk_layers;
+    if (s.tune && s.chunk_sizes.empty() && s.chunk_layers == 0 && engine != tt::engine_kind::allreduce) {
+      int cached = root ? cached_chunk(cache, key) : 0;
+      check_mpi(MPI_Bcast(&cached, 1, MPI_INT, 0, mpi), "MPI_Bcast");
+      if (cached > 0 && cached <= max_chunk) {
+        chunk_layers = cached;
+        chunk_log = fmt::format("chunk size {} from the cache {} ({})", cached, cache, key);
+      } else {
+        tt::chunk_search search(max_chunk, best.chunk_layers,
+                                {.window = static_cast<int>(s.tune_window), .warmup = 1, .growth = 2});
+        std::int64_t k = 0;
+        while (!search.done()) {
+          make_cgdp(engine != tt::engine_kind::cgdp_sum, search.current(), p0);
+          std::copy(p0.begin(), p0.end(), m->parameter_data().begin());
+          m->parameters_changed();
+          for (int w = 0; w < s.tune_window; ++w) search.record(probe(k++));
+          cg->acquire_weights(m->parameter_data());
+        }
+        cg.reset();
+        chunk_layers = search.best();
+        std::string trials;
+        for (const auto& t : search.log())
+          trials += fmt::format("{}:{:.2f}ms ", t.chunk_layers, 1e3 * t.median_seconds);
+        chunk_log =
+            fmt::format("chunk search from the model's {}: {}-> {} layers", best.chunk_layers, trials, chunk_layers);
+        if (root) store_chunk(cache, key, chunk_layers, trials);
+        if (engine == tt::engine_kind::auto_select) {
+          // Measured too: the allreduce engine over one window against the best chunking.
+          std::vector<double> w;
+          for (int i = 0; i < s.tune_window; ++i) w.push_back(probe(k++));
+          const double ar = median(std::vector<double>(w.begin() + 1, w.end()));
+          engine = ar <= search.best_seconds() ? tt::engine_kind::allreduce : tt::engine_kind::cgdp;
+          chunk_log +=
+              fmt::format("; measured allreduce {:.2f} ms vs cgdp {:.2f} ms", 1e3 * ar, 1e3 * search.best_seconds());
+        }
+      }
+    }
+    if (engine == tt::engine_kind::auto_select) {
+      const auto ar = tt::predict_allreduce(costs, *machine, s.bucket_bytes, s.first_bucket_bytes);
+      const auto sum = tt::best_uniform_chunking(costs, *machine, false);
+      const double c = best.prediction.step, cs = sum.prediction.step;
+      engine = ar.step <= std::min(c, cs) ? tt::engine_kind::allreduce
+               : c <= cs                  ? tt::engine_kind::cgdp
+                                          : tt::engine_kind::cgdp_sum;
+      if (engine == tt::engine_kind::cgdp_sum && s.chunk_layers == 0) chunk_layers = sum.chunk_layers;
+      chunk_log += fmt::format("{}auto: predicted allreduce {:.2f} ms, cgdp {:.2f} ms, cgdp-sum {:.2f} ms -> {}",
+                               chunk_log.empty() ? "" : "; ", 1e3 * ar.step, 1e3 * c, 1e3 * cs, tt::to_string(engine));
+    }
+    std::copy(p0.begin(), p0.end(), m->parameter_data().begin());
+    std::copy(b0.begin(), b0.end(), m->buffer_data().begin());
+    std::copy(o0.begin(), o0.end(), opt.state().begin());
+    opt.set_steps(o0_steps);
+    m->parameters_changed();
+    if (engine != tt::engine_kind::allreduce)
+      make_cgdp(engine == tt::engine_kind::cgdp, chunk_layers, m->parameter_data());
+  }
+  if (root && !s.json && !s.quiet && cg)
+    fmt::print("toru-train: engine {}, chunks {} ({} layers){}{}\n", tt::to_string(engine),
+               tt::describe_chunking(cg->chunk_sizes()), layers.size(), chunk_log.empty() ? "" : "; ", chunk_log);
+  if (cg && (s.verbose || s.explain)) {
+    // Every rank says where its helper went (rank order, through rank 0).
+    std::array<char, 256> line{};
+    std::snprintf(line.data(), line.size(), "%s", cg->binding().c_str());
+    std::vector<char> all(root ? line.size() * static_cast<std::size_t>(nranks) : 0);
+    check_mpi(MPI_Gather(line.data(), static_cast<int>(line.size()), MPI_CHAR, all.data(),
+                         static_cast<int>(line.size()), MPI_CHAR, 0, mpi),
+              "MPI_Gather");
+    if (root && !s.json)
+      for (int r = 0; r < nranks; ++r)
+        fmt::print("  rank {} helper thread: {}\n", r, all.data() + static_cast<std::size_t>(r) * line.size());
+  }
+  auto sync_weights = [&] {
+    if (!cg) return;
+    cg->acquire_weights(m->parameter_data());
+    m->parameters_changed();
+  };
+  std::vector<tt::chunk_stats> chunk_sums;
+
   const bool tty = root && !s.json && !s.quiet && ::isatty(STDOUT_FILENO);
   auto emit = [&](const json& j) {
     if (root && s.json) fmt::print("{}\n", j.dump());
@@ -214,8 +393,6 @@ int run(const settings& s, MPI_Comm world) {
         model_name, s.data, train_set->size(), nranks, s.batch, local, total_steps, spe, s.optimizer, s.lr,
         dp.buckets().size(), resumed ? fmt::format(", resumed from {} at step {}", resumed_from.string(), step) : "");
 
-  std::vector<float> images(static_cast<std::size_t>(local * train_set->sample_elements()));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(local));
   fs::path last_checkpoint = resumed ? resumed_from : fs::path{};
 
   auto save = [&](std::int64_t steps_done) {
@@ -252,6 +429,7 @@ int run(const settings& s, MPI_Comm world) {
   // Evaluation on averaged batch-norm statistics (rank order), restored afterwards so that the
   // training state, and with it a resumed run, is unaffected.
   auto evaluate = [&]() -> std::pair<double, double> {
+    sync_weights();
     const auto buf = m->buffer_data();
     const std::vector<float> saved(buf.begin(), buf.end());
     dp.average(buf);
@@ -288,6 +466,10 @@ int run(const settings& s, MPI_Comm world) {
     step_times t;
     const auto t0 = clock_type::now();
     tt::forward_result r;
+    if (cg) {
+      t.comm_wait = cg->acquire_weights(m->parameter_data());
+      m->parameters_changed();
+    }
     try {
       agree(mpi, "toru-train forward", [&] {
         r = m->forward(images, labels,
@@ -302,17 +484,38 @@ int run(const settings& s, MPI_Comm world) {
                                                       : "the last good checkpoint is " + last_checkpoint.string()),
                   e.rank(), e.where());
     }
-    t.forward = seconds_since(t0);
+    t.forward = seconds_since(t0) - t.comm_wait;
     const auto t1 = clock_type::now();
-    dp.begin_step(m->gradient_data());
-    m->backward([&](int slot) { dp.gradient_ready(slot); });
-    t.backward = seconds_since(t1);
-    t.comm_wait = dp.finish();
-    const auto t3 = clock_type::now();
-    opt.step(m->parameter_data(), m->gradient_data(), tt::learning_rate(oo.lr, so, step));
-    m->parameters_changed();
-    t.update = seconds_since(t3);
+    if (cg) {
+      cg->begin_step(step, tt::learning_rate(oo.lr, so, step), m->gradient_data());
+      m->backward([&](int slot) { cg->gradient_ready(slot); });
+      cg->end_backward();
+      t.backward = seconds_since(t1);
+    } else {
+      dp.begin_step(m->gradient_data());
+      m->backward([&](int slot) { dp.gradient_ready(slot); });
+      t.backward = seconds_since(t1);
+      t.comm_wait = dp.finish();
+      const auto t3 = clock_type::now();
+      opt.step(m->parameter_data(), m->gradient_data(), tt::learning_rate(oo.lr, so, step));
+      m->parameters_changed();
+      t.update = seconds_since(t3);
+    }
     t.total = seconds_since(t0);
+    if (s.explain && static_cast<std::int64_t>(times.size()) >= s.warmup_steps_excluded) {
+      timer.add(*m, layers);
+      if (cg) {
+        // The chunk stats of the step before (its waits happened in this step's acquire).
+        const auto& st = cg->last_stats();
+        chunk_sums.resize(st.size());
+        for (std::size_t c = 0; c < st.size(); ++c) {
+          chunk_sums[c].wait_seconds += st[c].wait_seconds;
+          chunk_sums[c].post_seconds += st[c].post_seconds;
+          chunk_sums[c].copy_in_seconds += st[c].copy_in_seconds;
+          chunk_sums[c].host_seconds += st[c].host_seconds;
+        }
+      }
+    }
     times.push_back(t);
 
     double g[2] = {r.loss, static_cast<double>(r.correct)};
@@ -366,6 +569,7 @@ int run(const settings& s, MPI_Comm world) {
       epoch_steps = 0;
     }
   }
+  sync_weights();
   if (!s.checkpoint.empty() && step > first_step) save(step);
   const double wall = seconds_since(run_start);
 
@@ -406,6 +610,57 @@ int run(const settings& s, MPI_Comm world) {
                {"reduction", std::string(tt::to_string(red))},
                {"parameters", m->parameter_count()},
                {"weights_digest", hex_digest(m->parameter_data())}};
+  summary["engine"] = std::string(tt::to_string(engine));
+  if (cg) summary["chunks"] = tt::describe_chunking(cg->chunk_sizes());
+  if (s.explain && timer.steps > 0 && machine) {
+    auto costs = timer.mean();
+    for (auto& c : costs) {
+      double fb[2] = {c.forward, c.backward};
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, fb, 2, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
+      c.forward = fb[0];
+      c.backward = fb[1];
+    }
+    const std::vector<int> sizes =
+        cg ? cg->chunk_sizes() : tt::uniform_chunking(static_cast<int>(layers.size()), chunk_layers);
+    const auto ar = tt::predict_allreduce(costs, *machine, s.bucket_bytes, s.first_bucket_bytes);
+    const auto cp = tt::predict_cgdp(costs, *machine, sizes, engine != tt::engine_kind::cgdp_sum);
+    const double predicted = cg ? cp.step : ar.step;
+    summary["explain"] = {{"predicted_allreduce_s", ar.step},
+                          {"predicted_cgdp_s", cp.step},
+                          {"predicted_tail_s", cp.tail},
+                          {"measured_s", med_total},
+                          {"prediction_error", med_total > 0 ? (predicted - med_total) / med_total : 0}};
+    if (root && !s.json) {
+      const auto& mm = *machine;
+      fmt::print(
+          "explain: machine: {} worker(s)/node x {} node(s); copy {:.2f} GB/s, host sum {:.2f} GB/s, update "
+          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us, sync {:.0f} us (thread handoff, there and back)\n",
+          mm.workers, mm.nodes, mm.d2h_bytes_per_s / 1e9, mm.host_sum_bytes_per_s / 1e9,
+          mm.host_update_s_per_byte * 1e9, mm.allreduce_bytes_per_s / 1e9, mm.allreduce_latency_s * 1e6,
+          mm.sync_overhead_s * 1e6);
+      fmt::print(
+          "explain: predicted step: allreduce {:.2f} ms (exposed communication {:.2f}, update {:.2f}); {} {:.2f} "
+          "ms (tail {:.2f}) with chunks {}; measured ({}): {:.2f} ms, error {:+.1f}%\n",
+          1e3 * ar.step, 1e3 * ar.exposed, 1e3 * ar.update, cp.engine, 1e3 * cp.step, 1e3 * cp.tail,
+          tt::describe_chunking(sizes), tt::to_string(engine), 1e3 * med_total,
+          med_total > 0 ? 100 * (predicted - med_total) / med_total : 0);
+      fmt::print("explain: {:>5} {:>7} {:>10} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}\n", "chunk", "layers", "bytes",
+                 "pred post", "pred host", "pred wait", "meas post", "meas host", "meas wait");
+      const double n = static_cast<double>(std::max(timer.steps, 1));
+      for (std::size_t c = 0; c < cp.chunks.size(); ++c) {
+        const auto& pc = cp.chunks[c];
+        const double post = static_cast<double>(pc.bytes) / machine->d2h_bytes_per_s + machine->sync_overhead_s;
+        const auto ms = [&](double x) { return fmt::format("{:9.3f}", 1e3 * x); };
+        const bool have = cg && c < chunk_sums.size();
+        fmt::print("explain: {:>5} {:>7} {:>10} | {} {} {} | {} {} {}\n", c,
+                   fmt::format("{}-{}", pc.first_layer, pc.last_layer), pc.bytes, ms(post),
+                   ms(pc.host_end - pc.host_start), ms(pc.stall),
+                   have ? ms(chunk_sums[c].post_seconds / n) : std::string(9, '-'),
+                   have ? ms(chunk_sums[c].host_seconds / n) : std::string(9, '-'),
+                   have ? ms(chunk_sums[c].wait_seconds / n) : std::string(9, '-'));
+      }
+    }
+  }
   if (last_eval) {
     summary["test_loss"] = last_eval->first;
     summary["test_accuracy"] = last_eval->second;

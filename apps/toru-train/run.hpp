@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace toru::apps::train {
 
@@ -40,7 +41,17 @@ struct settings {
   bool eval = true;
   bool json = false;
   bool quiet = false;
-  std::int64_t warmup_steps_excluded = 3;  // summary timing excludes these first steps of the run
+  std::int64_t warmup_steps_excluded = 3;
+  // CGDP (docs/train.md): engine, chunking, cost model, runtime chunk search.
+  std::string engine = "allreduce";  // allreduce, cgdp, cgdp-sum, auto
+  int chunk_layers = 0;              // 0: the cost model's best (or the cache with --tune)
+  std::vector<int> chunk_sizes;      // explicit chunk sizes, input side first
+  bool explain = false;
+  bool tune = false;
+  std::string tune_cache;  // "": default_cache_file()
+  std::int64_t tune_window = 5;
+  double host_memory_mib = 0;  // 0: MemAvailable
+  bool verbose = false;        // summary timing excludes these first steps of the run
 };
 
 /// Collective over comm. Returns the exit code; throws toru::error (the same on every rank) for

@@ -1,0 +1,190 @@
+#include "cgdp_run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "toru/comm/communicator.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
+#include "toru/train/data_parallel.hpp"
+#include "toru/train/optimizer.hpp"
+
+namespace toru::apps::train {
+
+namespace tt = toru::train;
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+void layer_timer::add(tt::model& m, const std::vector<tt::model_layer>& layers) {
+  if (sum.empty()) sum.assign(layers.size(), {});
+  const auto& times = m.op_times();
+  std::size_t l = 0;
+  for (const auto& t : times) {
+    while (l + 1 < layers.size() && t.op >= layers[l + 1].op) ++l;
+    sum[l].forward += t.forward_seconds;
+    sum[l].backward += t.backward_seconds;
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) sum[i].bytes = layers[i].count * 4;
+  ++steps;
+}
+
+std::vector<tt::layer_cost> layer_timer::mean() const {
+  auto out = sum;
+  for (auto& c : out) {
+    c.forward /= std::max(steps, 1);
+    c.backward /= std::max(steps, 1);
+  }
+  return out;
+}
+
+namespace {
+
+template <class F>
+double median_seconds(int reps, F f) {
+  std::vector<double> v;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = clock_type::now();
+    f();
+    v.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+  }
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double max_over(MPI_Comm comm, double x) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  return x;
+}
+
+}  // namespace
+
+tt::machine_model calibrate(MPI_Comm comm, std::int64_t bytes, int local_size, int nodes,
+                            const tt::optimizer_options& opt) {
+  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(bytes / 4, 1024));
+  std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, 0.5f);
+  tt::machine_model m;
+  m.workers = local_size;
+  m.nodes = nodes;
+  m.copies_on_worker = true;
+  const double copy = max_over(comm, median_seconds(5, [&] { std::memcpy(a.data(), b.data(), n * 4); }));
+  m.d2h_bytes_per_s = m.h2d_bytes_per_s = static_cast<double>(n * 4) / copy;
+  const double sum = max_over(comm, median_seconds(5, [&] {
+                                for (std::size_t k = 0; k < n; ++k) a[k] += b[k];
+                              }));
+  m.host_sum_bytes_per_s = static_cast<double>(n * 4) / sum;  // one more copy read per added worker
+  tt::optimizer o(opt, static_cast<std::int64_t>(n));
+  const double upd = max_over(comm, median_seconds(5, [&] { o.step(a, c, 1e-6); }));
+  m.host_update_s_per_byte = m.worker_update_s_per_byte = upd / static_cast<double>(n * 4);
+  // The allreduce engine's own reduction (ordered), one bucket of the model's size and one float.
+  toru::comm::communicator cm(comm, {.threads = 0});
+  auto reduce = [&](std::int64_t count) {
+    std::vector<tt::parameter_slot> slot{{.name = "x", .shape = {count}, .offset = 0, .count = count}};
+    tt::data_parallel dp(cm, slot, tt::memory_space::host,
+                         {.bucket_bytes = count * 4, .first_bucket_bytes = count * 4});
+    std::vector<float> g(static_cast<std::size_t>(count), 1.0f);
+    return max_over(comm, median_seconds(5, [&] {
+                      dp.begin_step(g);
+                      dp.gradient_ready(0);
+                      dp.finish();
+                    }));
+  };
+  reduce(1);  // warm-up: the first collectives on a fresh communicator set up connections
+  const double full = reduce(static_cast<std::int64_t>(n));
+  // On a loaded node the one-float time can exceed the full one: keep the fit physical.
+  const double lat = std::min(reduce(1), full / 2);
+  int p = 1;
+  check_mpi(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  m.allreduce_latency_s = lat;
+  m.allreduce_bytes_per_s = p > 1 ? 2.0 * (p - 1) / p * static_cast<double>(n * 4) / std::max(full - lat, 1e-9) : 1e30;
+  m.internode_bytes_per_s = m.allreduce_bytes_per_s;
+  // The per-chunk handoff: a release store seen by a thread waiting as the engine's helpers and
+  // workers wait (spin, then yield, then 20 us sleeps; cgdp_engine.cpp), there and back. On an
+  // oversubscribed node this is the scheduler's latency, not the atomic's.
+  {
+    std::atomic<int> ping{0}, pong{0};
+    auto wait_for = [](const std::atomic<int>& flag, int v) {
+      for (int i = 0; flag.load(std::memory_order_acquire) < v; ++i) {
+        if (i < 64) continue;
+        if (i < 256)
+          std::this_thread::yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    };
+    constexpr int rounds = 21;
+    std::thread echo([&] {
+      for (int i = 1; i <= rounds; ++i) {
+        wait_for(ping, i);
+        pong.store(i, std::memory_order_release);
+      }
+    });
+    std::vector<double> rt;
+    for (int i = 1; i <= rounds; ++i) {
+      const auto t0 = clock_type::now();
+      ping.store(i, std::memory_order_release);
+      wait_for(pong, i);
+      rt.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    }
+    echo.join();
+    std::sort(rt.begin(), rt.end());
+    m.sync_overhead_s = max_over(comm, rt[rt.size() / 2]);
+  }
+  return m;
+}
+
+std::string cache_key(const std::string& model, std::int64_t batch, int nranks) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return fmt::format("{}/batch{}/ranks{}/{}/{}threads", model, batch, nranks, host,
+                     std::thread::hardware_concurrency());
+}
+
+std::string default_cache_file() {
+  if (const char* e = std::getenv("TORU_CGDP_WISDOM")) return e;
+  const char* home = std::getenv("HOME");
+  return (fs::path(home ? home : "/tmp") / ".cache" / "toru" / "cgdp-wisdom.json").string();
+}
+
+int cached_chunk(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  if (!in) return 0;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    if (j.contains(key)) return j.at(key).at("chunk_layers").get<int>();
+  } catch (const std::exception&) {
+    return 0;  // a damaged cache is a miss, not an error: the search runs again and rewrites it
+  }
+  return 0;
+}
+
+void store_chunk(const std::string& file, const std::string& key, int chunk, const std::string& log) {
+  nlohmann::json j = nlohmann::json::object();
+  {
+    std::ifstream in(file);
+    if (in) try {
+        j = nlohmann::json::parse(in);
+      } catch (const std::exception&) {
+        j = nlohmann::json::object();
+      }
+  }
+  j[key] = {{"chunk_layers", chunk}, {"trials", log}};
+  std::error_code ec;
+  fs::create_directories(fs::path(file).parent_path(), ec);
+  const auto tmp = file + ".tmp";
+  std::ofstream(tmp) << j.dump(2) << "\n";
+  fs::rename(tmp, file, ec);
+  if (ec) throw error(errc::io, fmt::format("{}: cannot write the chunk cache: {}", file, ec.message()));
+}
+
+}  // namespace toru::apps::train
