@@ -41,6 +41,13 @@ struct settings {
   bool json = false;
   bool quiet = false;
   std::int64_t warmup_steps_excluded = 3;  // summary timing excludes these first steps of the run
+  // Swap-plan executor on the host-emulated device (empty budget: the default schedule).
+  std::string memory_budget;  // "6GiB", "512MiB", bytes
+  std::string strategy = "auto";
+  std::string timeline;                // SVG of the planned and measured timelines of the last step
+  std::string link_bandwidth = "12GB/s";  // each copy direction of the emulated device
+  std::string link_latency = "10us";
+  std::string device_flops = "20e9";  // FLOP/s the planner times plans with
 };
 
 /// Collective over comm. Returns the exit code; throws toru::error (the same on every rank) for
