@@ -13,8 +13,7 @@ namespace toru::apps::train {
 
 namespace tt = toru::train;
 
-std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g,
-                                                std::optional<tt::model>& m) {
+std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g, std::optional<tt::model>& m) {
   const double budget = topology::parse_bytes(s.memory_budget, "--memory-budget");
   if (!(budget >= 1))
     throw error(errc::invalid_argument,
@@ -31,8 +30,9 @@ std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::g
   } catch (const std::exception&) {
   }
   if (!(flops > 0))
-    throw error(errc::invalid_argument,
-                fmt::format("--device-flops: expected a positive rate in FLOP/s such as 20e9, got '{}'", s.device_flops));
+    throw error(
+        errc::invalid_argument,
+        fmt::format("--device-flops: expected a positive rate in FLOP/s such as 20e9, got '{}'", s.device_flops));
   o.device.flops_fp32 = flops;
   o.device.flops_16 = flops;
   o.device.memory_bandwidth = 10e9;
@@ -65,11 +65,12 @@ nlohmann::ordered_json plan_summary(const tt::plan_executor& ex) {
 void print_plan(const tt::plan_executor& ex) {
   const auto j = plan_summary(ex);
   const double mib = 1024.0 * 1024.0;
-  fmt::print("swap plan: {}, peak {:.1f} MiB planned / {:.1f} MiB measured of a {:.1f} MiB budget, {:.1f} MiB "
-             "swapped out, {} ops recomputed",
-             j["strategy"].get<std::string>(), j["planned_peak_bytes"].get<double>() / mib,
-             j["measured_peak_bytes"].get<double>() / mib, j["budget_bytes"].get<double>() / mib,
-             j["swapped_out_bytes"].get<double>() / mib, j["ops_recomputed"].get<int>());
+  fmt::print(
+      "swap plan: {}, peak {:.1f} MiB planned / {:.1f} MiB measured of a {:.1f} MiB budget, {:.1f} MiB "
+      "swapped out, {} ops recomputed",
+      j["strategy"].get<std::string>(), j["planned_peak_bytes"].get<double>() / mib,
+      j["measured_peak_bytes"].get<double>() / mib, j["budget_bytes"].get<double>() / mib,
+      j["swapped_out_bytes"].get<double>() / mib, j["ops_recomputed"].get<int>());
   if (j.contains("measured_step_s"))
     fmt::print("; last step {:.4f} s measured, {:.4f} s predicted", j["measured_step_s"].get<double>(),
                j["predicted_step_s"].get<double>());

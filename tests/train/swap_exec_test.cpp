@@ -3,6 +3,7 @@
 // refuses, a model that only fits with a plan, and the copy engines' ordering.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -114,6 +115,10 @@ void check_strategy(const ts::graph& g, ts::strategy s, const std::vector<double
     }
     EXPECT_EQ(ex->last_step().swapped_out_bytes, r.swapped_out_bytes);
     EXPECT_EQ(ex->last_step().ops_recomputed, r.ops_recomputed);
+    std::printf("%s %s: budget %.2f of the no-plan peak, %d swap-outs (%lld bytes), %d ops recomputed, peak %lld\n",
+                g.name.c_str(), std::string(ts::to_string(ex->tuned().chosen)).c_str(), f, r.swap_outs,
+                static_cast<long long>(r.swapped_out_bytes), r.ops_recomputed,
+                static_cast<long long>(ex->last_step().measured_peak));
     ran = true;
     break;
   }
@@ -140,6 +145,35 @@ TEST(swap_exec, resnet18_every_strategy_bit_identical) {
   check_strategy(resnet18(), ts::strategy::swap, tight, 2);
   check_strategy(resnet18(), ts::strategy::recompute, tight, 2);
   check_strategy(resnet18(), ts::strategy::hybrid, tight, 2);
+}
+
+// A plan that both swaps and recomputes (the tuner may pick either alone at these sizes).
+TEST(swap_exec, resnet18_swap_and_recompute_together_bit_identical) {
+  const auto g = resnet18();
+  tt::model ref(g, {.seed = 7});
+  const auto data = make_batches(ref, 2, 13);
+  const auto ref_loss = train(ref, data);
+  tt::model m(g, {.seed = 7, .defer_activations = true});
+  auto o = options(ts::strategy::hybrid, std::size_t{1} << 40);
+  o.fixed = tt::executor_options::fixed_plan{};
+  o.fixed->swap.threshold = 2;
+  o.fixed->swap.ahead = 2;
+  o.fixed->swap.order = ts::schedule_order::depth_first;
+  // Every third unit recomputed.
+  const auto units =
+      ts::find_units(ts::make_training_graph(tt::executor_graph(m), {.opt = ts::optimizer::sgd}), 64, true);
+  for (std::size_t u = 0; u < units.size(); u += 3)
+    if (!units[u].dropped.empty()) o.fixed->recompute_units.push_back(units[u].id);
+  auto ex = tt::plan_executor::install(m, o);
+  const auto& r = ex->tuned().result;
+  EXPECT_GT(r.swap_outs, 0);
+  EXPECT_GT(r.ops_recomputed, 0);
+  EXPECT_EQ(train(m, data), ref_loss);
+  EXPECT_TRUE(same_bits(m.parameter_data(), ref.parameter_data()));
+  EXPECT_TRUE(same_bits(m.buffer_data(), ref.buffer_data()));
+  EXPECT_EQ(ex->last_step().measured_peak, ex->planned_peak());
+  EXPECT_EQ(ex->last_step().swapped_in_bytes, r.swapped_in_bytes);
+  EXPECT_EQ(ex->last_step().ops_recomputed, r.ops_recomputed);
 }
 
 TEST(swap_exec, budget_too_small_is_refused_before_execution) {

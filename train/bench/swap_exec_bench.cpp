@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "toru/core/error.hpp"
@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   app.add_option("--image", a.image)->capture_default_str();
   app.add_option("--batch", a.batch)->capture_default_str();
   app.add_option("--steps", a.steps)->capture_default_str();
-  app.add_option("--fraction", a.fraction, "step: budget = persistent + fraction x no-plan peak")->capture_default_str();
+  app.add_option("--fraction", a.fraction, "step: budget = persistent + fraction x no-plan peak")
+      ->capture_default_str();
   app.add_option("--strategy", a.strategy)->capture_default_str();
   app.add_option("--headroom", a.headroom, "maxbatch/hybrid: budget = persistent state + this")->capture_default_str();
   app.add_option("--limit", a.limit, "maxbatch: largest batch tried")->capture_default_str();

@@ -92,9 +92,8 @@ void copy_engine::serve() {
       if (e) e->wait();
     const auto t0 = clock::now();
     if (t.bytes > 0) std::memcpy(t.dst, t.src, t.bytes);
-    const auto until =
-        t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
-                 link_.latency + static_cast<double>(t.bytes) / link_.bandwidth));
+    const auto until = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
+                                link_.latency + static_cast<double>(t.bytes) / link_.bandwidth));
     std::this_thread::sleep_until(until);
     const auto t1 = std::max(clock::now(), until);
     auto secs = [&](clock::time_point p) { return std::chrono::duration<double>(p - epoch).count(); };

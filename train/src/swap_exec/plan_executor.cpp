@@ -47,9 +47,9 @@ class plan_executor_impl final : public step_executor {
   void plan_for_budget() {
     auto& mem = mi_.be->memory();
     if (!mi_.opt.defer_activations)
-      throw error(errc::invalid_argument,
-                  fmt::format("plan executor: model '{}': expected model_options::defer_activations = true",
-                              mi_.g.name));
+      throw error(
+          errc::invalid_argument,
+          fmt::format("plan executor: model '{}': expected model_options::defer_activations = true", mi_.g.name));
     if (opt_.budget == 0) opt_.budget = mem.capacity();
     if (opt_.budget == 0)
       throw error(errc::invalid_argument,
@@ -82,14 +82,36 @@ class plan_executor_impl final : public step_executor {
                   fmt::format("memory budget {} ({} bytes) is too small for model '{}': its parameters, gradients and "
                               "state alone take {} ({} bytes)",
                               gib(budget), budget, mi_.g.name, gib(persistent_), persistent_));
+    if (opt_.fixed) {
+      const auto units = swap::find_units(training_, 64, opt_.fixed->fine_units);
+      const auto& chosen = opt_.fixed->recompute_units;
+      auto graph = std::make_shared<const swap::graph>(
+          chosen.empty() ? training_ : swap::apply_recompute(training_, units, chosen));
+      tuned_.p = swap::make_plan(graph, opt_.fixed->swap);
+      tuned_.p.recomputed_units = chosen;
+      tuned_.recompute_units = chosen;
+      tuned_.result = swap::simulate(tuned_.p, to.device, to.sim);
+      const bool swaps = tuned_.result.swap_outs > 0;
+      tuned_.requested = tuned_.chosen = chosen.empty() ? (swaps ? swap::strategy::swap : swap::strategy::none)
+                                                        : (swaps ? swap::strategy::hybrid : swap::strategy::recompute);
+      if (!tuned_.result.fits)
+        throw error(errc::out_of_memory,
+                    fmt::format("memory budget {} ({} bytes) is too small for model '{}' with the given plan: it needs "
+                                "{} bytes (at {})",
+                                gib(budget), budget, mi_.g.name, tuned_.result.peak_bytes, tuned_.result.overflow_at));
+      device_ = to.device;
+      sim_ = to.sim;
+      prepare();
+      return;
+    }
     try {
       tuned_ = swap::tune(training_, opt_.strategy, to);
     } catch (const toru::error& e) {
       if (e.code() != errc::out_of_memory) throw;
-      throw error(errc::out_of_memory, fmt::format("memory budget {} ({} bytes) is too small for model '{}' with "
-                                                   "strategy {}: {}",
-                                                   gib(budget), budget, mi_.g.name, swap::to_string(opt_.strategy),
-                                                   e.message()));
+      throw error(errc::out_of_memory,
+                  fmt::format("memory budget {} ({} bytes) is too small for model '{}' with "
+                              "strategy {}: {}",
+                              gib(budget), budget, mi_.g.name, swap::to_string(opt_.strategy), e.message()));
     }
     device_ = to.device;
     sim_ = to.sim;
@@ -135,8 +157,7 @@ class plan_executor_impl final : public step_executor {
       }
     for (int s = 0; s < split_; ++s)
       if (p.steps[s].kind == swap::step_kind::compute && p.steps[s].op == mi_.loss_op) loss_done_ = true;
-    if (!loss_done_)
-      throw error(errc::internal, "plan executor: the plan runs a backward op before the loss");
+    if (!loss_done_) throw error(errc::internal, "plan executor: the plan runs a backward op before the loss");
     planned_peak_ = swap::replay_memory(p).peak;
   }
 
@@ -182,10 +203,9 @@ class plan_executor_impl final : public step_executor {
 
   void backward(const std::function<void(int slot)>& ready) override {
     if (!in_step_ || !mi_.trained_forward)
-      throw error(
-          errc::invalid_argument,
-          fmt::format("model '{}' backward: expected a preceding training forward (forward_options::training)",
-                      mi_.g.name));
+      throw error(errc::invalid_argument,
+                  fmt::format("model '{}' backward: expected a preceding training forward (forward_options::training)",
+                              mi_.g.name));
     const auto& p = tuned_.p;
     run_steps(split_, static_cast<int>(p.steps.size()), ready);
     d2h_.synchronize();
@@ -249,8 +269,8 @@ class plan_executor_impl final : public step_executor {
                   fmt::format("model '{}' input: expected {} floats, got {}", mi_.g.name, in_count, input.size()));
     const auto lab_count = numel(mi_.g.tensors[mi_.labels].shape);
     if (static_cast<std::int64_t>(labels.size()) != lab_count)
-      throw error(errc::invalid_argument, fmt::format("model '{}' labels: expected {} int32 values, got {}",
-                                                      mi_.g.name, lab_count, labels.size()));
+      throw error(errc::invalid_argument, fmt::format("model '{}' labels: expected {} int32 values, got {}", mi_.g.name,
+                                                      lab_count, labels.size()));
     const int classes = mi_.classes();
     for (std::size_t i = 0; i < labels.size(); ++i)
       if (labels[i] < 0 || labels[i] >= classes)
@@ -329,7 +349,8 @@ class plan_executor_impl final : public step_executor {
         case swap::step_kind::swap_out: {
           const auto& ob = p.objects[st.object];
           host_[st.object] = std::make_unique<std::byte[]>(static_cast<std::size_t>(ob.bytes));
-          ev_[st.object] = d2h_.enqueue(host_[st.object].get(), ptr_[st.object], static_cast<std::size_t>(ob.bytes), {});
+          ev_[st.object] =
+              d2h_.enqueue(host_[st.object].get(), ptr_[st.object], static_cast<std::size_t>(ob.bytes), {});
           meas_.swapped_out_bytes += ob.bytes;
           break;
         }
@@ -421,12 +442,11 @@ class plan_executor_impl final : public step_executor {
         }
       }
       if (!matched)
-        throw error(errc::internal,
-                    fmt::format("plan executor: op '{}' reads '{}', unknown to '{}'", op.name, g.tensors[t].name, fo.name));
+        throw error(errc::internal, fmt::format("plan executor: op '{}' reads '{}', unknown to '{}'", op.name,
+                                                g.tensors[t].name, fo.name));
     }
     for (std::size_t j = 0; j < fo.inputs.size(); ++j)
-      if (g.tensors[fo.inputs[j]].kind == swap::tensor_kind::parameter && !a.in[j])
-        a.in[j] = mi_.data[fo.inputs[j]];
+      if (g.tensors[fo.inputs[j]].kind == swap::tensor_kind::parameter && !a.in[j]) a.in[j] = mi_.data[fo.inputs[j]];
     if (is_relu(fo.type) && !a.in[0]) a.in[0] = a.out[0];
     std::vector<int> slots_done;
     for (int d : op.outputs) {
@@ -491,8 +511,8 @@ class plan_executor_impl final : public step_executor {
       return;
     }
     if (alias < static_cast<std::ptrdiff_t>(in.size()))
-      throw error(errc::unsupported, fmt::format("plan executor: in-place '{}' over its input {} of {}", op.name,
-                                                 alias, in.size()));
+      throw error(errc::unsupported,
+                  fmt::format("plan executor: in-place '{}' over its input {} of {}", op.name, alias, in.size()));
     std::memcpy(out, in[0], static_cast<std::size_t>(n) * 4);
     for (std::size_t i = 1; i < in.size(); ++i) mi_.be->accumulate(out, in[i], n);
   }
@@ -595,8 +615,8 @@ std::string plan_executor::timeline_svg(const std::string& title) const {
     return std::stod(s.substr(at + 8));
   };
   const double h1 = height(planned_svg), h2 = height(measured_svg);
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"{:.0f}\">\n", h1 + h2);
+  std::string out =
+      fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"{:.0f}\">\n", h1 + h2);
   out += planned_svg;
   measured_svg.replace(measured_svg.find("<svg "), 5, fmt::format("<svg y=\"{:.0f}\" ", h1));
   out += measured_svg;

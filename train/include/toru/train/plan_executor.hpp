@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,14 @@ struct executor_options {
   // planner assumes until calibrate() replaces them by measured per-op times.
   swap::device_spec device = swap::device_preset("v100-nvlink2");
   bool split_weight_grad = true;  // conv/linear weight and data gradients as two steps
+  // A given plan instead of the tuner's: these swap options on the graph with these recompute units
+  // (ids from swap::find_units(training graph, 64, fine_units)). Still refused if it does not fit.
+  struct fixed_plan {
+    swap::swap_options swap;
+    std::vector<int> recompute_units;
+    bool fine_units = true;
+  };
+  std::optional<fixed_plan> fixed;
 };
 
 /// What one executed step measured.
