@@ -37,8 +37,16 @@ std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::g
   o.device.flops_16 = flops;
   o.device.memory_bandwidth = 10e9;
   o.device.op_overhead = 20e-6;
-  m.emplace(g, tt::model_options{
-                   .threads = s.threads, .seed = s.seed, .memory_capacity = o.budget, .defer_activations = true});
+  try {
+    m.emplace(g, tt::model_options{
+                     .threads = s.threads, .seed = s.seed, .memory_capacity = o.budget, .defer_activations = true});
+  } catch (const toru::error& e) {
+    if (e.code() != errc::out_of_memory) throw;
+    throw error(errc::out_of_memory,
+                fmt::format("--memory-budget {}: too small for model '{}': its parameters, gradients and state alone "
+                            "do not fit ({})",
+                            s.memory_budget, g.name, e.message()));
+  }
   return tt::plan_executor::install(*m, o);
 }
 

@@ -108,10 +108,18 @@ class plan_executor_impl final : public step_executor {
       tuned_ = swap::tune(training_, opt_.strategy, to);
     } catch (const toru::error& e) {
       if (e.code() != errc::out_of_memory) throw;
+      std::int64_t need = 0;
+      try {
+        need = swap::leanest_peak(training_, opt_.strategy == swap::strategy::automatic ? swap::strategy::hybrid
+                                                                                          : opt_.strategy,
+                                  to);
+      } catch (const toru::error&) {
+      }
       throw error(errc::out_of_memory,
-                  fmt::format("memory budget {} ({} bytes) is too small for model '{}' with "
-                              "strategy {}: {}",
-                              gib(budget), budget, mi_.g.name, swap::to_string(opt_.strategy), e.message()));
+                  fmt::format("memory budget {} ({} bytes) is too small for model '{}' with strategy {}: the leanest "
+                              "plan needs {} bytes ({:.2f} MiB) ({})",
+                              gib(budget), budget, mi_.g.name, swap::to_string(opt_.strategy), need,
+                              static_cast<double>(need) / (1024.0 * 1024.0), e.message()));
     }
     device_ = to.device;
     sim_ = to.sim;

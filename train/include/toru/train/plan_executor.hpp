@@ -50,11 +50,11 @@ struct executor_options {
   // A given plan instead of the tuner's: these swap options on the graph with these recompute units
   // (ids from swap::find_units(training graph, 64, fine_units)). Still refused if it does not fit.
   struct fixed_plan {
-    swap::swap_options swap;
-    std::vector<int> recompute_units;
+    swap::swap_options swap = {};
+    std::vector<int> recompute_units = {};
     bool fine_units = true;
   };
-  std::optional<fixed_plan> fixed;
+  std::optional<fixed_plan> fixed = {};
 };
 
 /// What one executed step measured.
@@ -64,7 +64,7 @@ struct step_measurement {
   double compute_seconds = 0, stall_seconds = 0;
   std::int64_t swapped_out_bytes = 0, swapped_in_bytes = 0;
   int ops_recomputed = 0;
-  swap::sim_result trace;  // measured: trace events and memory samples, for the timeline
+  swap::sim_result trace = {};  // measured: trace events and memory samples, for the timeline
 };
 
 namespace detail {
