@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "swap_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
@@ -24,7 +25,6 @@
 #include "toru/train/data_parallel.hpp"
 #include "toru/train/model.hpp"
 #include "toru/train/optimizer.hpp"
-#include "swap_plan.hpp"
 
 namespace toru::apps::train {
 

@@ -44,7 +44,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-
 model::model(const swap::graph& forward, const model_options& options) : impl_(std::make_unique<impl>()) {
   auto& m = *impl_;
   m.g = forward;

@@ -110,9 +110,8 @@ class plan_executor_impl final : public step_executor {
       if (e.code() != errc::out_of_memory) throw;
       std::int64_t need = 0;
       try {
-        need = swap::leanest_peak(training_, opt_.strategy == swap::strategy::automatic ? swap::strategy::hybrid
-                                                                                          : opt_.strategy,
-                                  to);
+        need = swap::leanest_peak(
+            training_, opt_.strategy == swap::strategy::automatic ? swap::strategy::hybrid : opt_.strategy, to);
       } catch (const toru::error&) {
       }
       throw error(errc::out_of_memory,
