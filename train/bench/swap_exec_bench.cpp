@@ -42,6 +42,7 @@ struct args {
   double flop_per_byte = 208.5;  // V100 + NVLink2 preset: 13.3 TFLOP/s achieved over 64 GB/s
   double link_bw = 0;            // 0: calibrated rate / flop_per_byte
   int threads = 0;
+  double flops = 0.3225e9, overhead = 16.3e-3;  // predict: the device's rate and per-op overhead
 };
 
 double median(std::vector<double> v) {
@@ -168,7 +169,8 @@ std::size_t persistent_of(const args& a, std::int64_t batch) {
 int main(int argc, char** argv) {
   args a;
   CLI::App app{"swap_exec_bench: executed swap plans on the emulated device vs the planner"};
-  app.add_option("mode", a.mode, "step, maxbatch or hybrid")->check(CLI::IsMember({"step", "maxbatch", "hybrid"}));
+  app.add_option("mode", a.mode, "step, maxbatch or hybrid")
+      ->check(CLI::IsMember({"step", "maxbatch", "hybrid", "predict"}));
   app.add_option("--model", a.model)->capture_default_str();
   app.add_option("--image", a.image)->capture_default_str();
   app.add_option("--batch", a.batch)->capture_default_str();
@@ -181,8 +183,37 @@ int main(int argc, char** argv) {
   app.add_option("--flop-per-byte", a.flop_per_byte, "compute rate / link bandwidth")->capture_default_str();
   app.add_option("--link-bandwidth", a.link_bw, "bytes/s (0: calibrated rate / flop-per-byte)");
   app.add_option("--threads", a.threads);
+  app.add_option("--flops", a.flops, "predict: FLOP/s")->capture_default_str();
+  app.add_option("--overhead", a.overhead, "predict: seconds per op")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
+    if (a.mode == "predict") {
+      // The planner alone (no timing): swap-only and hybrid at this batch, for a given device.
+      ts::device_spec dev = ts::device_preset("v100-nvlink2");
+      dev.flops_fp32 = dev.flops_16 = a.flops;
+      dev.memory_bandwidth = 1e15;
+      dev.op_overhead = a.overhead;
+      const double bw = a.link_bw > 0 ? a.link_bw : a.flops / a.flop_per_byte;
+      const auto headroom = static_cast<std::size_t>(toru::topology::parse_bytes(a.headroom, "--headroom"));
+      const auto budget = persistent_of(a, a.batch) + headroom;
+      for (auto s : {ts::strategy::swap, ts::strategy::hybrid}) {
+        tt::model m(build(a, a.batch),
+                    {.threads = a.threads, .seed = 1, .memory_capacity = budget, .defer_activations = true});
+        auto ex = tt::plan_executor::install(m, base_options(dev, bw, s, budget));
+        const auto& r = ex->tuned().result;
+        std::puts(json{{"model", a.model},
+                       {"image", a.image},
+                       {"batch", a.batch},
+                       {"requested", std::string(ts::to_string(s))},
+                       {"chosen", std::string(ts::to_string(ex->tuned().chosen))},
+                       {"planner_step_s", r.step_seconds},
+                       {"swapped_out_bytes", r.swapped_out_bytes},
+                       {"ops_recomputed", r.ops_recomputed}}
+                      .dump()
+                      .c_str());
+      }
+      return 0;
+    }
     const auto dev = calibrate(a);
     const double bw = a.link_bw > 0 ? a.link_bw : dev.flops_fp32 / a.flop_per_byte;
     std::puts(json{{"calibration", {{"flops", dev.flops_fp32}, {"op_overhead_s", dev.op_overhead}, {"link_bw", bw}}}}
