@@ -83,6 +83,19 @@ int main(int argc, char** argv) {
   app.add_option("--timing-skip", s.warmup_steps_excluded, "first steps left out of the timing summary")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--memory-budget", s.memory_budget,
+                 "device memory budget (e.g. 2GiB): plan swapping/recomputation with swap/ and execute the plan on "
+                 "the host-emulated device");
+  app.add_option("--strategy", s.strategy, "with --memory-budget: none, swap, recompute, hybrid or auto")
+      ->check(CLI::IsMember({"none", "swap", "recompute", "hybrid", "auto"}))
+      ->capture_default_str();
+  app.add_option("--timeline", s.timeline, "with --memory-budget: SVG of the planned and the measured last step");
+  app.add_option("--link-bandwidth", s.link_bandwidth, "with --memory-budget: emulated copy bandwidth per direction")
+      ->capture_default_str();
+  app.add_option("--link-latency", s.link_latency, "with --memory-budget: emulated latency per copy")
+      ->capture_default_str();
+  app.add_option("--device-flops", s.device_flops, "with --memory-budget: FLOP/s the planner assumes")
+      ->capture_default_str();
   app.add_flag("--json", s.json, "one JSON object per line on stdout: each step, each epoch, the summary");
   app.add_flag("--quiet", s.quiet, "no progress output");
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgdp_run.hpp"
+#include "swap_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
@@ -102,6 +103,7 @@ int run(const settings& s, MPI_Comm world) {
   fs::path resumed_from;
   std::int64_t total_steps = 0;
   const std::string model_name = s.onnx.empty() ? s.model : fs::path(s.onnx).filename().string();
+  std::shared_ptr<tt::plan_executor> executor;
 
   // Every argument is agreed on and every local check (dataset files, the model, the checkpoint)
   // made before anything trains: one rank's bad input is every rank's clear error, never a hang.
@@ -153,7 +155,13 @@ int run(const settings& s, MPI_Comm world) {
         const std::int64_t side = s.data == "fashion-mnist" ? 28 : s.image;
         swap::graph g = s.onnx.empty() ? swap::build_model(s.model, {.batch = local, .height = side, .width = side})
                                        : swap::import_onnx(s.onnx, {.batch = local});
-        m.emplace(g, tt::model_options{.threads = s.threads, .seed = s.seed});
+        if (s.memory_budget.empty()) {
+          expect(s.timeline.empty(), "--timeline", "--memory-budget (the timeline is the executed plan's)",
+                 "no --memory-budget");
+          m.emplace(g, tt::model_options{.threads = s.threads, .seed = s.seed});
+        } else {
+          executor = install_plan(s, g, m);
+        }
         auto shape = m->input_shape();
         shape.erase(shape.begin());
         if (s.data == "synthetic") {
@@ -666,7 +674,12 @@ int run(const settings& s, MPI_Comm world) {
     summary["test_accuracy"] = last_eval->second;
   }
   if (!last_checkpoint.empty()) summary["checkpoint"] = last_checkpoint.string();
+  if (executor) {
+    summary["swap_plan"] = plan_summary(*executor);
+    if (root && !s.timeline.empty()) write_timeline(s.timeline, executor->timeline_svg(model_name));
+  }
   emit(summary);
+  if (executor && root && !s.json && !s.quiet) print_plan(*executor);
   if (root && !s.json && !s.quiet)
     fmt::print(
         "done: {} steps, final loss {:.4f}{}, {:.1f} images/s (median step {:.2f} ms: forward {:.2f}, backward "

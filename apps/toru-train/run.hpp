@@ -41,7 +41,7 @@ struct settings {
   bool eval = true;
   bool json = false;
   bool quiet = false;
-  std::int64_t warmup_steps_excluded = 3;
+  std::int64_t warmup_steps_excluded = 3;  // summary timing excludes these first steps of the run
   // CGDP (docs/train.md): engine, chunking, cost model, runtime chunk search.
   std::string engine = "allreduce";  // allreduce, cgdp, cgdp-sum, auto
   int chunk_layers = 0;              // 0: the cost model's best (or the cache with --tune)
@@ -51,7 +51,14 @@ struct settings {
   std::string tune_cache;  // "": default_cache_file()
   std::int64_t tune_window = 5;
   double host_memory_mib = 0;  // 0: MemAvailable
-  bool verbose = false;        // summary timing excludes these first steps of the run
+  bool verbose = false;
+  // Swap-plan executor on the host-emulated device (empty budget: the default schedule).
+  std::string memory_budget;  // "6GiB", "512MiB", bytes
+  std::string strategy = "auto";
+  std::string timeline;                // SVG of the planned and measured timelines of the last step
+  std::string link_bandwidth = "12GB/s";  // each copy direction of the emulated device
+  std::string link_latency = "10us";
+  std::string device_flops = "20e9";  // FLOP/s the planner times plans with
 };
 
 /// Collective over comm. Returns the exit code; throws toru::error (the same on every rank) for

@@ -243,6 +243,8 @@ graph apply_recompute(const graph& training, const std::vector<unit>& units, con
       for (int y : fo.outputs) {
         const auto& yt = g.tensors[y];
         const int ct = g.add_tensor(yt.name + "@recompute", yt.shape, yt.type, tensor_kind::activation);
+        // The original's byte count, which an executor may have set to its real storage (padding).
+        g.tensors[ct].bytes = yt.bytes;
         clone.resize(g.tensors.size(), -1);
         clone[y] = ct;
         c.outputs.push_back(ct);

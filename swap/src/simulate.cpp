@@ -54,7 +54,8 @@ sim_result simulate(const plan& p, const device_spec& d, const sim_options& opti
         for (int obj : p.input_objects[st.op])
           if (obj >= 0) start = std::max(start, ready[obj]);
         r.stall_seconds += start - tc;
-        const double dt = op_seconds(g, st.op, d);
+        const double dt =
+            options.measured_op_seconds.empty() ? op_seconds(g, st.op, d) : options.measured_op_seconds.at(st.op);
         const auto& o = g.ops[st.op];
         if (o.cat == category::forward)
           c_f += dt;

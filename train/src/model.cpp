@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "backend.hpp"
+#include "model_impl.hpp"
 #include "random.hpp"
 #include "toru/core/error.hpp"
 #include "toru/train/device_memory.hpp"
@@ -42,36 +43,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
-
-struct model::impl {
-  swap::graph g;
-  model_options opt;
-  std::unique_ptr<detail::backend> be;
-  std::vector<std::unique_ptr<detail::kernel>> kernels;  // per op
-  int image = -1, labels = -1, loss_op = -1;
-  std::vector<parameter_slot> slots;
-  std::vector<parameter_slot> buffer_slots;
-  std::vector<int> slot_of;  // per tensor: parameter slot or -1
-  std::int64_t nparams = 0, nbuffers = 0;
-  device_buffer params, grads, buffers;
-  std::vector<std::vector<float*>> op_buffers;  // per op
-  std::vector<device_buffer> storage;           // per tensor (activations, graph inputs)
-  std::vector<void*> data;                      // per tensor: where it lives (params point into `params`)
-  std::vector<device_buffer> state;             // per op
-  device_buffer workspace;
-  std::vector<std::int64_t> storage_bytes;  // per tensor
-  bool trained_forward = false;
-  std::vector<op_time> times;
-  detail::step_info last_step;
-
-  std::int64_t batch() const { return g.tensors[image].shape[0]; }
-  int classes() const {
-    const auto& op = g.ops[loss_op];
-    const auto& s = g.tensors[op.inputs[0]].shape;
-    const std::int64_t axis = op.attr.axis < 0 ? static_cast<std::int64_t>(s.size()) + op.attr.axis : op.attr.axis;
-    return static_cast<int>(s.at(axis));
-  }
-};
 
 model::model(const swap::graph& forward, const model_options& options) : impl_(std::make_unique<impl>()) {
   auto& m = *impl_;
@@ -216,6 +187,9 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
       if (m.slot_of[t] >= 0) m.data[t] = m.params.as<float>() + m.slots[m.slot_of[t]].offset;
       m.storage_bytes[t] = ten.bytes;
     } else if (ten.producer < 0) {
+      m.storage_bytes[t] = ten.bytes;
+      // The step's images and labels come and go with the step under an executor.
+      if (options.defer_activations && (static_cast<int>(t) == m.image || static_cast<int>(t) == m.labels)) continue;
       m.storage[t] = device_buffer(mem, static_cast<std::size_t>(ten.bytes), ten.name);
       m.data[t] = m.storage[t].data();
       m.storage_bytes[t] = ten.bytes;
@@ -231,9 +205,10 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
     for (std::size_t k = 0; k < o.outputs.size(); ++k) {
       const int t = o.outputs[k];
       const auto bytes = m.kernels[i]->output_bytes(static_cast<int>(k));
+      m.storage_bytes[t] = bytes;
+      if (options.defer_activations) continue;
       m.storage[t] = device_buffer(mem, static_cast<std::size_t>(bytes), m.g.tensors[t].name);
       m.data[t] = m.storage[t].data();
-      m.storage_bytes[t] = bytes;
     }
     if (const auto sb = m.kernels[i]->state_bytes(); sb > 0)
       m.state[i] = device_buffer(mem, static_cast<std::size_t>(sb), o.name + "/state");
@@ -283,6 +258,8 @@ std::vector<float> model::read_tensor(std::string_view name) {
       fmt::format("model '{}' tensor: expected the name of an fp32 tensor of the graph, got '{}'", m.g.name, name));
 }
 
+void model::set_executor(std::shared_ptr<detail::step_executor> executor) { impl_->executor = std::move(executor); }
+
 void model::parameters_changed() {
   for (auto& k : impl_->kernels) k->parameters_changed();
 }
@@ -290,6 +267,12 @@ void model::parameters_changed() {
 forward_result model::forward(std::span<const float> input, std::span<const std::int32_t> labels,
                               const forward_options& options) {
   auto& m = *impl_;
+  if (m.executor) return m.executor->forward(input, labels, options);
+  if (m.opt.defer_activations)
+    throw error(errc::invalid_argument,
+                fmt::format("model '{}': activations are deferred (model_options::defer_activations); install an "
+                            "executor (plan_executor) first",
+                            m.g.name));
   const auto& img = m.g.tensors[m.image];
   const auto in_count = numel(img.shape);
   if (static_cast<std::int64_t>(input.size()) != in_count)
@@ -351,6 +334,7 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
 
 void model::backward(const std::function<void(int slot)>& ready) {
   auto& m = *impl_;
+  if (m.executor) return m.executor->backward(ready);
   if (!m.trained_forward)
     throw error(errc::invalid_argument,
                 fmt::format("model '{}' backward: expected a preceding training forward (forward_options::training)",

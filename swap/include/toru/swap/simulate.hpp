@@ -37,6 +37,9 @@ struct sim_options {
   optimizer opt = optimizer::momentum;
   std::int64_t workspace_bytes = 0;
   bool record_trace = false;  // fill sim_result::trace / memory (for the timeline)
+  // Per op of the plan's graph: measured seconds used instead of the device's compute model (an
+  // executor's calibration); empty: op_seconds().
+  std::vector<double> measured_op_seconds = {};
 };
 
 struct trace_event {

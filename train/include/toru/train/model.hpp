@@ -65,9 +65,16 @@ struct model_options {
   std::uint64_t seed = 0;           // parameter initialisation and dropout
   int device = 0;                   // CUDA backend: device ordinal
   std::size_t memory_capacity = 0;  // bytes the model may allocate on its device; 0 = unlimited
+  // Activations and their gradients are allocated step by step by an executor (the swap-plan
+  // executor, plan_executor.hpp) instead of once at construction; forward/backward then need one.
+  bool defer_activations = false;
 };
 
 class device_memory;
+namespace detail {
+class step_executor;
+struct model_access;
+}  // namespace detail
 
 class model {
  public:
@@ -123,7 +130,12 @@ class model {
   /// (invalid_argument) naming the tensor when the graph has no such fp32 tensor.
   std::vector<float> read_tensor(std::string_view name);
 
+  /// Hands forward() and backward() to another executor (the swap-plan executor installs itself);
+  /// nullptr restores the default schedule.
+  void set_executor(std::shared_ptr<detail::step_executor> executor);
+
  private:
+  friend struct detail::model_access;
   struct impl;
   std::unique_ptr<impl> impl_;
 };
