@@ -56,7 +56,7 @@ PY
 }
 echo "### Hybrid (recompute + swap) vs swap-only step time (published: +15.5%, +15.3%, +12.4% on V100 + NVLink2)"
 echo
-echo "Step time in seconds (percent of the phase bound max(C_f, S_out/BW) + max(C_b + R, S_in/BW)). Two swap-only"
+echo "Step time in seconds (% of bound: the phase bound max(C_f, S_out/BW) + max(C_b + R, S_in/BW) / step time). Two swap-only"
 echo 'baselines: TFLMS v2'"'"'s own parameter search (`--strategy swap --tflms`, the published baseline; "no fit" where'
 echo "its level order cannot fit the budget) and toru's time-tuned swap planner. Gain = swap-only / hybrid - 1."
 echo "'auto' is the fastest of none / swap / recompute / hybrid; its swapped GiB and recomputed ops are listed."

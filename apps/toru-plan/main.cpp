@@ -107,7 +107,7 @@ struct onnx_cache {
 
 ts::graph forward_graph(const settings& s, std::int64_t batch, onnx_cache& cache) {
   if (!s.onnx.empty()) {
-    if (!cache.g) cache.g = ts::import_onnx(s.onnx, {.batch = s.batch});
+    if (!cache.g) cache.g = ts::import_onnx(s.onnx, {.batch = s.batch, .values = false});
     if (batch == s.batch) return *cache.g;
     if (cache.g->batch == 0)
       throw toru::error(toru::errc::invalid_argument,

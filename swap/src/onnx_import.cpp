@@ -244,7 +244,8 @@ struct first_input {
 };
 
 // Converts a folded, fused model (shapes inferred at `batch`) into a forward graph with a loss.
-graph convert(onnx::ModelProto& model, const std::map<std::string, detail::constant>& known, const std::string& name) {
+graph convert(onnx::ModelProto& model, const std::map<std::string, detail::constant>& known, const std::string& name,
+              bool values) {
   std::int64_t opset = 13;
   for (const auto& imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
@@ -284,7 +285,7 @@ graph convert(onnx::ModelProto& model, const std::map<std::string, detail::const
                                                          t.data_type() == onnx::TensorProto_DataType_BFLOAT16);
     id[t.name()] = g.add_tensor(t.name(), s, from_onnx(t.data_type(), t.name()),
                                 trainable ? tensor_kind::parameter : tensor_kind::input);
-    g.tensors[id[t.name()]].init.values = initial_values(t);
+    if (values) g.tensors[id[t.name()]].init.values = initial_values(t);
   }
   for (const auto& in : gp->input())
     if (!id.contains(in.name()) && !known.contains(in.name()))
@@ -509,7 +510,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
   try {
     auto known = detail::fold_constants(model, name);
     detail::fuse_decompositions(*model.mutable_graph(), known);
-    graph g = convert(model, known, name);
+    graph g = convert(model, known, name, options.values);
     // Every extent that is a multiple of the probe carries the batch; the logits must.
     bool logits_scale = false;
     for (auto& t : g.tensors) {
@@ -536,7 +537,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     set_batch(as_is, first.fixed);
     auto known = detail::fold_constants(as_is, name);
     detail::fuse_decompositions(*as_is.mutable_graph(), known);
-    return convert(as_is, known, name);
+    return convert(as_is, known, name, options.values);
   }
   if (first.fixed)
     throw error(

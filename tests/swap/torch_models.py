@@ -49,7 +49,8 @@ def build(name, size):
     if name == "googlenet":
         return m.googlenet(aux_logits=False, init_weights=False), (3, size, size)
     if name == "efficientnet_b0":
-        return m.efficientnet_b0(), (3, size, size)
+        # Stochastic depth off: torch 1.13 cannot export its training-mode bernoulli_ to ONNX.
+        return m.efficientnet_b0(stochastic_depth_prob=0.0), (3, size, size)
     return getattr(m, name)(), (3, size, size)
 
 
