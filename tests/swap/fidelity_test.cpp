@@ -36,17 +36,21 @@ std::string run(const std::string& cmd, int* status) {
 
 class torch_models : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!ts::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  // One directory for the suite: an export (a Python start, slow on a loaded machine) is reused.
+  static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / fmt::format("toru_swap_fidelity_{}", ::getpid());
     fs::create_directories(dir_);
   }
-  void TearDown() override {
+  static void TearDownTestSuite() {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
+  void SetUp() override {
+    if (!ts::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  }
   std::string exported(const std::string& model, int batch, int size, bool fixed = false) {
     const auto path = (dir_ / fmt::format("{}_{}_{}{}.onnx", model, batch, size, fixed ? "_fixed" : "")).string();
+    if (fs::exists(path)) return path;
     int status = 0;
     const auto out = run(fmt::format("/usr/bin/python3 {} export {} {} {} {} {} 2>&1", TORU_TORCH_MODELS, model, path,
                                      batch, size, fixed ? "--fixed" : ""),
@@ -64,7 +68,7 @@ class torch_models : public ::testing::Test {
     }
     return nlohmann::json::parse(out.substr(out.rfind('{')))["saved_bytes"].get<std::int64_t>();
   }
-  fs::path dir_;
+  static inline fs::path dir_;
 };
 
 ts::training_options pytorch_training() {
