@@ -1,6 +1,7 @@
 // toru-plan: plan a training step under a device memory budget (swap, recompute, hybrid), print the
 // predicted step time against the lower bound, find the largest batch or input that fits, and draw
 // the step as an SVG timeline. Pure simulation: needs no GPU.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -27,11 +28,11 @@ namespace {
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 struct settings {
-  std::string model, onnx, dtype = "fp32", device = "v100-nvlink2", strategy = "auto", input_shape, timeline;
+  std::string model, onnx, dtype = "fp32", device = "v100-nvlink2", strategy = "auto", input_shape, timeline,
+                           profile = "pytorch";
   std::int64_t batch = 1;
   std::optional<std::int64_t> image;  // absent: the model's default size
-  std::optional<double> memory_gib, host_gib, h2d, d2h, flops;
-  double fraction = 0.9;
+  std::optional<double> memory_gib, host_gib, h2d, d2h, flops, fraction;
   bool json_out = false, max_batch = false, max_input = false, list = false, tflms = false;
 };
 
@@ -98,8 +99,23 @@ ts::model_options model_opts(const settings& s) {
   return o;
 }
 
-ts::graph forward_graph(const settings& s, std::int64_t batch) {
-  if (!s.onnx.empty()) return ts::import_onnx(s.onnx, {.batch = batch});
+// The ONNX file is read and parsed once; other batches are the same graph rebatched (--max-batch
+// used to re-read and re-parse it for every candidate: minutes on a VGG-16-size file).
+struct onnx_cache {
+  std::optional<ts::graph> g;
+};
+
+ts::graph forward_graph(const settings& s, std::int64_t batch, onnx_cache& cache) {
+  if (!s.onnx.empty()) {
+    if (!cache.g) cache.g = ts::import_onnx(s.onnx, {.batch = s.batch, .values = false});
+    if (batch == s.batch) return *cache.g;
+    if (cache.g->batch == 0)
+      throw toru::error(toru::errc::invalid_argument,
+                        fmt::format("--onnx '{}': its batch is fixed at {} and baked into its shapes, so other "
+                                    "batches (--max-batch) cannot be planned; re-export it with a dynamic batch axis",
+                                    s.onnx, s.batch));
+    return ts::rebatch(*cache.g, batch);
+  }
   auto o = model_opts(s);
   o.batch = batch;
   return ts::build_model(s.model, o);
@@ -125,14 +141,23 @@ ts::device_spec device(const settings& s) {
 
 void write_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
+  std::error_code ec;
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out)
       throw toru::error(toru::errc::io, fmt::format("--timeline: expected a writable path, cannot write '{}'", path));
     out << text;
-    if (!out) throw toru::error(toru::errc::io, fmt::format("--timeline: write to '{}' failed", path));
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      throw toru::error(toru::errc::io, fmt::format("--timeline: write to '{}' failed", path));
+    }
   }
-  std::filesystem::rename(tmp, path);
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);  // leave nothing behind
+    throw toru::error(toru::errc::io, fmt::format("--timeline: cannot write '{}': {}", path, ec.message()));
+  }
 }
 
 json plan_json(const ts::tuned_plan& t) {
@@ -185,10 +210,13 @@ int run(const settings& s) {
     throw toru::error(toru::errc::invalid_argument, fmt::format("--image: expected a positive size, got {}", *s.image));
   if (s.batch <= 0)
     throw toru::error(toru::errc::invalid_argument, fmt::format("--batch: expected a positive value, got {}", s.batch));
-  if (!(s.fraction > 0 && s.fraction <= 1))
+  if (s.fraction && !(*s.fraction > 0 && *s.fraction <= 1))
     throw toru::error(toru::errc::invalid_argument,
-                      fmt::format("--memory-fraction: expected (0, 1], got {}", s.fraction));
+                      fmt::format("--memory-fraction: expected (0, 1], got {}", *s.fraction));
   if (!s.timeline.empty()) {
+    if (std::filesystem::is_directory(s.timeline))
+      throw toru::error(toru::errc::io,
+                        fmt::format("--timeline: expected a file name for the SVG, '{}' is a directory", s.timeline));
     const auto dir = std::filesystem::absolute(s.timeline).parent_path();
     if (!std::filesystem::is_directory(dir))
       throw toru::error(toru::errc::io,
@@ -197,16 +225,28 @@ int run(const settings& s) {
   const std::string name = s.onnx.empty() ? s.model : s.onnx;
   ts::tune_options to;
   to.device = device(s);
-  to.sim.memory_fraction = s.fraction;
+  const ts::memory_profile profile = ts::memory_profile_preset(s.profile);
+  ts::training_options topt;
+  ts::apply(profile, topt, to.sim);
+  if (s.fraction) to.sim.memory_fraction = *s.fraction;
   to.sim.record_trace = !s.timeline.empty();
   to.tflms_search = s.tflms;
   const ts::strategy strat = ts::parse_strategy(s.strategy);
-  const auto fwd = forward_graph(s, s.batch);  // validates the model before any search
+  onnx_cache cache;
+  const auto fwd = forward_graph(s, s.batch, cache);  // validates the model before any search
+  const auto saved = ts::saved_bytes(ts::make_training_graph(fwd, topt));
   json j = {{"model", name},
             {"device", to.device.name},
             {"batch", s.batch},
             {"dtype", s.dtype},
+            {"profile", profile.name},
+            {"memory_fraction", to.sim.memory_fraction},
+            {"context_bytes", to.sim.context_bytes},
+            {"workspace_bytes", to.sim.workspace_bytes},
+            {"fragmentation", to.sim.fragmentation},
             {"parameters", fwd.parameter_count()},
+            {"saved_bytes", saved},
+            {"saved_bytes_per_sample", static_cast<double>(saved) / static_cast<double>(s.batch)},
             {"forward_flops", fwd.flops(ts::category::forward)}};
 
   if (s.max_batch) {
@@ -214,10 +254,12 @@ int run(const settings& s) {
                                                                       {"swap", ts::strategy::swap},
                                                                       {"recompute", ts::strategy::recompute},
                                                                       {"hybrid", ts::strategy::hybrid}};
-    if (!s.json_out) fmt::print("largest batch that fits, {} on {}:\n", name, to.device.name);
+    if (!s.json_out)
+      fmt::print("largest batch that fits, {} on {} ({} profile):\n", name, to.device.name, profile.name);
+    const auto t0 = std::chrono::steady_clock::now();
     for (const auto& [k, st] : strats) {
-      const auto n =
-          ts::largest_fitting([&](std::int64_t b) { return ts::make_training_graph(forward_graph(s, b)); }, st, to);
+      const auto n = ts::largest_fitting(
+          [&](std::int64_t b) { return ts::make_training_graph(forward_graph(s, b, cache), topt); }, st, to);
       j[fmt::format("max_batch_{}", k)] = n;
       if (!s.json_out) fmt::print("  {:<10} {}\n", k, n);
     }
@@ -226,6 +268,9 @@ int run(const settings& s) {
       j["max_batch_ratio_swap"] = ratio;
       if (!s.json_out) fmt::print("  swap / none: {:.2f}x\n", ratio);
     }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    j["max_batch_seconds"] = secs;
+    if (!s.json_out) fmt::print("  searched in {:.2f} s\n", secs);
   }
   if (s.max_input) {
     if (!s.onnx.empty())
@@ -248,7 +293,7 @@ int run(const settings& s) {
           o.sequence = n * step;
         else
           o.height = o.width = n * step, o.depth = vol ? n * step : 0;
-        return ts::make_training_graph(ts::build_model(s.model, o));
+        return ts::make_training_graph(ts::build_model(s.model, o), topt);
       };
       std::int64_t n = 0;
       try {
@@ -271,12 +316,15 @@ int run(const settings& s) {
     }
   }
   if (!s.max_batch && !s.max_input) {
-    const auto t = ts::tune(ts::make_training_graph(fwd), strat, to);
+    const auto t = ts::tune(ts::make_training_graph(fwd, topt), strat, to);
     const auto& r = t.result;
     j.update(plan_json(t));
     if (!s.json_out) {
       fmt::print("{} batch {} {} on {} ({:.2f} GiB, {:.0f}% usable)\n", name, s.batch, s.dtype, to.device.name,
-                 to.device.memory_bytes / gib, 100 * s.fraction);
+                 to.device.memory_bytes / gib, 100 * to.sim.memory_fraction);
+      fmt::print("  memory profile  {} (context {:.2f} GiB, workspace {:.2f} GiB, fragmentation {:.0f}%)\n",
+                 profile.name, to.sim.context_bytes / gib, to.sim.workspace_bytes / gib, 100 * to.sim.fragmentation);
+      fmt::print("  saved tensors   {:.2f} MiB per sample\n", static_cast<double>(saved) / s.batch / (1 << 20));
       fmt::print("  strategy        {} (asked: {})\n", ts::to_string(t.chosen), ts::to_string(t.requested));
       fmt::print("  peak memory     {:.2f} GiB of {:.2f} GiB budget (persistent {:.2f} GiB)\n", r.peak_bytes / gib,
                  r.budget_bytes / gib, r.persistent_bytes / gib);
@@ -288,7 +336,8 @@ int run(const settings& s) {
           "  step time       {:.4g} s (compute fwd {:.4g} s, bwd {:.4g} s, recompute {:.4g} s, stalls {:.4g} s)\n",
           r.step_seconds, r.forward_seconds, r.backward_seconds, r.recompute_seconds, r.stall_seconds);
       fmt::print(
-          "  lower bound     {:.4g} s = max(C_f, S_out/BW_d2h) + max(C_b + R, S_in/BW_h2d); plan at {:.0f}% of it\n",
+          "  lower bound     {:.4g} s = max(C_f, S_out/BW_d2h) + max(C_b + R, S_in/BW_h2d); {:.0f}% of bound "
+          "(bound / step time)\n",
           r.bound_seconds, r.percent_of_bound());
       if (t.p.options.threshold != ts::swap_options::off)
         fmt::print("  swap parameters threshold {} ahead {} groupby {} sync {} delay {} order {}\n",
@@ -327,7 +376,10 @@ int main(int argc, char** argv) {
   app.add_option("--h2d", s.h2d, "Host-to-device bandwidth in GB/s (overrides the preset)");
   app.add_option("--d2h", s.d2h, "Device-to-host bandwidth in GB/s (overrides the preset)");
   app.add_option("--flops", s.flops, "Achieved compute rate in TFLOP/s (overrides the preset)");
-  app.add_option("--memory-fraction", s.fraction, "Usable fraction of device memory (default 0.9, as TFLMS)");
+  app.add_option("--memory-fraction", s.fraction, "Usable fraction of device memory (default: the profile's)");
+  app.add_option("--profile", s.profile,
+                 "Memory profile: pytorch (default), toru (the trainer's emulated device) or tflms (the published "
+                 "setting: 90% usable, nothing else)");
   app.add_option("--strategy", s.strategy, "none, swap, recompute, hybrid or auto (default auto)");
   app.add_flag("--tflms", s.tflms, "With --strategy swap: TFLMS v2's own parameter search (the published baseline)");
   app.add_flag("--max-batch", s.max_batch, "Largest batch that fits for each strategy");

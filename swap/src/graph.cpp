@@ -22,6 +22,8 @@ std::int64_t size_of(dtype t) noexcept {
       return 8;
     case dtype::i32:
       return 4;
+    case dtype::u8:
+      return 1;
   }
   return 0;
 }
@@ -38,6 +40,8 @@ std::string_view to_string(dtype t) noexcept {
       return "int64";
     case dtype::i32:
       return "int32";
+    case dtype::u8:
+      return "bool";
   }
   return "?";
 }
@@ -152,6 +156,52 @@ double graph::flops(category c) const {
   return f;
 }
 
+graph rebatch(const graph& forward, std::int64_t batch) {
+  if (batch <= 0) throw error(errc::invalid_argument, fmt::format("batch: expected a positive value, got {}", batch));
+  if (forward.batch <= 0)
+    throw error(errc::invalid_argument,
+                fmt::format("graph '{}': expected a graph whose batch axis is known (an ONNX import), got one "
+                            "without; build it at the batch wanted instead",
+                            forward.name));
+  graph g = forward;
+  if (batch == forward.batch) return g;
+  const double scale = static_cast<double>(batch) / static_cast<double>(forward.batch);
+  for (auto& t : g.tensors) {
+    if (t.batch_multiple.empty()) continue;
+    std::int64_t n = 1;
+    for (std::size_t a = 0; a < t.shape.size(); ++a) {
+      if (t.batch_multiple[a] > 0) t.shape[a] = t.batch_multiple[a] * batch;
+      n *= t.shape[a];
+    }
+    t.bytes = n * size_of(t.type);
+  }
+  for (auto& o : g.ops) {
+    bool scales = false;
+    for (int t : o.inputs) scales = scales || !g.tensors[t].batch_multiple.empty();
+    for (int t : o.outputs) scales = scales || !g.tensors[t].batch_multiple.empty();
+    if (!scales) continue;
+    o.flops *= scale;
+    o.backward_flops *= scale;
+    o.bytes_touched *= scale;
+  }
+  g.batch = batch;
+  return g;
+}
+
+std::int64_t saved_bytes(const graph& g) {
+  std::vector<char> seen(g.tensors.size(), 0);
+  std::int64_t n = 0;
+  for (const auto& o : g.ops) {
+    if (o.cat != category::forward) continue;
+    for (int t : o.saved) {
+      if (seen[t] || g.tensors[t].kind == tensor_kind::parameter) continue;
+      seen[t] = 1;
+      n += g.tensors[t].bytes;
+    }
+  }
+  return n;
+}
+
 namespace {
 // Gradient ops of matrix products compute dX and dW, each as costly as the forward; the builder's
 // backward_flops assumes both, so drop the dX half when the data input needs no gradient.
@@ -173,6 +223,28 @@ graph make_training_graph(const graph& forward, const training_options& options)
         fmt::format("forward graph '{}': expected a 'loss' op to seed the backward pass, found none", forward.name));
 
   graph g = forward;
+  g.persistent_param_grads = options.persistent_param_grads;
+  if (options.maxpool_indices)
+    for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+      if (g.ops[i].type != "maxpool" || g.ops[i].outputs.size() != 1) continue;
+      const auto& y = g.tensors[g.ops[i].outputs[0]];
+      const int idx = g.add_tensor(g.ops[i].name + "/indices", y.shape, dtype::i64, tensor_kind::activation);
+      g.tensors[idx].producer = i;
+      g.tensors[idx].batch_multiple = y.batch_multiple;
+      auto& o = g.ops[i];
+      o.outputs.push_back(idx);
+      o.saved = {o.inputs.at(0), idx};
+    }
+  if (options.dropout_masks)
+    for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+      if (g.ops[i].type != "dropout" || g.ops[i].attr.p <= 0 || g.ops[i].outputs.size() != 1) continue;
+      const auto& y = g.tensors[g.ops[i].outputs[0]];
+      const int mask = g.add_tensor(g.ops[i].name + "/mask", y.shape, dtype::u8, tensor_kind::activation);
+      g.tensors[mask].producer = i;
+      g.tensors[mask].batch_multiple = y.batch_multiple;
+      g.ops[i].outputs.push_back(mask);
+      g.ops[i].saved = {mask};
+    }
   const int nfwd = static_cast<int>(forward.ops.size());
   // partial[t]: gradient contributions to tensor t, collected while walking the ops backwards.
   std::vector<std::vector<int>> partial(forward.tensors.size());

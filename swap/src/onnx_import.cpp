@@ -1,6 +1,7 @@
 #include "toru/swap/onnx_import.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -15,15 +16,19 @@
 #if TORU_ENABLE_ONNX
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+
+#include "onnx_fold.hpp"
 #endif
 
 namespace toru::swap {
 
 namespace {
 
-// How the gradient of each supported op type reads the forward tensors.
-enum class saves { none, inputs, output, input0, input0_output, input0_1 };
+// How the gradient of each supported op type reads the forward tensors (PyTorch's autograd), and
+// the builders' name for the op, so in-place rules and split weight gradients apply alike.
+enum class saves { none, inputs, output, input0, input0_output, input0_1, crossed, divisor };
 struct op_rule {
+  const char* type;  // the builders' vocabulary (models.hpp)
   saves what;
   bool passthrough;  // gradient of every input is the output gradient (same-shape adds, views)
   double backward_factor;
@@ -31,41 +36,56 @@ struct op_rule {
 
 const std::map<std::string, op_rule, std::less<>>& rules() {
   static const std::map<std::string, op_rule, std::less<>> r = {
-      {"Conv", {saves::input0_1, false, 2}},
-      {"ConvTranspose", {saves::input0_1, false, 2}},
-      {"Gemm", {saves::input0_1, false, 2}},
-      {"MatMul", {saves::input0_1, false, 2}},
-      {"Relu", {saves::output, false, 2}},
-      {"Sigmoid", {saves::output, false, 2}},
-      {"Tanh", {saves::output, false, 2}},
-      {"LeakyRelu", {saves::input0, false, 2}},
-      {"Gelu", {saves::input0, false, 2}},
-      {"Erf", {saves::input0, false, 2}},
-      {"Softmax", {saves::output, false, 2}},
-      {"LogSoftmax", {saves::output, false, 2}},
-      {"BatchNormalization", {saves::input0_1, false, 2}},
-      {"LayerNormalization", {saves::input0_1, false, 2}},
-      {"MaxPool", {saves::input0_output, false, 1}},
-      {"AveragePool", {saves::none, false, 1}},
-      {"GlobalAveragePool", {saves::none, false, 1}},
-      {"Add", {saves::none, true, 1}},
-      {"Sum", {saves::none, true, 1}},
-      {"Sub", {saves::none, true, 1}},
-      {"Mul", {saves::inputs, false, 2}},
-      {"Div", {saves::inputs, false, 2}},
-      {"Concat", {saves::none, false, 1}},
-      {"Flatten", {saves::none, true, 1}},
-      {"Reshape", {saves::none, true, 1}},
-      {"Squeeze", {saves::none, true, 1}},
-      {"Unsqueeze", {saves::none, true, 1}},
-      {"Transpose", {saves::none, false, 1}},
-      {"Identity", {saves::none, true, 1}},
-      {"Dropout", {saves::none, true, 1}},
-      {"Resize", {saves::none, false, 1}},
-      {"Upsample", {saves::none, false, 1}},
-      {"Pad", {saves::none, false, 1}},
-      {"ReduceMean", {saves::none, false, 1}},
-      {"Constant", {saves::none, false, 0}},
+      {"Conv", {"conv", saves::input0_1, false, 2}},
+      {"ConvTranspose", {"conv_transpose", saves::input0_1, false, 2}},
+      {"Gemm", {"linear", saves::input0_1, false, 2}},
+      {"MatMul", {"matmul", saves::crossed, false, 2}},
+      {"Relu", {"relu", saves::output, false, 2}},
+      // In place (torchvision's ReLU6(inplace=True)) autograd keeps a copy of the input and the result.
+      {"Clip", {"clip", saves::input0_output, false, 2}},
+      {"Sigmoid", {"sigmoid", saves::output, false, 2}},
+      {"Tanh", {"tanh", saves::output, false, 2}},
+      {"LeakyRelu", {"leaky_relu", saves::input0, false, 2}},
+      {"Gelu", {"gelu", saves::input0, false, 2}},
+      {"Silu", {"silu", saves::input0, false, 2}},
+      {"Erf", {"erf", saves::input0, false, 2}},
+      {"Softmax", {"softmax", saves::output, false, 2}},
+      {"LogSoftmax", {"log_softmax", saves::output, false, 2}},
+      {"BatchNormalization", {"batchnorm", saves::input0_1, false, 2}},
+      {"LayerNormalization", {"layernorm", saves::input0_1, false, 2}},
+      {"MaxPool", {"maxpool", saves::input0_output, false, 1}},
+      {"AveragePool", {"avgpool", saves::none, false, 1}},
+      {"GlobalAveragePool", {"avgpool", saves::none, false, 1}},
+      {"Add", {"add", saves::none, true, 1}},
+      {"Sum", {"add", saves::none, true, 1}},
+      {"Sub", {"sub", saves::none, true, 1}},
+      {"Mul", {"mul", saves::crossed, false, 2}},
+      {"Div", {"div", saves::divisor, false, 2}},
+      {"Pow", {"pow", saves::input0, false, 2}},
+      {"Sqrt", {"sqrt", saves::output, false, 2}},
+      {"Concat", {"concat", saves::none, false, 1}},
+      {"Flatten", {"flatten", saves::none, false, 1}},
+      {"Reshape", {"reshape", saves::none, true, 1}},
+      {"Squeeze", {"reshape", saves::none, true, 1}},
+      {"Unsqueeze", {"reshape", saves::none, true, 1}},
+      {"Identity", {"reshape", saves::none, true, 1}},
+      {"Cast", {"cast", saves::none, false, 1}},
+      {"Transpose", {"transpose", saves::none, false, 1}},
+      {"Gather", {"gather", saves::none, false, 1}},
+      {"Slice", {"slice", saves::none, false, 1}},
+      {"Expand", {"expand", saves::none, false, 1}},
+      {"Where", {"where", saves::none, false, 1}},
+      {"Dropout", {"dropout", saves::none, true, 1}},
+      {"Resize", {"upsample", saves::none, false, 1}},
+      {"Upsample", {"upsample", saves::none, false, 1}},
+      {"Pad", {"pad", saves::none, false, 1}},
+      {"ReduceMean", {"reduce_mean", saves::none, false, 1}},
+      // Shape arithmetic, folded at import with the static input shape (onnx_fold.hpp).
+      {"Constant", {"constant", saves::none, false, 0}},
+      {"Shape", {"shape", saves::none, false, 0}},
+      {"ConstantOfShape", {"constant_of_shape", saves::none, false, 0}},
+      {"Equal", {"equal", saves::none, false, 0}},
+      {"Range", {"range", saves::none, false, 0}},
   };
   return r;
 }
@@ -171,6 +191,9 @@ void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
     a.axis = int_or(n, "axis", 1);
   } else if (t == "Dropout") {
     a.p = float_or(n, "ratio", 0.5);
+  } else if (t == "Clip") {  // opset < 11: bounds are attributes; later, inputs (folded, read by convert)
+    a.clip_min = float_or(n, "min", a.clip_min);
+    a.clip_max = float_or(n, "max", a.clip_max);
   }
 }
 
@@ -204,42 +227,29 @@ std::vector<float> initial_values(const onnx::TensorProto& t) {
 
 }  // namespace
 
-graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
-  if (options.batch <= 0)
-    throw error(errc::invalid_argument, fmt::format("batch: expected a positive value, got {}", options.batch));
-  onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
-    throw error(errc::invalid_argument,
-                fmt::format("onnx model '{}': expected a serialized ModelProto, could not parse it", name));
-  auto* gp = model.mutable_graph();
-  if (gp->node_size() == 0 || gp->output_size() == 0)
-    throw error(errc::invalid_argument,
-                fmt::format("onnx model '{}': expected nodes and an output, got an empty graph", name));
-  {
-    std::set<std::string> bad;
-    for (const auto& n : gp->node())
-      if (!rules().contains(n.op_type()) || !(n.domain().empty() || n.domain() == "ai.onnx")) bad.insert(n.op_type());
-    if (!bad.empty())
-      throw error(errc::unsupported, fmt::format("onnx model '{}': unsupported op types {}; supported: {}", name,
-                                                 fmt::join(bad, ", "), fmt::join(onnx_supported_ops(), ", ")));
-  }
-  std::set<std::string> initializer_names;
-  for (const auto& t : gp->initializer()) initializer_names.insert(t.name());
-  for (auto& in : *gp->mutable_input()) {
-    if (initializer_names.contains(in.name())) continue;
-    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
-    if (shape->dim_size() > 0 && !shape->dim(0).has_dim_value()) shape->mutable_dim(0)->set_dim_value(options.batch);
-  }
-  try {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 1));
-  } catch (const std::exception& e) {
-    throw error(errc::invalid_argument, fmt::format("onnx model '{}': shape inference failed: {}", name, e.what()));
-  }
+namespace {
 
+// The batch an import runs at: a prime no real extent is a multiple of, so that every extent
+// divisible by it scales with the batch (rebatch(), graph.hpp) and one parse serves every batch.
+constexpr std::int64_t probe_batch = 7919;
+
+double known_scalar(const std::map<std::string, detail::constant>& known, const std::string& name, double def) {
+  const auto it = known.find(name);
+  return it == known.end() || it->second.v.empty() ? def : it->second.v[0];
+}
+
+struct first_input {
+  std::string name;
+  std::int64_t fixed = 0;  // the file's batch when its leading extent is a number
+};
+
+// Converts a folded, fused model (shapes inferred at `batch`) into a forward graph with a loss.
+graph convert(onnx::ModelProto& model, const std::map<std::string, detail::constant>& known, const std::string& name,
+              bool values) {
   std::int64_t opset = 13;
   for (const auto& imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
+  const auto* gp = &model.graph();
   graph g;
   g.name = name;
   std::map<std::string, int> id;
@@ -266,6 +276,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     if (n.op_type() == "BatchNormalization")
       for (int i = 3; i < n.input_size(); ++i) stats.insert(n.input(i));
   for (const auto& t : gp->initializer()) {
+    if (known.contains(t.name())) continue;  // folded: an attribute of the ops that read it
     std::vector<std::int64_t> s;
     for (int k = 0; k < t.dims_size(); ++k) s.push_back(t.dims(k));
     if (s.empty()) s.push_back(1);
@@ -274,23 +285,58 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
                                                          t.data_type() == onnx::TensorProto_DataType_BFLOAT16);
     id[t.name()] = g.add_tensor(t.name(), s, from_onnx(t.data_type(), t.name()),
                                 trainable ? tensor_kind::parameter : tensor_kind::input);
-    g.tensors[id[t.name()]].init.values = initial_values(t);
+    if (values) g.tensors[id[t.name()]].init.values = initial_values(t);
   }
   for (const auto& in : gp->input())
-    if (!id.contains(in.name()))
+    if (!id.contains(in.name()) && !known.contains(in.name()))
       id[in.name()] = g.add_tensor(in.name(), shape_of(in), from_onnx(in.type().tensor_type().elem_type(), in.name()),
                                    tensor_kind::input);
   int counter = 0;
+  std::map<std::string, int> uses;
+  for (const auto& n : gp->node())
+    for (const auto& x : n.input()) ++uses[x];
   for (const auto& n : gp->node()) {
+    // weight.t() in PyTorch is a view of the parameter, not an activation: the transposed weight
+    // becomes the parameter (read only by this Transpose, so nothing is counted twice).
+    if (n.op_type() == "Transpose" && n.input_size() == 1 && id.contains(n.input(0)) && uses[n.input(0)] == 1 &&
+        g.tensors[id[n.input(0)]].kind == tensor_kind::parameter && g.tensors[id[n.input(0)]].shape.size() == 2) {
+      auto& w = g.tensors[id[n.input(0)]];
+      std::swap(w.shape[0], w.shape[1]);
+      const auto rows = w.shape[1], cols = w.shape[0];  // stored [rows, cols] before the swap
+      if (!w.init.values.empty()) {
+        std::vector<float> v(w.init.values.size());
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t c = 0; c < cols; ++c)
+            v[static_cast<std::size_t>(c * rows + r)] = w.init.values[static_cast<std::size_t>(r * cols + c)];
+        w.init.values = std::move(v);
+      }
+      w.name = n.output(0);
+      id[n.output(0)] = id[n.input(0)];
+      continue;
+    }
+    // Dropout that drops nothing (ratio 0, or training_mode false) is its input, as in PyTorch.
+    if (n.op_type() == "Dropout" && n.input_size() > 0 && id.contains(n.input(0)) &&
+        ((n.input_size() > 1 && known_scalar(known, n.input(1), 0.5) == 0) ||
+         (n.input_size() > 2 && known_scalar(known, n.input(2), 1) == 0) ||
+         (n.input_size() == 1 && float_or(n, "ratio", 0.5) == 0))) {
+      id[n.output(0)] = id[n.input(0)];
+      continue;
+    }
     const op_rule& rule = rules().at(n.op_type());
     op o;
     o.name = n.name().empty() ? fmt::format("{}_{}", n.op_type(), counter) : n.name();
     ++counter;
-    o.type = n.op_type();
+    o.type = rule.type;
     o.block = -1;
     fill_attributes(n, opset, o);
-    for (const auto& in : n.input()) {
-      if (in.empty()) continue;
+    if (n.op_type() == "Dropout" && n.input_size() > 1) o.attr.p = known_scalar(known, n.input(1), 0.5);
+    if (n.op_type() == "Clip") {
+      o.attr.clip_min = n.input_size() > 1 ? known_scalar(known, n.input(1), o.attr.clip_min) : o.attr.clip_min;
+      o.attr.clip_max = n.input_size() > 2 ? known_scalar(known, n.input(2), o.attr.clip_max) : o.attr.clip_max;
+    }
+    for (int k = 0; k < n.input_size(); ++k) {
+      const auto& in = n.input(k);
+      if (in.empty() || known.contains(in)) continue;  // folded inputs are attributes (shapes, ratios, bounds)
       const auto it = id.find(in);
       if (it == id.end())
         throw error(errc::invalid_argument,
@@ -298,6 +344,10 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
                                 o.name, in));
       o.inputs.push_back(it->second);
     }
+    if (n.op_type() == "MatMul" && o.inputs.size() == 2 && g.tensors[o.inputs[1]].kind == tensor_kind::parameter &&
+        g.tensors[o.inputs[1]].shape.size() == 2)
+      o.type = "linear";  // x @ W with a [in, out] weight (attr.trans_b = false)
+    if (n.op_type() == "Sum" && o.inputs.size() != 2) o.type = "add_n";
     for (int k = 0; k < n.output_size(); ++k) {
       const auto& out = n.output(k);
       if (out.empty()) continue;
@@ -305,29 +355,47 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
       const auto it = info.find(out);
       if (it == info.end())
         throw error(errc::invalid_argument, fmt::format("onnx tensor '{}': shape inference gave no shape", out));
-      const int t =
-          g.add_tensor(out, shape_of(*it->second), from_onnx(it->second->type().tensor_type().elem_type(), out),
-                       n.op_type() == "Constant" ? tensor_kind::input : tensor_kind::activation);
+      const int t = g.add_tensor(out, shape_of(*it->second),
+                                 from_onnx(it->second->type().tensor_type().elem_type(), out), tensor_kind::activation);
       id[out] = t;
       o.outputs.push_back(t);
     }
     if (o.outputs.empty()) continue;
-    const auto& x = o.inputs.empty() ? std::vector<std::int64_t>{1} : g.tensors[o.inputs[0]].shape;
+    if (o.inputs.empty())
+      throw error(errc::unsupported,
+                  fmt::format("onnx node '{}' ({}): its inputs are neither known at import nor graph tensors; only "
+                              "shape arithmetic on the static input shape can be folded",
+                              o.name, n.op_type()));
+    const auto& x = g.tensors[o.inputs[0]].shape;
     const auto& y = g.tensors[o.outputs[0]].shape;
-    if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose") {
+    const auto& t = n.op_type();
+    if (t == "Conv" || t == "ConvTranspose") {
       const auto& w = g.tensors[o.inputs.at(1)].shape;
       double per_out = 1;
       for (std::size_t i = 1; i < w.size(); ++i) per_out *= static_cast<double>(w[i]);  // Cin/groups x kernel
-      const double out_elems = n.op_type() == "Conv" ? numel(y) : numel(x);
+      const double out_elems = t == "Conv" ? numel(y) : numel(x);
       o.flops = 2 * out_elems * per_out;
-    } else if (n.op_type() == "Gemm" || n.op_type() == "MatMul") {
+    } else if (t == "Gemm" || t == "MatMul") {
       o.flops = 2 * numel(y) * static_cast<double>(x.back());
-    } else if (n.op_type() == "Constant") {
+    } else if (t == "MaxPool" || t == "AveragePool") {
+      // As the builders count: one op per window element and output; the gradient touches the input.
+      o.flops = numel(y);
+      for (auto k : o.attr.kernel) o.flops *= static_cast<double>(k);
+    } else if (t == "GlobalAveragePool") {
+      o.flops = numel(x);
+    } else if (t == "Concat") {
       o.flops = 0;
     } else {
-      o.flops = numel(y) * (n.op_type() == "BatchNormalization" || n.op_type() == "LayerNormalization" ? 4 : 1);
+      double per = 1;
+      if (t == "BatchNormalization") per = 4;
+      if (t == "LayerNormalization") per = 5;
+      if (t == "Gelu") per = 8;
+      if (t == "Silu") per = 5;
+      if (t == "Softmax") per = 5;
+      o.flops = numel(y) * per;
     }
     o.backward_flops = o.flops * rule.backward_factor;
+    if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") o.backward_flops = numel(x);
     o.grad_passthrough = rule.passthrough;
     if (rule.passthrough)
       for (int in : o.inputs)
@@ -337,6 +405,20 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
         break;
       case saves::inputs:
         o.saved = o.inputs;
+        break;
+      case saves::crossed:
+        // a * b saves each operand only when the other needs its gradient (PyTorch's autograd).
+        if (o.inputs.size() == 2) {
+          if (g.tensors[o.inputs[1]].requires_grad) o.saved.push_back(o.inputs[0]);
+          if (g.tensors[o.inputs[0]].requires_grad) o.saved.push_back(o.inputs[1]);
+        }
+        break;
+      case saves::divisor:
+        // a / b: the gradients read b (both) and a (b's only); a folded constant b is no tensor.
+        if (o.inputs.size() == 2) {
+          o.saved = {o.inputs[1]};
+          if (g.tensors[o.inputs[1]].requires_grad) o.saved.push_back(o.inputs[0]);
+        }
         break;
       case saves::output:
         o.saved = {o.outputs[0]};
@@ -376,9 +458,107 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
   return g;
 }
 
+// Sets the leading extent of every graph input to `batch` and drops the exporter's intermediate
+// shapes (they were inferred at the exported batch). Returns the first input and its fixed batch.
+first_input set_batch(onnx::ModelProto& model, std::int64_t batch) {
+  auto* gp = model.mutable_graph();
+  std::set<std::string> initializer_names;
+  for (const auto& t : gp->initializer()) initializer_names.insert(t.name());
+  first_input first;
+  for (auto& in : *gp->mutable_input()) {
+    if (initializer_names.contains(in.name())) continue;
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() == 0) continue;
+    if (first.name.empty()) {
+      first.name = in.name();
+      if (shape->dim(0).has_dim_value()) first.fixed = shape->dim(0).dim_value();
+    }
+    shape->mutable_dim(0)->set_dim_value(batch);
+  }
+  gp->clear_value_info();
+  for (auto& o : *gp->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  return first;
+}
+
+}  // namespace
+
+graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
+  if (options.batch <= 0)
+    throw error(errc::invalid_argument, fmt::format("batch: expected a positive value, got {}", options.batch));
+  onnx::ModelProto parsed;
+  if (!parsed.ParseFromString(bytes))
+    throw error(errc::invalid_argument,
+                fmt::format("onnx model '{}': expected a serialized ModelProto, could not parse it", name));
+  const auto* g0 = &parsed.graph();
+  if (g0->node_size() == 0 || g0->output_size() == 0)
+    throw error(errc::invalid_argument,
+                fmt::format("onnx model '{}': expected nodes and an output, got an empty graph", name));
+  {
+    std::set<std::string> bad;
+    for (const auto& n : g0->node())
+      if (!rules().contains(n.op_type()) || !(n.domain().empty() || n.domain() == "ai.onnx")) bad.insert(n.op_type());
+    if (!bad.empty())
+      throw error(errc::unsupported, fmt::format("onnx model '{}': unsupported op types {}; supported: {}", name,
+                                                 fmt::join(bad, ", "), fmt::join(onnx_supported_ops(), ", ")));
+  }
+  // At the probe batch first: the result then serves every batch (rebatch). A file whose batch is
+  // baked into its shape arithmetic (a fixed-batch export with a literal Reshape) cannot be probed;
+  // it imports at its own batch only.
+  onnx::ModelProto model = parsed;
+  const first_input first = set_batch(model, probe_batch);
+  std::string why;
+  try {
+    auto known = detail::fold_constants(model, name);
+    detail::fuse_decompositions(*model.mutable_graph(), known);
+    graph g = convert(model, known, name, options.values);
+    // Every extent that is a multiple of the probe carries the batch; the logits must.
+    bool logits_scale = false;
+    for (auto& t : g.tensors) {
+      if (t.kind == tensor_kind::parameter) continue;
+      std::vector<std::int64_t> m(t.shape.size(), 0);
+      bool any = false;
+      for (std::size_t a = 0; a < t.shape.size(); ++a)
+        if (t.shape[a] % probe_batch == 0) m[a] = t.shape[a] / probe_batch, any = true;
+      if (any) t.batch_multiple = std::move(m);
+    }
+    const int loss = static_cast<int>(g.ops.size()) - 1;
+    logits_scale = !g.tensors[g.ops[loss].inputs[0]].batch_multiple.empty();
+    if (logits_scale) {
+      g.batch = probe_batch;
+      return rebatch(g, options.batch);
+    }
+    why = "its output does not scale with the input's leading extent";
+  } catch (const error& e) {
+    if (!first.fixed) throw;
+    why = e.what();
+  }
+  if (first.fixed && first.fixed == options.batch) {
+    onnx::ModelProto as_is = parsed;
+    set_batch(as_is, first.fixed);
+    auto known = detail::fold_constants(as_is, name);
+    detail::fuse_decompositions(*as_is.mutable_graph(), known);
+    return convert(as_is, known, name, options.values);
+  }
+  if (first.fixed)
+    throw error(
+        errc::invalid_argument,
+        fmt::format("onnx model '{}': input '{}' has a fixed batch of {} that the graph's shapes depend on ({}), "
+                    "so it cannot be rebatched to {}; use --batch {} or re-export with a dynamic batch axis "
+                    "(torch.onnx.export(..., dynamic_axes={{'{}': {{0: 'batch'}}}}))",
+                    name, first.name, first.fixed, why, options.batch, first.fixed, first.name));
+  throw error(errc::invalid_argument,
+              fmt::format("onnx model '{}': the first input's leading extent is not a batch axis ({})", name, why));
+}
+
 graph import_onnx(const std::string& path, const onnx_options& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw error(errc::io, fmt::format("onnx file '{}': expected a file, got a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(errc::io, fmt::format("onnx file '{}': expected a readable file, could not open it", path));
+  if (in.peek() == std::ifstream::traits_type::eof())
+    throw error(errc::invalid_argument,
+                fmt::format("onnx file '{}': expected a serialized ModelProto, the file is empty", path));
   std::stringstream ss;
   ss << in.rdbuf();
   return import_onnx_bytes(ss.str(), path, options);

@@ -86,46 +86,45 @@ std::vector<unit> find_units(const graph& g, int max_units, bool fine) {
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i)
     if (g.ops[i].cat == category::forward) fwd.push_back(i);
   std::vector<int> unit_of(g.ops.size(), -1);
-  const bool annotated =
-      !fwd.empty() && std::all_of(fwd.begin(), fwd.end(), [&](int f) { return g.ops[f].block >= 0; });
-  if (annotated && fine) {
-    // Layer units: a block is cut after each activation, so every conv-bn-relu is its own unit.
-    int id = -1, block = -2;
-    bool cut = true;
-    for (int f : fwd) {
-      if (g.ops[f].block != block || cut) ++id;
-      block = g.ops[f].block;
-      cut = g.ops[f].type == "relu" || g.ops[f].type == "gelu";
-      unit_of[f] = id;
-    }
-  } else if (annotated) {
-    for (int f : fwd) unit_of[f] = g.ops[f].block;
-  } else {
-    // Cut where exactly one activation crosses, then merge pieces to at most max_units.
-    std::vector<int> pos(g.ops.size(), -1);
-    for (int i = 0; i < static_cast<int>(fwd.size()); ++i) pos[fwd[i]] = i;
-    std::vector<int> crossing(fwd.size() + 1, 0);
-    for (const auto& t : g.tensors) {
-      if (t.producer < 0 || pos[t.producer] < 0) continue;
-      int last = pos[t.producer];
-      for (int c : t.consumers)
-        if (pos[c] >= 0) last = std::max(last, pos[c]);
-      ++crossing[pos[t.producer]];
-      --crossing[last];
-    }
-    std::partial_sum(crossing.begin(), crossing.end(), crossing.begin());
-    // At least 4 ops per unit: a unit of one op has nothing inside to drop.
-    const int target = std::max<int>(4, static_cast<int>(fwd.size()) / std::max(1, max_units));
-    int id = 0, size = 0;
-    for (int i = 0; i < static_cast<int>(fwd.size()); ++i) {
-      unit_of[fwd[i]] = id;
-      ++size;
-      if (crossing[i] == 1 && size >= target) {
-        ++id;
-        size = 0;
-      }
+  // From the graph's structure only (never the builders' block annotations), so a model gives the
+  // same units whether built or imported: cuts of the forward order where exactly one activation
+  // crosses (the articulation points of a residual or Inception network: block boundaries), merged
+  // to at least `target` ops; `fine` cuts after every activation (and single-tensor pooling) instead.
+  std::vector<int> pos(g.ops.size(), -1);
+  for (int i = 0; i < static_cast<int>(fwd.size()); ++i) pos[fwd[i]] = i;
+  std::vector<int> crossing(fwd.size() + 1, 0);
+  for (const auto& t : g.tensors) {
+    if (t.producer < 0 || pos[t.producer] < 0) continue;
+    int last = pos[t.producer];
+    for (int c : t.consumers)
+      if (pos[c] >= 0) last = std::max(last, pos[c]);
+    ++crossing[pos[t.producer]];
+    --crossing[last];
+  }
+  std::partial_sum(crossing.begin(), crossing.end(), crossing.begin());
+  // At least 4 ops per unit: a unit of one op has nothing inside to drop.
+  const int target = std::max<int>(4, static_cast<int>(fwd.size()) / std::max(1, max_units));
+  auto activation = [](const std::string& t) { return t == "relu" || t == "gelu" || t == "clip"; };
+  auto pooling = [](const std::string& t) { return t == "maxpool" || t == "avgpool"; };
+  int id = 0, size = 0;
+  const int nf = static_cast<int>(fwd.size());
+  for (int i = 0; i < nf; ++i) {
+    unit_of[fwd[i]] = id;
+    ++size;
+    const auto& type = g.ops[fwd[i]].type;
+    // Of a residual add and the activation after it, or a conv and its batch norm (all single-tensor
+    // cuts), cut after the latter: a conv-bn-relu stays in one unit.
+    const bool act_next = i + 1 < nf && (activation(g.ops[fwd[i + 1]].type) || g.ops[fwd[i + 1]].type == "batchnorm");
+    const bool cut = fine ? activation(type) || (crossing[i] == 1 && pooling(type))
+                          : crossing[i] == 1 && size >= target && !act_next;
+    if (cut && i + 1 < nf) {
+      ++id;
+      size = 0;
     }
   }
+  // A tail shorter than a unit (the loss) joins the unit before it.
+  if (!fine && id > 0 && size > 0 && size < target)
+    for (int i = nf - size; i < nf; ++i) unit_of[fwd[i]] = id - 1;
   int nunits = 0;
   for (int f : fwd) nunits = std::max(nunits, unit_of[f] + 1);
   std::vector<unit> units(nunits);
@@ -419,6 +418,7 @@ plan make_plan(std::shared_ptr<const graph> training, const swap_options& option
   for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t) {
     const auto& tt = g.tensors[t];
     if (tt.kind == tensor_kind::parameter) continue;
+    if (tt.kind == tensor_kind::param_gradient && g.persistent_param_grads) continue;  // simulate() counts them
     if (tt.producer < 0 && tt.kind != tensor_kind::input) continue;
     original[t] = static_cast<int>(p.objects.size());
     p.objects.push_back({t, 0, tt.bytes});

@@ -1,6 +1,12 @@
 #include "toru/swap/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "toru/core/error.hpp"
 
 namespace toru::swap {
 
@@ -14,20 +20,49 @@ double op_seconds(const graph& g, int o, const device_spec& d) {
   return std::max(op.flops / d.flops_for(t), op.bytes_touched / d.memory_bandwidth) + d.op_overhead;
 }
 
+std::vector<std::string> memory_profile_names() { return {"pytorch", "toru", "tflms"}; }
+
+memory_profile memory_profile_preset(std::string_view name) {
+  constexpr std::int64_t mib = 1024 * 1024;
+  if (name == "pytorch") return {"pytorch", true, true, 768 * mib, 256 * mib, 0.05, 1.0};
+  if (name == "toru") return {"toru", true, false, 0, 0, 0, 1.0};
+  if (name == "tflms") return {"tflms", false, false, 0, 0, 0, 0.9};
+  throw error(errc::invalid_argument, fmt::format("memory profile: expected one of {}, got '{}'",
+                                                  fmt::join(memory_profile_names(), ", "), name));
+}
+
+void apply(const memory_profile& p, training_options& training, sim_options& sim) {
+  training.persistent_param_grads = p.persistent_param_grads;
+  training.maxpool_indices = p.maxpool_indices;
+  training.dropout_masks = p.maxpool_indices;  // both are PyTorch's saved-tensor conventions
+  sim.context_bytes = p.context_bytes;
+  sim.workspace_bytes = p.workspace_bytes;
+  sim.fragmentation = p.fragmentation;
+  sim.memory_fraction = p.memory_fraction;
+}
+
 sim_result simulate(const plan& p, const device_spec& d, const sim_options& options) {
   sim_result r;
   const graph& g = *p.g;
-  r.persistent_bytes = g.parameter_bytes() * (1 + optimizer_state_factor(options.opt)) + options.workspace_bytes;
+  r.persistent_bytes =
+      g.parameter_bytes() * (1 + optimizer_state_factor(options.opt) + (g.persistent_param_grads ? 1 : 0)) +
+      options.workspace_bytes + options.context_bytes;
   r.budget_bytes = static_cast<std::int64_t>(options.memory_fraction * static_cast<double>(d.memory_bytes));
   const replay rep = replay_memory(p);
-  r.peak_bytes = r.persistent_bytes + rep.peak;
+  // What the allocator holds for `live` bytes of objects.
+  auto held = [&](std::int64_t live) {
+    return options.fragmentation > 0
+               ? static_cast<std::int64_t>(std::ceil(static_cast<double>(live) * (1 + options.fragmentation)))
+               : live;
+  };
+  r.peak_bytes = r.persistent_bytes + held(rep.peak);
   r.peak_step = rep.peak_step;
   r.host_peak_bytes = rep.host_peak;
   r.fits = r.peak_bytes <= r.budget_bytes && (d.host_memory_bytes == 0 || rep.host_peak <= d.host_memory_bytes);
   if (r.peak_bytes > r.budget_bytes) {
-    std::int64_t prev = r.persistent_bytes + rep.initial;
+    std::int64_t prev = r.persistent_bytes + held(rep.initial);
     for (std::size_t s = 0; s < p.steps.size(); ++s) {
-      const std::int64_t now = r.persistent_bytes + rep.in_use[s];
+      const std::int64_t now = r.persistent_bytes + held(rep.in_use[s]);
       if (now > r.budget_bytes && now > prev) {
         r.overflow_step = static_cast<int>(s);
         const auto& st = p.steps[s];
@@ -99,7 +134,7 @@ sim_result simulate(const plan& p, const device_spec& d, const sim_options& opti
         }
         break;
     }
-    if (options.record_trace) r.memory.emplace_back(tc, r.persistent_bytes + rep.in_use[s]);
+    if (options.record_trace) r.memory.emplace_back(tc, r.persistent_bytes + held(rep.in_use[s]));
   }
   r.step_seconds = std::max({tc, td, th});
   r.forward_seconds = c_f;

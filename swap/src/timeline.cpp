@@ -47,7 +47,8 @@ std::string timeline_svg(const plan& p, const sim_result& r, const std::string& 
   s += fmt::format("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
   s += fmt::format("<text x=\"{:.0f}\" y=\"22\" font-size=\"15\">{}</text>\n", left, xml_escape(title));
   s += fmt::format(
-      "<text x=\"{:.0f}\" y=\"40\">step {:.4g} s, bound {:.4g} s ({:.0f}%), peak {:.2f} GiB of {:.2f} GiB budget, "
+      "<text x=\"{:.0f}\" y=\"40\">step {:.4g} s, bound {:.4g} s ({:.0f}% of bound), peak {:.2f} GiB of {:.2f} GiB "
+      "budget, "
       "stalls {:.4g} s, swapped out {:.2f} GiB, in {:.2f} GiB</text>\n",
       left, r.step_seconds, r.bound_seconds, r.percent_of_bound(), static_cast<double>(r.peak_bytes) / gib,
       static_cast<double>(r.budget_bytes) / gib, r.stall_seconds, static_cast<double>(r.swapped_out_bytes) / gib,

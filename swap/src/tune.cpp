@@ -389,14 +389,13 @@ outcome run_hybrid(tuner& t, unit_order order, const candidate& swap_only) {
                             "of host memory, more than the {:.2f} GiB allowed on {}",
                             to_string(s), static_cast<double>(host_peak) / gib,
                             static_cast<double>(o.device.host_memory_bytes) / gib, o.device.name));
-  throw error(
-      errc::out_of_memory,
-      fmt::format("memory budget: strategy '{}' has no plan within {:.2f} GiB ({:.0f}% of {:.2f} GiB on {}); "
-                  "the leanest plan needs at least {:.2f} GiB of device memory budget",
-                  to_string(s),
-                  static_cast<double>(static_cast<std::int64_t>(o.sim.memory_fraction * o.device.memory_bytes)) / gib,
-                  100 * o.sim.memory_fraction, static_cast<double>(o.device.memory_bytes) / gib, o.device.name,
-                  static_cast<double>(peak) / gib));
+  // Bytes as well as GiB: rounded to two decimals, a peak 1 byte over the budget read as equal.
+  throw error(errc::out_of_memory,
+              fmt::format("memory budget: strategy '{}' has no plan within {} bytes ({:.3f} GiB, {:.0f}% of {:.2f} GiB "
+                          "on {}); the leanest plan needs at least {} bytes ({:.3f} GiB), {} bytes more",
+                          to_string(s), budget, static_cast<double>(budget) / gib, 100 * o.sim.memory_fraction,
+                          static_cast<double>(o.device.memory_bytes) / gib, o.device.name, peak,
+                          static_cast<double>(peak) / gib, peak - budget));
 }
 
 // The leanest plans of a strategy: the smallest device peak among them, and whether one of them also

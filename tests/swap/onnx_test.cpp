@@ -1,5 +1,9 @@
 // ONNX import round trip on models the test writes itself with the ONNX protobuf API.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -128,9 +132,12 @@ TEST(onnx, import_infers_shapes_and_derives_training) {
     backward += o.cat == ts::category::backward;
     updates += o.cat == ts::category::update;
   }
-  // Gradient ops: loss, Gemm, Flatten, GlobalAveragePool, Relu, BatchNorm, Conv, plus the add_n
-  // where the Add's pass-through gradient meets BatchNorm's; updates: Conv, BatchNorm, Gemm.
-  EXPECT_EQ(backward, 8);
+  // Gradient ops: loss, Gemm as two (weight and data: imported ops carry the builders' names, so
+  // the split applies), Flatten, GlobalAveragePool, Relu, BatchNorm, Conv, plus the add_n where the
+  // Add's pass-through gradient meets BatchNorm's; updates: Conv, BatchNorm, Gemm.
+  EXPECT_EQ(backward, 9);
+  for (const char* type : {"conv", "batchnorm", "relu", "add", "avgpool", "flatten", "linear", "loss"})
+    EXPECT_TRUE(std::any_of(g.ops.begin(), g.ops.end(), [&](const ts::op& o) { return o.type == type; })) << type;
   EXPECT_EQ(updates, 3);
   ts::tune_options o;
   o.device = ts::device_preset("v100-nvlink2");
@@ -157,6 +164,25 @@ TEST(onnx, malformed_and_missing_files_are_rejected) {
     EXPECT_EQ(e.code(), toru::errc::io);
   }
   EXPECT_THROW(ts::import_onnx_bytes(small_cnn(), "b0", {.batch = 0}), toru::error);
+}
+
+TEST(onnx, empty_files_and_directories_get_their_own_messages) {
+  const auto dir = std::filesystem::temp_directory_path();
+  try {
+    ts::import_onnx(dir.string());
+    ADD_FAILURE() << "a directory was imported";
+  } catch (const toru::error& e) {
+    EXPECT_NE(e.message().find("got a directory"), std::string::npos) << e.message();
+  }
+  const auto empty = dir / ("toru_empty_" + std::to_string(::getpid()) + ".onnx");
+  { std::ofstream touch(empty); }
+  try {
+    ts::import_onnx(empty.string());
+    ADD_FAILURE() << "an empty file was imported";
+  } catch (const toru::error& e) {
+    EXPECT_NE(e.message().find("the file is empty"), std::string::npos) << e.message();
+  }
+  std::filesystem::remove(empty);
 }
 
 #else

@@ -18,7 +18,7 @@
 
 namespace toru::swap {
 
-enum class dtype { f32, f16, bf16, i64, i32 };
+enum class dtype { f32, f16, bf16, i64, i32, u8 };  // u8: bool masks
 /// Bytes per element.
 std::int64_t size_of(dtype t) noexcept;
 std::string_view to_string(dtype t) noexcept;
@@ -59,6 +59,9 @@ struct tensor {
   int grad = -1;               // training graphs: id of this tensor's (accumulated) gradient
   bool requires_grad = false;  // a parameter, or depends on one
   tensor_init init;            // parameters (and constant inputs with values): how an executor fills it
+  // Per axis, extent / batch where the extent scales with the batch, 0 where it does not; empty when
+  // no axis does (parameters). Filled by the ONNX importer; read by rebatch().
+  std::vector<std::int64_t> batch_multiple;
 };
 
 /// What an executor needs besides the shapes. Defaults are PyTorch's; spatial vectors have one entry
@@ -78,6 +81,8 @@ struct op_attributes {
   double p = 0;                         // dropout probability
   bool trans_b = true;                  // linear/Gemm: weight stored [out, in] (PyTorch), else [in, out]
   bool has_bias = false;                // conv, linear: the op's last input is a bias
+  double clip_min = -1e300;             // clip (ReLU6: 0)
+  double clip_max = 1e300;              // clip (ReLU6: 6)
 };
 
 struct op {
@@ -101,6 +106,8 @@ struct op {
 /// A graph of ops over tensors. Ops are stored in a topological order (builders append in order).
 struct graph {
   std::string name;
+  std::int64_t batch = 0;               // the batch the shapes are for when rebatch() can change it; 0: it cannot
+  bool persistent_param_grads = false;  // training graphs: see training_options
   std::vector<tensor> tensors;
   std::vector<op> ops;
 
@@ -126,7 +133,25 @@ struct training_options {
   // output gradient and the weight (control edge from grad_weight/f). The saved input can then be
   // released (or swapped in) without coexisting with the input gradient. false: one op for both.
   bool split_weight_grad = true;
+  // Parameter gradients outlive the step (PyTorch's .grad, the toru trainer's gradient buffer): they
+  // are persistent state (simulate() counts them once), not objects of the step's schedule.
+  bool persistent_param_grads = false;
+  // Max pooling saves its input and int64 argmax indices shaped like its output ("<op>/indices", a
+  // second output), as PyTorch's max_pool2d_with_indices does, instead of its input and output.
+  bool maxpool_indices = false;
+  // Dropout (p > 0) saves a one-byte mask shaped like its output ("<op>/mask", a second output), as
+  // PyTorch's native_dropout does on a GPU.
+  bool dropout_masks = false;
 };
+
+/// The same forward graph at another batch: every extent that tensor::batch_multiple marks is
+/// rescaled, and the FLOPs and bytes of every op that touches such a tensor scale with the batch.
+/// Throws toru::error (invalid_argument) for a non-positive batch or a graph with `batch == 0`.
+graph rebatch(const graph& forward, std::int64_t batch);
+
+/// Bytes of the distinct non-parameter tensors the forward ops of `g` save for their gradients: what
+/// PyTorch's torch.autograd.graph.saved_tensors_hooks sees in one forward pass (each storage once).
+std::int64_t saved_bytes(const graph& g);
 
 /// Bytes of optimizer state per parameter byte (0, 1 or 2).
 int optimizer_state_factor(optimizer o) noexcept;

@@ -22,6 +22,9 @@ namespace toru::swap {
 
 struct onnx_options {
   std::int64_t batch = 1;
+  // Copy the initializers' values into tensor::init (what an executor needs). The planner never reads
+  // them: false keeps a VGG-16-size graph small, so copying it (rebatch, training graphs) is cheap.
+  bool values = true;
 };
 
 /// Whether this build can import ONNX.

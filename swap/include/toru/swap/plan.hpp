@@ -81,10 +81,12 @@ struct unit {
   double flops = 0;                // flops of `recompute_ops`
 };
 
-/// Units from the builders' block annotations, or, for graphs without them (ONNX), from cuts of the
-/// forward order where one activation crosses, merged to at most `max_units` units of similar size.
-/// `fine`: with block annotations, cut each block after every activation (conv-bn-relu units): more
-/// checkpoints kept, less recomputed at once.
+/// Units from the graph's structure alone (op::block is not read), so a built and an imported copy
+/// of a model get the same units: cuts of the forward order where exactly one activation crosses
+/// (block boundaries of residual and Inception networks), merged to at least
+/// max(4, forward ops / `max_units`) ops each. `fine`: cut after every activation (relu, gelu, clip)
+/// and every pooling op that a single tensor crosses (conv-bn-relu units): more checkpoints kept,
+/// less recomputed at once.
 std::vector<unit> find_units(const graph& training, int max_units = 64, bool fine = false);
 
 /// Copy of `training` where each chosen unit's `dropped` tensors are rebuilt by recompute ops (clones

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "toru/swap/device.hpp"
@@ -35,12 +36,38 @@ namespace toru::swap {
 struct sim_options {
   double memory_fraction = 0.9;
   optimizer opt = optimizer::momentum;
-  std::int64_t workspace_bytes = 0;
-  bool record_trace = false;  // fill sim_result::trace / memory (for the timeline)
+  std::int64_t workspace_bytes = 0;  // library workspaces (cuDNN, cuBLAS) held through the step
+  std::int64_t context_bytes = 0;    // device memory outside the allocator (CUDA context, loaded kernels)
+  double fragmentation = 0;          // the allocator holds live object bytes x (1 + this)
+  bool record_trace = false;         // fill sim_result::trace / memory (for the timeline)
   // Per op of the plan's graph: measured seconds used instead of the device's compute model (an
   // executor's calibration); empty: op_seconds().
   std::vector<double> measured_op_seconds = {};
 };
+
+/// What a framework adds to the planner's tensors on the device, as one named set of settings:
+///  - "pytorch": PyTorch 1.13 on CUDA 11 — parameter gradients persistent (.grad), max pooling saves
+///    int64 indices, 0.75 GiB of CUDA context and kernels, 256 MiB of cuDNN/cuBLAS workspace, 5% of
+///    the live bytes lost to the caching allocator's block rounding and splitting, all of memory usable;
+///  - "toru": the toru trainer on its emulated device — gradients persistent (one buffer), an exact
+///    arena (no context, no fragmentation), max pooling keeps its output;
+///  - "tflms": the setting of the published TFLMS figures (docs/swap.md "Reproduction"): 90% of
+///    memory usable for fragmentation, gradients per step, nothing else.
+/// The context, workspace and fragmentation figures are estimates (no GPU to measure them on here).
+struct memory_profile {
+  std::string name;
+  bool persistent_param_grads = false;
+  bool maxpool_indices = false;
+  std::int64_t context_bytes = 0;
+  std::int64_t workspace_bytes = 0;
+  double fragmentation = 0;
+  double memory_fraction = 0.9;
+};
+std::vector<std::string> memory_profile_names();
+/// Throws toru::error (invalid_argument) naming the profiles for an unknown name.
+memory_profile memory_profile_preset(std::string_view name);
+/// Sets the training-graph and simulation options a profile decides.
+void apply(const memory_profile& p, training_options& training, sim_options& sim);
 
 struct trace_event {
   int queue = 0;  // 0 compute, 1 device-to-host, 2 host-to-device
@@ -51,7 +78,7 @@ struct trace_event {
 };
 
 struct sim_result {
-  std::int64_t persistent_bytes = 0;
+  std::int64_t persistent_bytes = 0;  // parameters, optimizer state, persistent gradients, context, workspace
   std::int64_t budget_bytes = 0;
   std::int64_t peak_bytes = 0;  // persistent + live objects
   int peak_step = -1;
@@ -70,7 +97,9 @@ struct sim_result {
   double recomputed_flops = 0;
   double bound_seconds = 0;         // phase bound
   double global_bound_seconds = 0;  // global bound
-  double percent_of_bound() const { return bound_seconds > 0 ? 100.0 * step_seconds / bound_seconds : 0; }
+  /// The achieved fraction of the phase bound, bound / step time (100% = the plan runs at the bound),
+  /// the project's one convention (comm/'s "% of T_min" is the same ratio).
+  double percent_of_bound() const { return step_seconds > 0 ? 100.0 * bound_seconds / step_seconds : 0; }
 
   std::vector<trace_event> trace;
   std::vector<std::pair<double, std::int64_t>> memory;  // (time, bytes in use incl. persistent)

@@ -18,7 +18,7 @@
 //   toru::swap::tune_options o;
 //   o.device = toru::swap::device_preset("v100-nvlink2");
 //   auto t = toru::swap::tune(training, toru::swap::strategy::hybrid, o);
-//   std::printf("%.3f s, %.0f%% of bound\n", t.result.step_seconds, t.result.percent_of_bound());
+//   std::printf("%.3f s, %.0f%% of bound (bound / time)\n", t.result.step_seconds, t.result.percent_of_bound());
 #pragma once
 
 #include <cstdint>
