@@ -111,7 +111,7 @@ class transpose_step final : public step<T> {
                  MPI_Datatype type, comm::alltoall_algorithm algorithm, const node_window* window = nullptr);
   std::string describe() const;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
-  std::size_t workspace_size() const { return ex_->workspace_size(); }
+  std::size_t workspace_size() const { return ex_ ? ex_->workspace_size() : 0; }
   std::int64_t send_elems() const { return send_total_; }
   std::int64_t recv_elems() const { return recv_total_; }
 

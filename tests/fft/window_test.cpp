@@ -98,8 +98,12 @@ TEST(FftWindow, ThreeDEveryPathMatchesSerialFftw) {
               EXPECT_EQ(err.code(), toru::errc::invalid_argument) << err.what();
               continue;
             }
-            if (path == exchange_path::window) EXPECT_NE(strategy.find("window"), std::string::npos) << strategy;
-            if (path == exchange_path::alltoall) EXPECT_EQ(strategy.find("window"), std::string::npos) << strategy;
+            if (path == exchange_path::window) {
+              EXPECT_NE(strategy.find("window"), std::string::npos) << strategy;
+            }
+            if (path == exchange_path::alltoall) {
+              EXPECT_EQ(strategy.find("window"), std::string::npos) << strategy;
+            }
           }
 }
 
