@@ -158,6 +158,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   facts.chunks_requested = opts.chunks;
   facts.path = opts.path;
   facts.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
+  facts.torus_described = torus_described(opts.comm.torus);
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,

@@ -214,6 +214,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.chunks_requested = opts.chunks;
   facts.path = opts.path;
   facts.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
+  facts.torus_described = torus_described(opts.comm.torus);
   facts.mid_possible = L.vector_mid;
   facts.mid_required = L.vector_mid && !natural;
   table_ = strategy_table(facts);

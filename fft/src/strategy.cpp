@@ -28,6 +28,11 @@ std::string strategy::name() const {
   return overlap ? fmt::format("all-to-all, overlap x{}", chunks) : "all-to-all, no overlap";
 }
 
+bool torus_described(const std::string& options_torus) {
+  const char* v = std::getenv("TORU_TORUS");
+  return !options_torus.empty() || (v && *v);
+}
+
 bool algorithm_from_environment() {
   const char* v = std::getenv("TORU_ALLTOALL_ALGORITHM");
   return v && *v && std::string(v) != "automatic";
@@ -38,6 +43,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   // Local FFTs at a conservative 2 GFlop/s per rank: what overlap could hide.
   const double fft = f.fft_flops / 2e9;
   std::vector<candidate> t;
+  bool window_ok = true;
+  std::string window_why;
   {
     // One copy: the rank's rows go straight into the peers' next-stage layout (read + write), then
     // each rank copies its own buffer out block by block (read + write, in cache for the FFT).
@@ -51,6 +58,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     else if (f.algorithm_forced)
       c.applicable = false, c.why = "an all-to-all algorithm is forced";
     c.cost = k * (4 * B / memory_bandwidth + window_sync) + fft;
+    window_ok = c.applicable;
+    window_why = c.why;
     t.push_back(c);
   }
   // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
@@ -60,7 +69,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   {
     candidate c{{.window = false, .overlap = false, .chunks = 1}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
-    c.cost = k * (copies + wire) + fft;
+    // An all-to-all synchronises the ranks at least as a barrier does.
+    c.cost = k * (copies + wire + window_sync) + fft;
     t.push_back(c);
   }
   {
@@ -73,7 +83,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     // On one node the "communication" is copies by the same cores through the same memory as
     // the FFTs: nothing to hide behind. Across nodes the wire time hides the FFTs but for one chunk.
     const double hidden = f.one_node ? 0 : std::min(wire, fft / k) * (1 - 1.0 / C);
-    c.cost = k * (copies + wire - hidden + C * chunk_overhead) + fft;
+    c.cost = k * (copies + wire + window_sync - hidden + C * chunk_overhead) + fft;
     t.push_back(c);
   }
   for (auto& c : t)
@@ -82,7 +92,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     // Whole rows of axis 2 move (MPI's datatype engine packs them: about one copy fewer than the
     // element transpose), and the axis-0 FFT runs strided (about 10 % slower, docs/fft.md).
     const double kb = f.mid_exchanges;
-    candidate w{{.window = true, .overlap = false, .chunks = 1, .mid = true}, t[0].applicable, t[0].why, 0};
+    candidate w{{.window = true, .overlap = false, .chunks = 1, .mid = true}, window_ok, window_why, 0};
     w.cost = kb * (4 * B / memory_bandwidth + window_sync) + 1.1 * fft;
     t.push_back(w);
     candidate c{{.window = false, .overlap = false, .chunks = 1, .mid = true}, true, "", 0};

@@ -33,6 +33,7 @@ struct plan_facts {
   int chunks_requested = 0;  // options.chunks
   exchange_path path = exchange_path::automatic;
   bool algorithm_forced = false;  // options.algorithm or TORU_ALLTOALL_ALGORITHM set
+  bool torus_described = false;   // options.comm.torus or TORU_TORUS: ranks are nodes of a torus
   bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
   bool mid_required = false;      // ... and the output layout is M (transposed order)
   int mid_exchanges = 0;          // transposes per forward transform through M
@@ -56,6 +57,10 @@ int cheapest(const std::vector<candidate>& table);
 /// Collective: rank 0's choice among the applicable candidates from per-candidate times (max over
 /// ranks taken here), so that every rank builds the same plan. Times of inapplicable ones ignored.
 int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vector<double>& seconds);
+
+/// Whether the plan's ranks are described as torus nodes (options' torus, or TORU_TORUS): then the
+/// exchanges belong on the torus (an emulated torus on one host must not take the window).
+bool torus_described(const std::string& options_torus);
 
 /// Whether TORU_ALLTOALL_ALGORITHM forces an algorithm (then the all-to-all path is what is asked).
 bool algorithm_from_environment();

@@ -86,7 +86,7 @@ TEST(FftWindow, ThreeDEveryPathMatchesSerialFftw) {
   for (auto n : sizes)
     for (auto d : {decomposition::automatic, decomposition::slab, decomposition::pencil})
       for (auto o : {order::natural, order::transposed})
-        for (auto path : {exchange_path::window, exchange_path::alltoall, exchange_path::automatic})
+        for (auto path : {exchange_path::window, exchange_path::alltoall})
           for (bool in_place : {false, true}) {
             toru::fft::options3d opts{.decomp = d, .output = o, .path = path};
             std::string strategy;
