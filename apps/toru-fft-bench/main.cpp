@@ -44,6 +44,7 @@ struct settings {
   bool transposed = false;
   std::string decomp = "auto";
   int chunks = 0;
+  toru::fft::exchange_path path = toru::fft::exchange_path::automatic;
   bool simulate = false;
   toru::comm::network_model model = toru::comm::network_model::packet;
   std::string torus;
@@ -159,8 +160,11 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
                             .chunks = s.chunks};
   json row{{"kind", "3d"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
   opts.overlap = true;
+  opts.path = s.path;
   toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
+  // The forced alternative: all-to-all without overlap (toru's plan before the strategy table).
   opts.overlap = false;
+  opts.path = toru::fft::exchange_path::alltoall;
   toru::fft::fft3d<double> plan_serial(MPI_COMM_WORLD, n, opts);
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
@@ -169,7 +173,11 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
   contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
   contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}};
+  // The same plan as a contender of its own: the spread between the two is the noise floor.
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
   row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
+  row["strategy"] = plan.strategy();
+  row["no_overlap_strategy"] = plan_serial.strategy();
   row["grid"] = {plan.grid()[0], plan.grid()[1]};
 
   // FFTW-MPI: slab over n0 (its only decomposition), same flags and output order.
@@ -186,7 +194,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
       for (std::int64_t k = 0; k < n0; ++k) fin[(i * n0 + j) * n0 + k] = input3({start0 + i, j, k}, n);
   const std::vector<cpx> fsaved(fin, fin + local_n0 * n0 * n0);
   contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}};
-  time_interleaved(s, {&t_on, &t_off, &t_fftw});
+  time_interleaved(s, {&t_on, &t_off, &t_fftw, &t_twice});
 
   plan.forward(in.data(), out.data());
   double e = 0;
@@ -215,6 +223,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   row["fftw_mpi_median_s"] = fftw_t;
   row["ratio"] = toru_t[1] / fftw_t;
   row["overlap_gain"] = toru_t[0] / toru_t[1];
+  row["noise_floor"] = std::abs(toru_t[1] / median(t_twice.times) - 1);
   row["toru_gflops"] = gflops(N, toru_t[1]);
   row["fftw_mpi_gflops"] = gflops(N, fftw_t);
   row["max_rel_error"] = toru_err;
@@ -230,8 +239,10 @@ json bench1d(const settings& s, std::int64_t n, int P) {
                             .chunks = s.chunks};
   json row{{"kind", "1d"}, {"n", n}, {"points", N}, {"ranks", P}};
   opts.overlap = true;
+  opts.path = s.path;
   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
   opts.overlap = false;
+  opts.path = toru::fft::exchange_path::alltoall;
   toru::fft::fft1d<double> plan_serial(MPI_COMM_WORLD, n, opts);
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
@@ -240,6 +251,9 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
   contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
   contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  row["strategy"] = plan.strategy();
+  row["no_overlap_strategy"] = plan_serial.strategy();
   row["n1"] = plan.n1();
   row["n2"] = plan.n2();
 
@@ -255,9 +269,9 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   const std::vector<cpx> fsaved(fin, fin + ni);
   contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}};
   if (fp)  // FFTW-MPI cannot plan some sizes (e.g. primes); toru is then timed alone
-    time_interleaved(s, {&t_on, &t_off, &t_fftw});
+    time_interleaved(s, {&t_on, &t_off, &t_fftw, &t_twice});
   else
-    time_interleaved(s, {&t_on, &t_off});
+    time_interleaved(s, {&t_on, &t_off, &t_twice});
 
   plan.forward(in.data(), out.data());
   double e = 0;
@@ -285,6 +299,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   row["fftw_mpi_median_s"] = fp ? json(fftw_t) : json(nullptr);
   row["ratio"] = fp ? json(toru_t[1] / fftw_t) : json(nullptr);
   row["overlap_gain"] = toru_t[0] / toru_t[1];
+  row["noise_floor"] = std::abs(toru_t[1] / median(t_twice.times) - 1);
   row["toru_gflops"] = gflops(N, toru_t[1]);
   row["fftw_mpi_gflops"] = fp ? json(gflops(N, fftw_t)) : json(nullptr);
   row["max_rel_error"] = toru_err;
@@ -377,10 +392,11 @@ int run(const settings& s) {
                                          : fmt::format("1D {} ({}x{})", r["n"].get<std::int64_t>(),
                                                        r["n1"].get<std::int64_t>(), r["n2"].get<std::int64_t>());
     fmt::print(
-        "{:<34} toru {:>9.4f} s {:>7.2f} GF/s | no overlap {:>9.4f} s | FFTW-MPI {:>9.4f} s {:>7.2f} GF/s | "
-        "ratio {:.3f} | err {:.1e} / {}\n",
+        "{:<34} toru {:>9.4f} s {:>7.2f} GF/s | a2a no overlap {:>9.4f} s | FFTW-MPI {:>9.4f} s {:>7.2f} GF/s | "
+        "ratio {:.3f} (noise floor {:.3f}) | {} | err {:.1e} / {}\n",
         what, num("toru_median_s"), num("toru_gflops"), num("toru_no_overlap_median_s"), num("fftw_mpi_median_s"),
-        num("fftw_mpi_gflops"), num("ratio"), num("max_rel_error"),
+        num("fftw_mpi_gflops"), num("ratio"), num("noise_floor"), r["strategy"].get<std::string>(),
+        num("max_rel_error"),
         // FFTW-MPI's scrambled 1D order is not checked (its layout is not documented).
         r["fftw_mpi_max_rel_error"].is_null() ? std::string("n/a")
                                               : fmt::format("{:.1e}", num("fftw_mpi_max_rel_error")));
@@ -427,6 +443,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "slab", "pencil"}))
       ->capture_default_str();
   app.add_option("--chunks", s.chunks, "toru chunks per all-to-all (0 = chosen)")->check(CLI::Range(0, 4096));
+  std::string path = "auto";
+  app.add_option("--path", path, "toru exchange path: auto (the plan's strategy table), window or alltoall")
+      ->check(CLI::IsMember({"auto", "window", "alltoall"}))
+      ->capture_default_str();
   app.add_flag("--simulate", s.simulate, "model the FFT on --torus instead of running it (no MPI traffic)");
   app.add_option("--torus", s.torus, "torus spec for --simulate, e.g. 8x8x16,bw=425MB/s");
   std::string model = "packet";
@@ -450,6 +470,9 @@ int main(int argc, char** argv) {
         for (auto n : s.n3) toru::expect(n >= 1, "--n3", "sizes >= 1", std::to_string(n));
         for (auto n : s.n1) toru::expect(n >= 1, "--n1", "sizes >= 1", std::to_string(n));
         s.model = toru::comm::network_model_from_string(model);
+        s.path = path == "window"     ? toru::fft::exchange_path::window
+                 : path == "alltoall" ? toru::fft::exchange_path::alltoall
+                                      : toru::fft::exchange_path::automatic;
         if (s.simulate) return rank == 0 ? simulate(s) : 0;
         return run(s);
       },

@@ -28,6 +28,9 @@ std::string_view to_string(decomposition d) noexcept {
   return "?";
 }
 std::string_view to_string(order o) noexcept { return o == order::natural ? "natural" : "transposed"; }
+std::string_view to_string(exchange_path p) noexcept {
+  return p == exchange_path::window ? "window" : p == exchange_path::alltoall ? "alltoall" : "automatic";
+}
 
 }  // namespace toru::fft
 

@@ -33,6 +33,10 @@ std::int64_t fft1d<T, B>::n2() const {
   return impl_->n2;
 }
 template <precision T, backend B>
+std::string fft1d<T, B>::strategy() const {
+  return impl_->strategy_name();
+}
+template <precision T, backend B>
 std::int64_t fft1d<T, B>::in_start() const {
   return impl_->in_start;
 }

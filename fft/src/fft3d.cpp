@@ -57,6 +57,10 @@ local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, 
   template <precision T, backend B>                                                                         \
   std::array<int, 2> CLASS<T, B>::grid() const {                                                            \
     return {impl_->layout().p0, impl_->layout().p1};                                                        \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  std::string CLASS<T, B>::strategy() const {                                                               \
+    return impl_->strategy_name();                                                                          \
   }
 
 TORU_FFT3D_COMMON(fft3d, false)

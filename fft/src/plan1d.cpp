@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <numbers>
 
@@ -30,6 +31,8 @@ void check_1d(std::int64_t n, const options1d& opts) {
   expect(opts.n1 >= 0 && (opts.n1 == 0 || n % opts.n1 == 0), "options.n1",
          fmt::format("0 (automatic) or a divisor of n = {}", n), std::to_string(opts.n1));
   expect(opts.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(opts.chunks));
+  expect(static_cast<int>(opts.path) >= 0 && static_cast<int>(opts.path) <= 2, "options.path",
+         "automatic, window or alltoall", std::to_string(static_cast<int>(opts.path)));
   const std::int64_t f1 = opts.n1 ? opts.n1 : default_n1(n);
   expect(f1 <= INT32_MAX && n / f1 <= INT32_MAX, "n", "n1 and n / n1 below 2^31 (FFTW's int lengths)",
          fmt::format("{} = {} x {}", n, f1, n / f1));
@@ -100,7 +103,8 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
                          {"options.planner", static_cast<std::int64_t>(opts.planner)},
                          {"options.overlap", opts.overlap},
                          {"options.chunks", opts.chunks},
-                         {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)}},
+                         {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)},
+                         {"options.path", static_cast<std::int64_t>(opts.path)}},
                         [&] { check_1d(n_, opts); });
   if (device) gpu_ = make_device_context(comm);
   comm_ = communicators(comm, 0, 0, opts.comm).all;
@@ -132,7 +136,6 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   void* scratch_a = regions_.scratch_a();
   void* scratch_b = regions_.scratch_b();
   const unsigned flags = fftw_flags(opts.planner);
-  const int C = chunk_count(opts.chunks, opts.overlap);
   const MPI_Datatype type = mpi_type<cpx>();
 
   // Twiddles in double whatever T: the angle is reduced mod n exactly in integers first.
@@ -144,56 +147,99 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
       twiddle_[r * n1 + k1] = cpx(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
     }
 
-  auto fft = [&](fft_kind kind, std::int64_t len, std::vector<std::int64_t> batches, bool in_place) {
-    return std::make_unique<local_fft<T>>(kind, std::vector<int>{static_cast<int>(len)}, std::move(batches), in_place,
-                                          flags, scratch_a, scratch_b);
-  };
-  auto geometry = [&](std::int64_t na, std::int64_t nb) { return balanced_geometry(1, na, nb, P, me); };
-  auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
-#if TORU_ENABLE_CUDA
-    if (gpu_)
-      return gpu::make_transpose<T>(gpu_, comm_, geometry(na, nb), std::move(op), C, opts.overlap, type,
-                                    opts.algorithm);
-#endif
-    auto s = std::make_unique<transpose_step<T>>(comm_, geometry(na, nb), std::move(op), C, opts.overlap, type,
-                                                 opts.algorithm);
-    ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
-    return s;
-  };
-  const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
-  const std::int64_t rowsC = rowsA;  // k1 and n1 are split alike
+  // The strategy table (strategy.hpp).
+  plan_facts facts;
+  facts.exchange_bytes = static_cast<double>(alloc) * sizeof(cpx);
+  facts.exchanges = natural ? 3 : 2;
+  facts.fft_flops = 5 * static_cast<double>(n) * std::log2(std::max(static_cast<double>(n), 2.0)) / P;
+  facts.device = device;
+  facts.one_node = !device && window_applicable(comm);
+  facts.overlap_allowed = opts.overlap;
+  facts.chunks_requested = opts.chunks;
+  facts.path = opts.path;
+  facts.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
+  facts.torus_described = torus_described(opts.comm.torus);
+  table_ = strategy_table(facts);
+  if (cheapest(table_) < 0)
+    throw error(errc::invalid_argument,
+                fmt::format("options.path: no exchange path applies to this plan ({})", describe_table(table_)));
 
-  // The line ops and the whole-stage FFT of either backend.
-  auto fft_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<line_op<T>> {
+  auto build = [&](const strategy& st, std::vector<std::unique_ptr<step<T>>>& fwd_out,
+                   std::vector<std::unique_ptr<step<T>>>& bwd_out) {
+    const int C = st.chunks;
+    const bool overlap = st.overlap;
+    auto fft = [&](fft_kind kind, std::int64_t len, std::vector<std::int64_t> batches, bool in_place) {
+      return std::make_unique<local_fft<T>>(kind, std::vector<int>{static_cast<int>(len)}, std::move(batches), in_place,
+                                            flags, scratch_a, scratch_b);
+    };
+    auto geometry = [&](std::int64_t na, std::int64_t nb) { return balanced_geometry(1, na, nb, P, me); };
+    auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
 #if TORU_ENABLE_CUDA
-    if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, {static_cast<int>(len)}, chunk_batches(rows, C));
+      if (gpu_)
+        return gpu::make_transpose<T>(gpu_, comm_, geometry(na, nb), std::move(op), C, overlap, type, opts.algorithm);
 #endif
-    return std::make_unique<fft_lines<T>>(fft(kind, len, chunk_batches(rows, C), true));
-  };
-  auto twiddle_rows = [&](fft_kind kind, bool forward) -> std::unique_ptr<line_op<T>> {
+      const node_window* win =
+          st.window ? shared_window(comm_->mpi(), checked_bytes(part_count(na, P, me) * nb, sizeof(cpx), "FFT window"))
+                    : nullptr;
+      auto s = std::make_unique<transpose_step<T>>(comm_, geometry(na, nb), std::move(op), C, overlap, type,
+                                                   opts.algorithm, win);
+      ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
+      return s;
+    };
+    const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
+    const std::int64_t rowsC = rowsA;  // k1 and n1 are split alike
+
+    // The line ops and the whole-stage FFT of either backend.
+    auto fft_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<line_op<T>> {
 #if TORU_ENABLE_CUDA
-    if (gpu_) return gpu::make_twiddle_fft<T>(gpu_, n1, chunk_batches(rowsB, C), twiddle_, forward);
+      if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, {static_cast<int>(len)}, chunk_batches(rows, C));
 #endif
-    return std::make_unique<twiddle_fft<T>>(fft(kind, n1, chunk_batches(rowsB, C), true), twiddle_, n1, forward);
-  };
-  auto whole_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<step<T>> {
+      return std::make_unique<fft_lines<T>>(fft(kind, len, chunk_batches(rows, C), true));
+    };
+    auto twiddle_rows = [&](fft_kind kind, bool forward) -> std::unique_ptr<line_op<T>> {
 #if TORU_ENABLE_CUDA
-    if (gpu_) return gpu::make_fft_step<T>(gpu_, kind, {static_cast<int>(len)}, rows);
+      if (gpu_) return gpu::make_twiddle_fft<T>(gpu_, n1, chunk_batches(rowsB, C), twiddle_, forward);
 #endif
-    return std::make_unique<fft_step<T>>(fft(kind, len, {rows}, true), fft(kind, len, {rows}, false), rows);
+      return std::make_unique<twiddle_fft<T>>(fft(kind, n1, chunk_batches(rowsB, C), true), twiddle_, n1, forward);
+    };
+    auto whole_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<step<T>> {
+#if TORU_ENABLE_CUDA
+      if (gpu_) return gpu::make_fft_step<T>(gpu_, kind, {static_cast<int>(len)}, rows);
+#endif
+      return std::make_unique<fft_step<T>>(fft(kind, len, {rows}, true), fft(kind, len, {rows}, false), rows);
+    };
+
+    // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
+    fwd_out.push_back(transpose(n2, n1, twiddle_rows(fwd, true)));
+    fwd_out.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));
+    if (natural) fwd_out.push_back(transpose(n2, n1, nullptr));
+    // Backward: D -> C (FFT n2) when natural, or FFT n2 on C; C -> B (twiddle, FFT n1); B -> A.
+    if (natural)
+      bwd_out.push_back(transpose(n1, n2, fft_rows(bwd, n2, rowsC)));
+    else
+      bwd_out.push_back(whole_rows(bwd, n2, rowsC));
+    bwd_out.push_back(transpose(n2, n1, twiddle_rows(bwd, false)));
+    bwd_out.push_back(transpose(n1, n2, nullptr));
   };
 
-  // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
-  fwd_.push_back(transpose(n2, n1, twiddle_rows(fwd, true)));
-  fwd_.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));
-  if (natural) fwd_.push_back(transpose(n2, n1, nullptr));
-  // Backward: D -> C (FFT n2) when natural, or FFT n2 on C; C -> B (twiddle, FFT n1); B -> A.
-  if (natural)
-    bwd_.push_back(transpose(n1, n2, fft_rows(bwd, n2, rowsC)));
-  else
-    bwd_.push_back(whole_rows(bwd, n2, rowsC));
-  bwd_.push_back(transpose(n2, n1, twiddle_rows(bwd, false)));
-  bwd_.push_back(transpose(n1, n2, nullptr));
+  int choice = cheapest(table_);
+  if (opts.planner == effort::measure && !device) {
+    std::vector<double> seconds(table_.size(), 0);
+    const std::size_t bytes = checked_bytes(alloc, sizeof(cpx), "FFT planning buffer");
+    aligned_buffer in(bytes), out(bytes);
+    std::memset(in.get(), 0, bytes);
+    char* base = regions_.base();
+    const work_buffers wb{base, base + regions_.bytes, nullptr};
+    for (std::size_t i = 0; i < table_.size(); ++i) {
+      if (!table_[i].applicable) continue;
+      std::vector<std::unique_ptr<step<T>>> f, b;
+      build(table_[i].s, f, b);
+      seconds[i] = time_steps(comm_->mpi(), f, in.get(), out.get(), wb);
+    }
+    choice = fastest(comm_->mpi(), table_, seconds);
+  }
+  strategy_ = table_[choice].s;
+  build(strategy_, fwd_, bwd_);
   ws_bytes_ += 2 * regions_.bytes;
 }
 

@@ -27,6 +27,8 @@ class plan1d {
   MPI_Comm comm() const { return comm_->mpi(); }
 
   void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
+  std::string strategy_name() const { return strategy_.name(); }
+  const std::vector<candidate>& strategies() const { return table_; }
 
  private:
   options1d opts_;
@@ -36,6 +38,8 @@ class plan1d {
   std::shared_ptr<gpu::context> gpu_;     // cufft backend only
   std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
+  std::vector<candidate> table_;
+  strategy strategy_;
 };
 
 /// The divisor of n closest to sqrt(n) from below.

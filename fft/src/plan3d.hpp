@@ -11,6 +11,7 @@
 
 #include "comm_cache.hpp"
 #include "steps.hpp"
+#include "strategy.hpp"
 #include "toru/fft/fft3d.hpp"
 
 namespace toru::fft::detail {
@@ -93,6 +94,9 @@ class plan3d {
 
   /// Collective; checks for null buffers collectively first.
   void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
+  /// The strategy the plan chose from its table (strategy.hpp).
+  std::string strategy_name() const;
+  const std::vector<candidate>& strategies() const { return table_; }
 
  private:
   work_buffers buffers(void* ws) const;
@@ -104,6 +108,14 @@ class plan3d {
   work_regions regions_;
   std::shared_ptr<gpu::context> gpu_;  // cufft backend only
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
+  std::vector<candidate> table_;
+  std::vector<double> measured_;
+  strategy strategy_;
 };
+
+/// Collective over comm: the best of two timed runs of the steps (after one untimed), this rank.
+template <class T>
+double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& steps, const void* in, void* out,
+                  const work_buffers& wb);
 
 }  // namespace toru::fft::detail

@@ -34,7 +34,9 @@ class slab_vector_step final : public step<T> {
   /// of at least M's size each.
   slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w, bool forward, bool natural,
                    unsigned flags, void* scratch_a, void* scratch_b, std::unique_ptr<line_op<T>> op, MPI_Datatype type,
-                   comm::alltoall_algorithm algorithm);
+                   comm::alltoall_algorithm algorithm, const node_window* window = nullptr);
+  /// Elements of the window buffer a window step needs on this rank (M or S0, the larger).
+  static std::int64_t window_elems(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t w);
   ~slab_vector_step() override;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
   std::size_t workspace_size() const;
@@ -49,16 +51,26 @@ class slab_vector_step final : public step<T> {
   void for_s0_runs(F&& f) const;
   template <class F>
   void for_m_runs(F&& f) const;
+  // Window path (all ranks on one node): every rank copies its runs straight into the peers'
+  // window buffers in the other layout; returns this rank's buffer after the fence.
+  const cpx* to_mid_window(const cpx* s0) const;
+  void build_exchanges(comm_ptr comm, const std::vector<int>& s0_count, const std::vector<int>& s0_displ,
+                       const std::vector<int>& m_count, const std::vector<int>& m_displ, MPI_Datatype type,
+                       comm::alltoall_algorithm algorithm);
+  void plan_fft0(unsigned flags, void* scratch_a, void* scratch_b);
+  void to_slab_window(const cpx* m, cpx* s0) const;
   // The axis-0 FFTs of M, from in to out (in place when equal).
   void fft0(const cpx* in, cpx* out) const;
 
   std::int64_t n0_, n1_, w_, B_ = 0, A_ = 0;
+  int me_ = 0;
   bool forward_, natural_;
   std::vector<std::int64_t> a_start_, a_count_, b_start_, b_count_;
   // Packed path: offsets of the blocks [i1 of r][i0 here][w] (S0 side) and [i1 here][i0 of r][w]
   // (M side) in the send and receive regions.
   std::vector<std::int64_t> s0_displ_, m_displ_;
   std::unique_ptr<line_op<T>> op_;
+  const node_window* window_ = nullptr;
   std::unique_ptr<exchange> to_mid_, to_slab_;            // packed blocks through toru::comm
   std::unique_ptr<typed_exchange> to_mid_w_, to_slab_w_;  // or strided rows through MPI_Alltoallw
   // Axis-0 FFT plans over one i1 row of M (w transforms of stride w): in place / out of place,

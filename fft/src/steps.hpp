@@ -11,6 +11,7 @@
 
 #include "exchange.hpp"
 #include "local_fft.hpp"
+#include "node_window.hpp"
 #include "toru/core/events.hpp"
 
 namespace toru::fft::detail {
@@ -98,23 +99,30 @@ transpose_geometry balanced_geometry(std::int64_t T, std::int64_t na, std::int64
 /// Pack, exchange and unpack, with the line op applied to units as soon as their chunk arrived.
 /// Packed block for destination d: its rows in d's memory order, each holding this rank's
 /// b-part (so every chunk of every source's block ends on whole destination rows, up to one).
+/// With a node window (all ranks on one node) there is no exchange: each rank transposes its rows
+/// straight into every peer's window buffer in the destination layout (one copy), one barrier, then
+/// each rank copies its rows out of its own buffer `chunks` units at a time (cache-blocked) and
+/// runs the line op on them while they are in cache.
 template <class T>
 class transpose_step final : public step<T> {
  public:
   using cpx = std::complex<T>;
   transpose_step(comm_ptr comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks, bool overlap,
-                 MPI_Datatype type, comm::alltoall_algorithm algorithm);
-  std::string describe() const { return ex_->describe(); }
+                 MPI_Datatype type, comm::alltoall_algorithm algorithm, const node_window* window = nullptr);
+  std::string describe() const;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
-  std::size_t workspace_size() const { return ex_->workspace_size(); }
+  std::size_t workspace_size() const { return ex_ ? ex_->workspace_size() : 0; }
   std::int64_t send_elems() const { return send_total_; }
   std::int64_t recv_elems() const { return recv_total_; }
 
  private:
   void pack(const cpx* src, cpx* send, cpx* recv) const;
   void unpack(const cpx* recv, cpx* dst, std::int64_t u0, std::int64_t u1) const;
+  void run_window(const cpx* src, cpx* dst) const;
 
   transpose_geometry g_;
+  const node_window* window_ = nullptr;
+  int chunks_ = 1;
   std::unique_ptr<line_op<T>> op_;
   std::vector<std::int64_t> sdispl_, rdispl_;
   std::int64_t send_total_ = 0, recv_total_ = 0, units_ = 0;

@@ -43,8 +43,9 @@ transpose_geometry balanced_geometry(std::int64_t T, std::int64_t na, std::int64
 
 template <class T>
 transpose_step<T>::transpose_step(comm_ptr comm, transpose_geometry g, std::unique_ptr<line_op<T>> op, int chunks,
-                                  bool overlap, MPI_Datatype type, comm::alltoall_algorithm algorithm)
-    : g_(std::move(g)), op_(std::move(op)) {
+                                  bool overlap, MPI_Datatype type, comm::alltoall_algorithm algorithm,
+                                  const node_window* window)
+    : g_(std::move(g)), window_(window), chunks_(std::max(1, chunks)), op_(std::move(op)) {
   const int q = static_cast<int>(g_.a_count.size());
   std::vector<int> sc(q), sd(q), rc(q), rd(q);
   sdispl_.resize(q);
@@ -61,6 +62,14 @@ transpose_step<T>::transpose_step(comm_ptr comm, transpose_geometry g, std::uniq
     recv_total_ += g_.T * A * g_.b_count[d];
   }
   units_ = g_.T * A / g_.group;
+  if (window_) {
+    (void)type;
+    (void)algorithm;
+    (void)overlap;
+    if (static_cast<std::size_t>(recv_total_) * sizeof(cpx) > window_->bytes())
+      throw error(errc::internal, "fft: node window smaller than the transpose's destination");
+    return;
+  }
   // This rank's own block is packed straight into the receive buffer: MPI need not copy it.
   sc[g_.me] = 0;
   rc[g_.me] = 0;
@@ -120,8 +129,51 @@ void transpose_step<T>::unpack(const cpx* recv, cpx* dst, std::int64_t u0, std::
 }
 
 template <class T>
+std::string transpose_step<T>::describe() const {
+  return window_ ? fmt::format("node window x{}", chunks_) : ex_->describe();
+}
+
+template <class T>
+void transpose_step<T>::run_window(const cpx* src, cpx* dst) const {
+  const int parity = window_->next_use();
+  const int q = static_cast<int>(g_.a_count.size());
+  const std::int64_t B = g_.b_count[g_.me], T_ = g_.T, na = g_.na, nb = g_.nb, b0 = g_.b_start[g_.me];
+  const std::int64_t src_j_stride = (g_.src_t_outer ? 1 : T_) * na;
+  const std::int64_t src_t_stride = (g_.src_t_outer ? B : 1) * na;
+  // Destination d's buffer holds its next-stage rows (nb elements each) in its memory order; this
+  // rank fills columns [b0, b0 + B) of every row. Start with the next rank so that ranks write to
+  // different peers at a time.
+  for (int k = 0; k < q && B > 0; ++k) {
+    const int d = (g_.me + 1 + k) % q;
+    const std::int64_t A = g_.a_count[d], a0 = g_.a_start[d];
+    if (A == 0) continue;
+    auto* out = reinterpret_cast<cpx*>(window_->buffer(d, parity)) + b0;
+    const std::int64_t line_a_stride = (g_.dst_t_outer ? 1 : T_) * nb;
+    const std::int64_t line_t_stride = (g_.dst_t_outer ? A : 1) * nb;
+    for (std::int64_t t = 0; t < T_; ++t)
+      transpose_tiled(src + t * src_t_stride + a0, src_j_stride, out + t * line_t_stride, line_a_stride, B, A);
+  }
+  window_->fence();
+  // The own buffer is exactly the destination stage: copy it out in blocks and transform each
+  // block while it is in cache.
+  const auto* mine = reinterpret_cast<const cpx*>(window_->buffer(g_.me, parity));
+  const std::int64_t unit = g_.group * nb;
+  for (int c = 0; c < chunks_; ++c) {
+    const std::int64_t u0 = c * units_ / chunks_, u1 = (c + 1) * units_ / chunks_;
+    if (u1 <= u0) continue;
+    std::memcpy(static_cast<void*>(dst + u0 * unit), mine + u0 * unit,
+                static_cast<std::size_t>((u1 - u0) * unit) * sizeof(cpx));
+    if (op_) op_->apply(dst, u0, u1);
+  }
+}
+
+template <class T>
 void transpose_step<T>::run(const void* src, void* dst, const work_buffers& ws) const {
   const events::scope ev("fft.transpose");
+  if (window_) {
+    run_window(static_cast<const cpx*>(src), static_cast<cpx*>(dst));
+    return;
+  }
   auto* send = static_cast<cpx*>(ws.send);
   auto* recv = static_cast<cpx*>(ws.recv);
   auto* out = static_cast<cpx*>(dst);
@@ -145,8 +197,8 @@ template <class T>
 slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, std::int64_t n1, std::int64_t w,
                                       bool forward, bool natural, unsigned flags, void* scratch_a, void* scratch_b,
                                       std::unique_ptr<line_op<T>> op, MPI_Datatype type,
-                                      comm::alltoall_algorithm algorithm)
-    : n0_(n0), n1_(n1), w_(w), forward_(forward), natural_(natural), op_(std::move(op)) {
+                                      comm::alltoall_algorithm algorithm, const node_window* window)
+    : n0_(n0), n1_(n1), w_(w), forward_(forward), natural_(natural), op_(std::move(op)), window_(window) {
   const int P = comm->size();
   for (int r = 0; r < P; ++r) {
     a_start_.push_back(part_start(n1, P, r));
@@ -154,6 +206,7 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
     b_start_.push_back(part_start(n0, P, r));
     b_count_.push_back(part_count(n0, P, r));
   }
+  me_ = me;
   B_ = b_count_[me];  // i0 planes of S0 here
   A_ = a_count_[me];  // i1 rows of M here
   // S0 -> M moves, between this rank and r, the runs (i0 of the S0 side, i1 of the M side) of w
@@ -171,6 +224,27 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
     m_count[r] = to_int(A_ * b_count_[r] * w, "receive count");
     m_total += A_ * b_count_[r] * w;
   }
+  if (window_) {
+    if (static_cast<std::size_t>(window_elems(P, me, n0, n1, w)) * sizeof(cpx) > window_->bytes())
+      throw error(errc::internal, "fft: node window smaller than the slab's M or S0 stage");
+  } else {
+    build_exchanges(std::move(comm), s0_count, s0_displ, m_count, m_displ, type, algorithm);
+  }
+  plan_fft0(flags, scratch_a, scratch_b);
+}
+
+template <class T>
+std::int64_t slab_vector_step<T>::window_elems(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t w) {
+  return std::max(part_count(n1, P, me) * n0 * w, part_count(n0, P, me) * n1 * w);
+}
+
+template <class T>
+void slab_vector_step<T>::build_exchanges(comm_ptr comm, const std::vector<int>& s0_count,
+                                          const std::vector<int>& s0_displ, const std::vector<int>& m_count,
+                                          const std::vector<int>& m_displ, MPI_Datatype type,
+                                          comm::alltoall_algorithm algorithm) {
+  const int P = comm->size();
+  const std::int64_t n0 = n0_, n1 = n1_, w = w_;
   // Both exchanges are built (collectively) on every rank whatever the order needs; toru::comm
   // resolves the algorithm once, the same everywhere.
   to_mid_ = std::make_unique<exchange>(comm, s0_count, s0_displ, m_count, m_displ, type, 1, false, algorithm);
@@ -194,6 +268,12 @@ slab_vector_step<T>::slab_vector_step(comm_ptr comm, int me, std::int64_t n0, st
     to_slab_ =
         std::make_unique<exchange>(std::move(comm), m_count, m_displ, s0_count, s0_displ, type, 1, false, algorithm);
   }
+}
+
+template <class T>
+void slab_vector_step<T>::plan_fft0(unsigned flags, void* scratch_a, void* scratch_b) {
+  const std::int64_t n0 = n0_, w = w_;
+  const bool natural = natural_, forward = forward_;
   if (A_ > 0) {
     const int n = static_cast<int>(n0), wi = to_int(w, "axis-0 FFT vector");
     auto* a = static_cast<typename api::cpx*>(scratch_a);
@@ -276,6 +356,39 @@ void slab_vector_step<T>::to_slab(const cpx* m, cpx* s0, const work_buffers& ws)
 }
 
 template <class T>
+auto slab_vector_step<T>::to_mid_window(const cpx* s0) const -> const cpx* {
+  const int parity = window_->next_use();
+  const int P = static_cast<int>(a_count_.size());
+  // S0 run (i0 here, i1 of r) goes to r's M at [i1 - a_start(r)][b_start(me) + i0][w].
+  for (int k = 0; k < P; ++k) {
+    const int r = (me_ + 1 + k) % P;
+    auto* m = reinterpret_cast<cpx*>(window_->buffer(r, parity));
+    for (std::int64_t i1 = 0; i1 < a_count_[r]; ++i1)
+      for (std::int64_t i0 = 0; i0 < B_; ++i0)
+        copy_run(m + (i1 * n0_ + b_start_[me_] + i0) * w_, s0 + (i0 * n1_ + a_start_[r] + i1) * w_, w_);
+  }
+  window_->fence();
+  return reinterpret_cast<const cpx*>(window_->buffer(me_, parity));
+}
+
+template <class T>
+void slab_vector_step<T>::to_slab_window(const cpx* m, cpx* s0) const {
+  const int parity = window_->next_use();
+  const int P = static_cast<int>(b_count_.size());
+  // M run (i1 here, i0 of r) goes to r's S0 at [i0 - b_start(r)][a_start(me) + i1][w].
+  for (int k = 0; k < P; ++k) {
+    const int r = (me_ + 1 + k) % P;
+    auto* out = reinterpret_cast<cpx*>(window_->buffer(r, parity));
+    for (std::int64_t i0 = 0; i0 < b_count_[r]; ++i0)
+      for (std::int64_t i1 = 0; i1 < A_; ++i1)
+        copy_run(out + (i0 * n1_ + a_start_[me_] + i1) * w_, m + (i1 * n0_ + b_start_[r] + i0) * w_, w_);
+  }
+  window_->fence();
+  std::memcpy(static_cast<void*>(s0), window_->buffer(me_, parity),
+              static_cast<std::size_t>(B_ * n1_ * w_) * sizeof(cpx));
+}
+
+template <class T>
 void slab_vector_step<T>::fft0(const cpx* in, cpx* out) const {
   auto* i = const_cast<cpx*>(in);     // read only when out of place
   const std::int64_t row = n0_ * w_;  // one i1 row of M: n0 runs of w points
@@ -295,6 +408,35 @@ void slab_vector_step<T>::run(const void* src_v, void* dst_v, const work_buffers
   const events::scope ev("fft.transpose", 0, "slab");
   const auto* src = static_cast<const cpx*>(src_v);
   auto* dst = static_cast<cpx*>(dst_v);
+  if (window_) {
+    // M arrives in this rank's window buffer (fenced); the axis-0 FFT runs there in place or out
+    // of place into dst. Backward transposed: M is the input, transformed into the private
+    // receive region, then sent through the window.
+    if (forward_) {
+      const cpx* m = to_mid_window(src);
+      auto* mm = const_cast<cpx*>(m);
+      if (natural_) {
+        fft0(mm, mm);
+        to_slab_window(mm, dst);
+      } else {
+        fft0(mm, dst);
+      }
+      return;
+    }
+    const cpx* m = nullptr;
+    if (natural_) {
+      auto* mm = const_cast<cpx*>(to_mid_window(src));
+      fft0(mm, mm);
+      m = mm;
+    } else {
+      auto* mm = static_cast<cpx*>(ws.recv);
+      fft0(src, mm);
+      m = mm;
+    }
+    to_slab_window(m, dst);
+    if (op_) op_->apply(dst, 0, B_);
+    return;
+  }
   // Where M lives: the typed exchanges cannot send from and receive into one buffer, so M takes
   // the receive region; the packed path uses both regions itself, so M takes dst.
   cpx* m = to_mid_w_ ? static_cast<cpx*>(ws.recv) : dst;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
@@ -61,6 +62,8 @@ class fft1d {
   std::int64_t size() const;
   std::int64_t n1() const;
   std::int64_t n2() const;
+  /// How the plan runs its transposes, chosen from its strategy table (docs/fft.md, Strategy).
+  std::string strategy() const;
   /// Input: global elements [in_start, in_start + in_count).
   std::int64_t in_start() const;
   std::int64_t in_count() const;

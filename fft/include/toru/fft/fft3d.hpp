@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
@@ -88,6 +89,8 @@ class fft3d {
   std::size_t workspace_size() const;
   decomposition decomp() const;
   std::array<int, 2> grid() const;
+  /// How the plan runs its transposes, chosen from its strategy table (docs/fft.md, Strategy).
+  std::string strategy() const;
 
   /// Collective. in == out is in place; otherwise in is preserved. in holds inbox().extent()
   /// elements, out alloc_size(). Throws (on every rank) when a rank passes null buffers.
@@ -128,6 +131,8 @@ class fft3d_r2c {
   std::size_t workspace_size() const;
   decomposition decomp() const;
   std::array<int, 2> grid() const;
+  /// How the plan runs its transposes, chosen from its strategy table (docs/fft.md, Strategy).
+  std::string strategy() const;
 
   /// Collective. in (reals) may alias out (in place); out holds alloc_size() complex elements.
   void forward(const T* in, complex_type* out, scale s = scale::none) const;

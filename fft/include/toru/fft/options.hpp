@@ -26,11 +26,19 @@ enum class order {
 /// FFTW planner effort for the local transforms (FFTW_ESTIMATE or FFTW_MEASURE).
 enum class effort { estimate, measure };
 
+/// How the transposes move data (see docs/fft.md, "Strategy").
+enum class exchange_path {
+  automatic,  // chosen by the plan's strategy table (cost model; timed with effort::measure)
+  window,     // node-local shared-memory window, one copy (only when all ranks share one node)
+  alltoall,   // MPI_Alltoall(v/w) or a toru::comm algorithm
+};
+
 /// Scaling applied to a result: none, 1/N, or 1/sqrt(N) (N = total number of points).
 enum class scale { none, full, symmetric };
 
 std::string_view to_string(decomposition d) noexcept;
 std::string_view to_string(order o) noexcept;
+std::string_view to_string(exchange_path p) noexcept;
 
 /// A rank's part of a 3D array. Axis a covers global indices [low[a], low[a] + size[a]).
 /// In memory the axes are nested as order[0] (slowest) .. order[2] (fastest); consecutive rows
@@ -55,8 +63,10 @@ struct options3d {
   std::array<int, 2> grid{0, 0};  // pencil grid p0 x p1 (p0 * p1 = ranks); {0, 0} = choose
   order output = order::natural;
   effort planner = effort::estimate;
-  bool overlap = true;  // local FFTs of received chunks while later chunks are in flight
+  bool overlap = true;  // allow local FFTs of received chunks while later chunks are in flight;
+                        // the plan uses it only where its strategy table says it pays (false: never)
   int chunks = 0;       // chunks per exchange when overlapping; 0 = chosen (see docs/fft.md)
+  exchange_path path = exchange_path::automatic;
   comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;  // for every transpose
   /// The communicator the plan exchanges on: its torus and mapping (and threads). With a torus, the
   /// pencil row and column communicators get the sub-tori their ranks occupy on it. Empty torus:
@@ -70,8 +80,9 @@ struct options1d {
   std::int64_t n1 = 0;  // first factor; 0 = the divisor of N closest to sqrt(N)
   order output = order::natural;
   effort planner = effort::estimate;
-  bool overlap = true;
+  bool overlap = true;  // allowed, as options3d::overlap
   int chunks = 0;
+  exchange_path path = exchange_path::automatic;
   comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;
   comm::communicator_options comm{};  // torus, mapping and threads of the plan's communicator (see options3d)
 };

@@ -1,0 +1,153 @@
+#include "node_window.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft::detail {
+
+namespace {
+
+// Windows of one communicator, on an attribute of it. `comm` is a duplicate, so the barriers never
+// meet traffic of the communicator's own users (toru::comm's thread).
+struct window_cache {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<std::unique_ptr<node_window>> windows;  // increasing size
+};
+
+std::mutex registry_mutex;
+// Every live window in creation order, which is the same on every rank (windows are created
+// collectively), so freeing them in this order at MPI_Finalize cannot deadlock.
+std::vector<node_window*> registry;
+int live = 0;
+int cache_keyval = MPI_KEYVAL_INVALID;
+int finalize_keyval = MPI_KEYVAL_INVALID;
+
+int delete_cache(MPI_Comm, int, void* value, void*) {
+  auto* c = static_cast<window_cache*>(value);
+  for (auto& w : c->windows) w->release();
+  if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
+  delete c;
+  return MPI_SUCCESS;
+}
+
+// MPI_COMM_SELF's attributes are deleted first in MPI_Finalize, in the reverse order of setting:
+// this one (set after fft's communicator cache's) runs before the communicators go.
+int finalize_windows(MPI_Comm, int, void*, void*) {
+  std::vector<node_window*> all;
+  {
+    std::lock_guard lock(registry_mutex);
+    all = registry;
+  }
+  for (node_window* w : all) w->release();
+  return MPI_SUCCESS;
+}
+
+void ensure_keyvals() {
+  if (cache_keyval != MPI_KEYVAL_INVALID) return;
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &cache_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_windows, &finalize_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr), "MPI_Comm_set_attr");
+}
+
+}  // namespace
+
+node_window::node_window(MPI_Comm comm, std::size_t bytes) : comm_(comm), bytes_(bytes) {
+  const int P = mpi_size(comm);
+  void* mine = nullptr;
+  MPI_Info info = MPI_INFO_NULL;
+  check_mpi(MPI_Info_create(&info), "MPI_Info_create");
+  // Each rank's segment separately (page aligned, first-touched by its owner): no false sharing.
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * bytes), 1, info, comm, &mine, &win_);
+  MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS)
+    throw error(
+        errc::out_of_memory,
+        fmt::format("MPI_Win_allocate_shared: could not allocate {} bytes of node-shared FFT window", 2 * bytes));
+  base_.resize(P);
+  for (int r = 0; r < P; ++r) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* p = nullptr;
+    check_mpi(MPI_Win_shared_query(win_, r, &size, &unit, &p), "MPI_Win_shared_query");
+    base_[r] = static_cast<char*>(p);
+  }
+  // One passive epoch for the window's life: MPI_Win_sync needs one.
+  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
+  std::lock_guard lock(registry_mutex);
+  registry.push_back(this);
+  ++live;
+}
+
+void node_window::fence() const {
+  MPI_Win_sync(win_);
+  MPI_Barrier(comm_);
+  MPI_Win_sync(win_);
+}
+
+void node_window::release() {
+  if (win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+  std::lock_guard lock(registry_mutex);
+  std::erase(registry, this);
+  --live;
+}
+
+node_window::~node_window() { release(); }
+
+int live_windows() {
+  std::lock_guard lock(registry_mutex);
+  return live;
+}
+
+bool window_applicable(MPI_Comm comm) {
+  int local = 1;
+  if (const char* e = std::getenv("TORU_FFT_WINDOW"); e && std::strcmp(e, "0") == 0) local = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  if (mpi_size(node) != mpi_size(comm)) local = 0;
+  MPI_Comm_free(&node);
+  int all = 0;
+  check_mpi(MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  return all == 1;
+}
+
+const node_window* shared_window(MPI_Comm comm, std::size_t bytes) {
+  unsigned long long need = std::max<std::size_t>(bytes, 64), agreed = 0;
+  check_mpi(MPI_Allreduce(&need, &agreed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
+  window_cache* cache = nullptr;
+  {
+    std::lock_guard lock(registry_mutex);
+    ensure_keyvals();
+  }
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, cache_keyval, &value, &found), "MPI_Comm_get_attr");
+  if (found) {
+    cache = static_cast<window_cache*>(value);
+  } else {
+    cache = new window_cache;
+    check_mpi(MPI_Comm_dup(comm, &cache->comm), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_set_attr(comm, cache_keyval, cache), "MPI_Comm_set_attr");
+  }
+  // Same cache history on every rank (plans are built collectively): the same window everywhere.
+  for (auto& w : cache->windows)
+    if (w->bytes() >= agreed) return w.get();
+  // Page-rounded, so that plans of slightly different sizes share one window.
+  const std::size_t size = (agreed + 4095) / 4096 * 4096;
+  cache->windows.push_back(std::make_unique<node_window>(cache->comm, size));
+  return cache->windows.back().get();
+}
+
+}  // namespace toru::fft::detail

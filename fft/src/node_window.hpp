@@ -1,0 +1,53 @@
+// Node-local shared-memory windows for one-copy transposes (docs/fft.md, "One-copy exchanges on a
+// node"). A window has two buffers per rank, used alternately, so one barrier per transpose
+// suffices: a rank writes buffer k%2 of its peers only after every rank passed the barrier of use
+// k-1, which each rank enters only after it finished reading use k-2 (the same buffer).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace toru::fft::detail {
+
+class node_window {
+ public:
+  /// Every rank's buffer `parity` (0 or 1), in this rank's address space.
+  char* buffer(int rank, int parity) const { return base_[rank] + static_cast<std::size_t>(parity) * bytes_; }
+  std::size_t bytes() const { return bytes_; }
+  /// The buffer parity of the next use (collective order: every rank counts the same uses).
+  int next_use() const { return static_cast<int>(uses_++ & 1); }
+  /// Collective over the window's ranks: makes this rank's writes visible to all and waits until
+  /// every rank's writes are done.
+  void fence() const;
+
+  node_window(MPI_Comm comm, std::size_t bytes);  // collective
+  ~node_window();                                 // collective (MPI_Win_free)
+  node_window(const node_window&) = delete;
+  node_window& operator=(const node_window&) = delete;
+  void release();  // collective; idempotent
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::size_t bytes_ = 0;
+  std::vector<char*> base_;
+  mutable std::uint64_t uses_ = 0;
+};
+
+/// Collective over comm: true when every rank of comm shares memory with every other (one node),
+/// so that a node_window spans comm. TORU_FFT_WINDOW=0 in the environment makes it false everywhere.
+bool window_applicable(MPI_Comm comm);
+
+/// Collective over comm (call only where window_applicable(comm)): a window of comm's cache with at
+/// least `bytes` per rank and buffer (the maximum over ranks), allocated when none fits. Windows
+/// live as long as comm: freed by an attribute delete callback when comm is freed, or when
+/// MPI_Finalize starts, never by a plan's destructor (docs/fft.md).
+const node_window* shared_window(MPI_Comm comm, std::size_t bytes);
+
+/// Windows allocated and not yet freed, on this rank (for tests of the lifetime).
+int live_windows();
+
+}  // namespace toru::fft::detail

@@ -1,0 +1,137 @@
+#include "strategy.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft::detail {
+
+namespace {
+// Model constants, per rank, for one node's ranks sharing its memory system. Only the ratios
+// between candidates matter for ESTIMATE; MEASURE replaces them by timings.
+constexpr double memory_bandwidth = 4e9;   // bytes/s of streaming copy (read + write counted once each)
+constexpr double network_bandwidth = 1e9;  // bytes/s between nodes, when the exchange leaves the node
+constexpr double chunk_overhead = 30e-6;   // s per chunk and exchange (messages, hooks, thread hand-off)
+constexpr double window_sync = 10e-6;      // s per barrier
+constexpr int window_block_bytes = 1 << 20;
+
+int window_blocks(double bytes) { return static_cast<int>(std::clamp(bytes / window_block_bytes, 1.0, 64.0)); }
+}  // namespace
+
+std::string strategy::name() const {
+  if (mid) return window ? "middle layout M, window" : "middle layout M, MPI_Alltoallw";
+  if (window) return fmt::format("window, {} blocks", chunks);
+  return overlap ? fmt::format("all-to-all, overlap x{}", chunks) : "all-to-all, no overlap";
+}
+
+bool torus_described(const std::string& options_torus) {
+  const char* v = std::getenv("TORU_TORUS");
+  return !options_torus.empty() || (v && *v);
+}
+
+bool algorithm_from_environment() {
+  const char* v = std::getenv("TORU_ALLTOALL_ALGORITHM");
+  return v && *v && std::string(v) != "automatic";
+}
+
+std::vector<candidate> strategy_table(const plan_facts& f) {
+  const double B = f.exchange_bytes, k = f.exchanges;
+  // Local FFTs at a conservative 2 GFlop/s per rank: what overlap could hide.
+  const double fft = f.fft_flops / 2e9;
+  std::vector<candidate> t;
+  bool window_ok = true;
+  std::string window_why;
+  {
+    // One copy: the rank's rows go straight into the peers' next-stage layout (read + write), then
+    // each rank copies its own buffer out block by block (read + write, in cache for the FFT).
+    candidate c{{.window = true, .overlap = false, .chunks = window_blocks(B)}, true, "", 0};
+    if (f.device)
+      c.applicable = false, c.why = "device buffers";
+    else if (!f.one_node)
+      c.applicable = false, c.why = "ranks on more than one node";
+    else if (f.path == exchange_path::alltoall)
+      c.applicable = false, c.why = "options.path = alltoall";
+    else if (f.algorithm_forced)
+      c.applicable = false, c.why = "an all-to-all algorithm is forced";
+    c.cost = k * (4 * B / memory_bandwidth + window_sync) + fft;
+    window_ok = c.applicable;
+    window_why = c.why;
+    t.push_back(c);
+  }
+  // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
+  // (2 x read + write), unpack (read + write). Between nodes the wire replaces MPI's copies.
+  const double copies = f.one_node ? 8 * B / memory_bandwidth : 4 * B / memory_bandwidth;
+  const double wire = f.one_node ? 0 : B / network_bandwidth;
+  {
+    candidate c{{.window = false, .overlap = false, .chunks = 1}, true, "", 0};
+    if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
+    // An all-to-all synchronises the ranks at least as a barrier does.
+    c.cost = k * (copies + wire + window_sync) + fft;
+    t.push_back(c);
+  }
+  {
+    const int C = f.chunks_requested > 0 ? f.chunks_requested : 4;
+    candidate c{{.window = false, .overlap = true, .chunks = C}, true, "", 0};
+    if (!f.overlap_allowed)
+      c.applicable = false, c.why = "options.overlap = false";
+    else if (f.path == exchange_path::window)
+      c.applicable = false, c.why = "options.path = window";
+    // On one node the "communication" is copies by the same cores through the same memory as
+    // the FFTs: nothing to hide behind. Across nodes the wire time hides the FFTs but for one chunk.
+    const double hidden = f.one_node ? 0 : std::min(wire, fft / k) * (1 - 1.0 / C);
+    c.cost = k * (copies + wire + window_sync - hidden + C * chunk_overhead) + fft;
+    t.push_back(c);
+  }
+  for (auto& c : t)
+    if (f.mid_required) c.applicable = false, c.why = "the transposed output is the middle layout M";
+  if (f.mid_possible) {
+    // Whole rows of axis 2 move (MPI's datatype engine packs them: about one copy fewer than the
+    // element transpose), and the axis-0 FFT runs strided (about 10 % slower, docs/fft.md).
+    const double kb = f.mid_exchanges;
+    candidate w{{.window = true, .overlap = false, .chunks = 1, .mid = true}, window_ok, window_why, 0};
+    w.cost = kb * (4 * B / memory_bandwidth + window_sync) + 1.1 * fft;
+    t.push_back(w);
+    candidate c{{.window = false, .overlap = false, .chunks = 1, .mid = true}, true, "", 0};
+    if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
+    c.cost =
+        kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + B / network_bandwidth) + 1.1 * fft;
+    t.push_back(c);
+  }
+  return t;
+}
+
+std::string describe_table(const std::vector<candidate>& table) {
+  std::string out;
+  for (const auto& c : table) {
+    if (!out.empty()) out += "; ";
+    out += c.applicable ? fmt::format("{}: model {:.3g} s", c.s.name(), c.cost)
+                        : fmt::format("{}: n/a ({})", c.s.name(), c.why);
+  }
+  return out;
+}
+
+int cheapest(const std::vector<candidate>& table) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(table.size()); ++i)
+    if (table[i].applicable && (best < 0 || table[i].cost < table[best].cost)) best = i;
+  return best;
+}
+
+int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vector<double>& seconds) {
+  std::vector<double> worst(seconds.size());
+  check_mpi(MPI_Allreduce(seconds.data(), worst.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, comm),
+            "MPI_Allreduce");
+  // Earlier candidates win ties within 2 % (window before all-to-all, no overlap before overlap):
+  // a plan that overlaps must have measured faster than one that does not.
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(table.size()); ++i)
+    if (table[i].applicable && (best < 0 || worst[i] < 0.98 * worst[best])) best = i;
+  check_mpi(MPI_Bcast(&best, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  return best;
+}
+
+}  // namespace toru::fft::detail

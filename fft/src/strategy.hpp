@@ -1,0 +1,68 @@
+// The plan-time strategy table (docs/fft.md, "Strategy"): every way a plan can run its transposes,
+// whether it applies, and what the cost model expects it to cost. effort::estimate takes the
+// cheapest applicable candidate; effort::measure times every applicable one at plan time and takes
+// the fastest (rank 0's choice, broadcast).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toru/fft/options.hpp"
+
+namespace toru::fft::detail {
+
+struct strategy {
+  bool window = false;   // node-local one-copy window instead of an all-to-all
+  bool overlap = false;  // local FFTs of arrived chunks while later chunks are in flight
+  int chunks = 1;        // chunks per exchange (window: cache blocks of the copy-out)
+  bool mid = false;      // 3D slab through FFTW-MPI's middle layout M (slab_vector_step)
+  std::string name() const;
+};
+
+/// What the cost model needs to know about a plan.
+struct plan_facts {
+  double exchange_bytes = 0;  // bytes this rank sends and receives per transpose (largest stage)
+  int exchanges = 1;          // transposes per forward transform
+  double fft_flops = 0;       // local FFT flops per forward transform on this rank
+  bool one_node = false;      // every rank of every exchange communicator on one node (collective fact)
+  bool device = false;        // cufft backend
+  bool overlap_allowed = true;
+  int chunks_requested = 0;  // options.chunks
+  exchange_path path = exchange_path::automatic;
+  bool algorithm_forced = false;  // options.algorithm or TORU_ALLTOALL_ALGORITHM set
+  bool torus_described = false;   // options.comm.torus or TORU_TORUS: ranks are nodes of a torus
+  bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
+  bool mid_required = false;      // ... and the output layout is M (transposed order)
+  int mid_exchanges = 0;          // transposes per forward transform through M
+};
+
+struct candidate {
+  strategy s;
+  bool applicable = false;
+  std::string why;  // why not, when not applicable
+  double cost = 0;  // seconds, model estimate per forward transform
+};
+
+std::vector<candidate> strategy_table(const plan_facts& f);
+
+/// "window, 4 blocks: model 0.012 s; all-to-all, overlap x4: n/a (options.overlap = false); ..."
+std::string describe_table(const std::vector<candidate>& table);
+
+/// The cheapest applicable candidate of the table (index into it).
+int cheapest(const std::vector<candidate>& table);
+
+/// Collective: rank 0's choice among the applicable candidates from per-candidate times (max over
+/// ranks taken here), so that every rank builds the same plan. Times of inapplicable ones ignored.
+int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vector<double>& seconds);
+
+/// Whether the plan's ranks are described as torus nodes (options' torus, or TORU_TORUS): then the
+/// exchanges belong on the torus (an emulated torus on one host must not take the window).
+bool torus_described(const std::string& options_torus);
+
+/// Whether TORU_ALLTOALL_ALGORITHM forces an algorithm (then the all-to-all path is what is asked).
+bool algorithm_from_environment();
+
+}  // namespace toru::fft::detail

@@ -1,0 +1,183 @@
+// The node-local one-copy exchange (docs/fft.md, "One-copy exchanges on a node") and the strategy
+// table: every forced path against serial FFTW on random inputs and awkward sizes, the choice
+// agreed on every rank, the window's lifetime (plan destruction is local; the window goes with
+// its communicator).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "fft_test_util.hpp"
+#include "mpi_test.hpp"
+#include "node_window.hpp"
+#include "toru/core/error.hpp"
+#include "toru/fft/fft1d.hpp"
+#include "toru/fft/fft3d.hpp"
+
+namespace {
+
+using toru::fft::decomposition;
+using toru::fft::effort;
+using toru::fft::exchange_path;
+using toru::fft::order;
+using toru::test::cnoise;
+using cpx = std::complex<double>;
+
+// Forward against serial FFTW, then backward back to the input; returns the strategy string.
+std::string check_3d(MPI_Comm comm, std::array<std::int64_t, 3> n, toru::fft::options3d opts, bool in_place) {
+  SCOPED_TRACE(::testing::Message() << n[0] << "x" << n[1] << "x" << n[2] << " " << toru::fft::to_string(opts.output)
+                                    << " " << toru::fft::to_string(opts.decomp) << " path "
+                                    << toru::fft::to_string(opts.path) << (in_place ? " in place" : ""));
+  toru::fft::fft3d<double> plan(comm, n, opts);
+  const std::int64_t N = n[0] * n[1] * n[2];
+  std::vector<cpx> x(static_cast<std::size_t>(N));
+  for (std::int64_t i = 0; i < N; ++i) x[i] = cnoise(static_cast<std::uint64_t>(i), 17);
+  const auto X = toru::test::serial_dft3(n, x, FFTW_FORWARD);
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size()), c(plan.alloc_size());
+  toru::test::for_each(plan.inbox(), [&](auto g, std::int64_t i) { a[i] = x[toru::test::flat(n, g)]; });
+  cpx* out = in_place ? a.data() : b.data();
+  plan.forward(a.data(), out);
+  toru::test::error_norm e;
+  toru::test::for_each(plan.outbox(), [&](auto g, std::int64_t i) { e.add(out[i], X[toru::test::flat(n, g)]); });
+  EXPECT_LT(e.rel(comm), toru::test::tolerance<double>(static_cast<double>(N)));
+  cpx* back = in_place ? out : c.data();
+  plan.backward(out, back, toru::fft::scale::full);
+  toru::test::error_norm r;
+  toru::test::for_each(plan.inbox(), [&](auto g, std::int64_t i) { r.add(back[i], x[toru::test::flat(n, g)]); });
+  EXPECT_LT(r.rel(comm), toru::test::tolerance<double>(static_cast<double>(N)));
+  return plan.strategy();
+}
+
+std::string check_1d(std::int64_t n, toru::fft::options1d opts, bool in_place) {
+  SCOPED_TRACE(::testing::Message() << "1D n=" << n << " " << toru::fft::to_string(opts.output) << " path "
+                                    << toru::fft::to_string(opts.path));
+  toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
+  std::vector<cpx> x(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) x[i] = cnoise(static_cast<std::uint64_t>(i), 23);
+  const auto X = toru::test::serial_dft1(x, FFTW_FORWARD);
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size()), c(plan.alloc_size());
+  for (std::int64_t i = 0; i < plan.in_count(); ++i) a[i] = x[plan.in_start() + i];
+  cpx* out = in_place ? a.data() : b.data();
+  plan.forward(a.data(), out);
+  toru::test::error_norm e;
+  for (std::int64_t i = 0; i < plan.out_count(); ++i) {
+    std::int64_t k = plan.out_start() + i;
+    if (opts.output == order::transposed) k = k / plan.n2() + plan.n1() * (k % plan.n2());
+    e.add(out[i], X[k]);
+  }
+  EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n)));
+  cpx* back = in_place ? out : c.data();
+  plan.backward(out, back, toru::fft::scale::full);
+  toru::test::error_norm r;
+  for (std::int64_t i = 0; i < plan.in_count(); ++i) r.add(back[i], x[plan.in_start() + i]);
+  EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(n)));
+  return plan.strategy();
+}
+
+bool window_disabled() {
+  const char* e = std::getenv("TORU_FFT_WINDOW");
+  return e && std::string(e) == "0";
+}
+
+TEST(FftWindow, ThreeDEveryPathMatchesSerialFftw) {
+  if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
+  // Primes, uneven splits, a size-1 axis, fewer planes than ranks (pencil or idle ranks).
+  const std::array<std::array<std::int64_t, 3>, 5> sizes{{{7, 9, 11}, {30, 17, 64}, {16, 6, 2}, {5, 1, 7}, {13, 4, 3}}};
+  for (auto n : sizes)
+    for (auto d : {decomposition::automatic, decomposition::slab, decomposition::pencil})
+      for (auto o : {order::natural, order::transposed})
+        for (auto path : {exchange_path::window, exchange_path::alltoall})
+          for (bool in_place : {false, true}) {
+            toru::fft::options3d opts{.decomp = d, .output = o, .path = path};
+            std::string strategy;
+            try {
+              strategy = check_3d(MPI_COMM_WORLD, n, opts, in_place);
+            } catch (const toru::error& err) {
+              // Impossible grids, and the window forced where the output must be FFTW-MPI's
+              // middle layout: refused on every rank, never wrong.
+              EXPECT_EQ(err.code(), toru::errc::invalid_argument) << err.what();
+              continue;
+            }
+            if (path == exchange_path::window) {
+              EXPECT_NE(strategy.find("window"), std::string::npos) << strategy;
+            }
+            if (path == exchange_path::alltoall) {
+              EXPECT_EQ(strategy.find("window"), std::string::npos) << strategy;
+            }
+          }
+}
+
+TEST(FftWindow, OneDEveryPathMatchesSerialFftw) {
+  if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
+  for (std::int64_t n : {4096, 1000, 97, 6, 2310})
+    for (auto o : {order::natural, order::transposed})
+      for (auto path : {exchange_path::window, exchange_path::alltoall})
+        for (bool in_place : {false, true}) {
+          const std::string s = check_1d(n, {.output = o, .path = path}, in_place);
+          EXPECT_EQ(s.find("window") != std::string::npos, path == exchange_path::window) << s;
+        }
+}
+
+TEST(FftWindow, EstimateTakesTheWindowOnOneNode) {
+  if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
+  // Everything runs on one node here: the cost model counts 2 copies against 4 for an all-to-all.
+  EXPECT_NE(check_1d(4096, {}, false).find("window"), std::string::npos);
+  EXPECT_NE(check_3d(MPI_COMM_WORLD, {12, 10, 9}, {.decomp = decomposition::pencil}, false).find("window"),
+            std::string::npos);
+  // overlap = false forbids only overlapping candidates.
+  EXPECT_NE(check_1d(1000, {.overlap = false}, false).find("window"), std::string::npos);
+}
+
+TEST(FftWindow, MeasureAgreesOnEveryRankAndIsCorrect) {
+  for (auto o : {order::natural, order::transposed}) {
+    const std::string s3 = check_3d(MPI_COMM_WORLD, {16, 12, 10}, {.output = o, .planner = effort::measure}, false);
+    const std::string s1 = check_1d(2310, {.output = o, .planner = effort::measure}, true);
+    // Same choice everywhere: compare rank 0's strings.
+    for (const std::string& s : {s3, s1}) {
+      int len = static_cast<int>(s.size()), len0 = len;
+      MPI_Bcast(&len0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      ASSERT_EQ(len, len0) << s;
+      std::string s0 = s;
+      MPI_Bcast(s0.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+      EXPECT_EQ(s, s0);
+    }
+  }
+}
+
+TEST(FftWindow, ForcedWindowRefusedWhenDisabled) {
+  if (!window_disabled()) GTEST_SKIP() << "runs under TORU_FFT_WINDOW=0";
+  try {
+    toru::fft::fft1d<double> plan(MPI_COMM_WORLD, 1000, {.path = exchange_path::window});
+    ADD_FAILURE() << "a forced window without one was accepted";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("options.path"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(check_1d(1000, {}, false).find("window"), std::string::npos);
+  EXPECT_EQ(check_3d(MPI_COMM_WORLD, {7, 9, 11}, {}, false).find("window"), std::string::npos);
+}
+
+TEST(FftWindow, LifetimeFollowsTheCommunicator) {
+  if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  const int before = toru::fft::detail::live_windows();
+  {
+    toru::fft::fft1d<double> a(dup, 4096, {.path = exchange_path::window});
+    toru::fft::fft1d<double> b(dup, 1000, {.path = exchange_path::window});  // fits a's window: shared
+    EXPECT_EQ(toru::fft::detail::live_windows(), before + 1);
+  }
+  // Destroying plans is local (rank 0 destroys a third plan alone while the others wait in a
+  // barrier: no hang) and leaves the window cached for the next plan.
+  {
+    auto c = std::make_unique<toru::fft::fft1d<double>>(dup, 4096, toru::fft::options1d{.path = exchange_path::window});
+    if (toru::test::rank() == 0) c.reset();
+    MPI_Barrier(dup);
+  }
+  EXPECT_EQ(toru::fft::detail::live_windows(), before + 1);
+  check_1d(4096, {.path = exchange_path::window}, false);  // a plan on the world is unaffected
+  MPI_Comm_free(&dup);  // frees dup's toru communicators when no plan holds them, and its windows
+  EXPECT_EQ(toru::fft::detail::live_windows(), before);
+}
+
+}  // namespace
