@@ -3,12 +3,13 @@
 writes an input batch and PyTorch's eval-mode logits for it.
 
 Usage: onnx_export.py DIR BATCH SIZE [train|train-smooth]   -> DIR/resnet18.onnx, DIR/x.bin, DIR/logits.bin (float32)
-       onnx_export.py DIR BATCH SIZE cnn|unknown-op|bad-shape   -> DIR/cnn.onnx
+       onnx_export.py DIR BATCH SIZE cli   -> DIR/{cnn,unknown-op,trainer-op,bad-shape}.onnx
 
-cnn: a small CNN for 1xSIZExSIZE images and 10 classes (conv-bn-relu-maxpool, conv-relu, global
-average pool, linear), exported in training mode with a dynamic batch axis, for toru-train --onnx.
-unknown-op: the same with a Sin node (no rule in the importer). bad-shape: the same with the linear
-layer's weight cut to one input feature fewer than its input has (shape mismatch).
+cli: cnn.onnx, a small CNN for 1xSIZExSIZE images and 10 classes (conv-bn-relu-maxpool, conv-relu,
+global average pool, linear), exported in training mode with a dynamic batch axis, for
+toru-train --onnx; unknown-op.onnx, the same with a Sin node (no importer rule); trainer-op.onnx,
+with an Erf node (imported, but no trainer kernel); bad-shape.onnx, the linear layer's weight one
+input feature short of its input (shape mismatch).
 
 With `train` (or `train-smooth`: every ReLU a Tanh, the max pool an average pool; see
 make_smooth): exported in training mode (batch-norm nodes kept), and the reference is a training
@@ -26,9 +27,9 @@ import torchvision
 
 
 class SmallCnn(torch.nn.Module):
-    def __init__(self, unknown_op=False):
+    def __init__(self, extra=None):
         super().__init__()
-        self.unknown_op = unknown_op
+        self.extra = extra
         self.conv1 = torch.nn.Conv2d(1, 8, 3, padding=1)
         self.bn1 = torch.nn.BatchNorm2d(8)
         self.conv2 = torch.nn.Conv2d(8, 16, 3, padding=1)
@@ -37,28 +38,28 @@ class SmallCnn(torch.nn.Module):
     def forward(self, x):
         x = torch.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 2)
         x = torch.relu(self.conv2(x))
-        if self.unknown_op:
-            x = torch.sin(x)
+        if self.extra is not None:
+            x = self.extra(x)
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
-def export_cnn(d, batch, size, kind):
-    torch.manual_seed(0)
-    m = SmallCnn(unknown_op=kind == "unknown-op")
-    m.train()
-    path = os.path.join(d, "cnn.onnx")
-    torch.onnx.export(m, torch.rand(batch, 1, size, size), path, input_names=["image"], output_names=["logits"],
-                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, opset_version=13,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-    if kind == "bad-shape":
-        import onnx
-        from onnx import numpy_helper
-        model = onnx.load(path)
-        for i, t in enumerate(model.graph.initializer):
-            if t.name == "fc.weight":
-                w = numpy_helper.to_array(t)[:, :-1].copy()
-                model.graph.initializer[i].CopyFrom(numpy_helper.from_array(w, t.name))
-        onnx.save(model, path)
+def export_cli_models(d, batch, size):
+    """DIR/cnn.onnx and three broken variants for toru-train's bad-input tests."""
+    import onnx
+    from onnx import numpy_helper
+    for name, extra in (("cnn", None), ("unknown-op", torch.sin), ("trainer-op", torch.erf)):
+        torch.manual_seed(0)
+        m = SmallCnn(extra)
+        m.train()
+        torch.onnx.export(m, torch.rand(batch, 1, size, size), os.path.join(d, name + ".onnx"), input_names=["image"],
+                          output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
+                          opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    model = onnx.load(os.path.join(d, "cnn.onnx"))
+    for i, t in enumerate(model.graph.initializer):
+        if t.name == "fc.weight":
+            w = numpy_helper.to_array(t)[:, :-1].copy()
+            model.graph.initializer[i].CopyFrom(numpy_helper.from_array(w, t.name))
+    onnx.save(model, os.path.join(d, "bad-shape.onnx"))
 
 
 # Why "train-smooth" exists: a ReLU input within float32 rounding of zero, or a max-pool window
@@ -83,8 +84,8 @@ def make_smooth(m):
 
 def main():
     d, batch, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    if len(sys.argv) > 4 and sys.argv[4] in ("cnn", "unknown-op", "bad-shape"):
-        export_cnn(d, batch, size, sys.argv[4])
+    if len(sys.argv) > 4 and sys.argv[4] == "cli":
+        export_cli_models(d, batch, size)
         return
     torch.manual_seed(0)
     m = torchvision.models.resnet18(num_classes=10)
