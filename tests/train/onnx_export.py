@@ -79,7 +79,8 @@ def make_smooth(m):
             if isinstance(sub, torch.nn.ReLU):
                 setattr(mod, child, torch.nn.Tanh())
             elif isinstance(sub, torch.nn.MaxPool2d):
-                setattr(mod, child, torch.nn.AvgPool2d(sub.kernel_size, sub.stride, sub.padding, count_include_pad=False))
+                pool = torch.nn.AvgPool2d(sub.kernel_size, sub.stride, sub.padding, count_include_pad=False)
+                setattr(mod, child, pool)
 
 
 def main():

@@ -59,7 +59,8 @@ bad() { # <name> <status> <regex> <onnx file>
 }
 bad unknown_op 1 "onnx model '$work/unknown-op.onnx': unsupported op types Sin; supported: " "$work/unknown-op.onnx"
 bad trainer_op 1 "op '/Erf': type 'Erf' is not supported by the CPU backend" "$work/trainer-op.onnx"
-bad shape_mismatch 2 "op '/fc/Gemm' \\(Gemm\\): weight \\[10,15\\] does not match 16 input features" "$work/bad-shape.onnx"
+bad shape_mismatch 2 "op '/fc/Gemm' \\(Gemm\\): weight \\[10,15\\] does not match 16 input features" \
+  "$work/bad-shape.onnx"
 bad missing_file 1 "onnx file '$work/nosuch.onnx': expected a readable file" "$work/nosuch.onnx"
 
 [[ ${TORU_TRAIN_BIG_MODELS:-0} == 1 ]] && big=(vgg16:32 alexnet:64 resnet50:32) || big=()
