@@ -5,6 +5,9 @@
 # Prints one table row per case: median step time of each over ROUNDS rounds (each round's figure is
 # itself the median over STEPS steps after 3 warm-up steps), the range over rounds, and the ratio
 # toru/PyTorch (< 1: toru faster). Threads: 1 per rank (the 2-rank rows use both cores).
+# Noise floor: each round also times the same toru run a second time; the "noise" column is the
+# median over rounds of |t2 - t1| / t1 (a ratio closer to 1 than that says nothing).
+# Cases: TORU_TRAIN_CASES="model:batch:ranks[:image] ..." (image default 224; fashion-cnn is 28).
 set -euo pipefail
 build=${1:?usage: train-compare.sh BUILD_DIR [ROUNDS] [STEPS]}
 rounds=${2:-3}
@@ -18,11 +21,18 @@ stats() { python3 -c "import sys,statistics as s; v=[float(x) for x in sys.argv[
 
 case_row() { # model batch ranks optimizer image
   local model=$1 batch=$2 ranks=$3 opt=$4 image=$5
-  local t=() p=() data=(--data synthetic --image "$image")
+  local t=() p=() n=() data=(--data synthetic --image "$image")
   [[ $model == fashion-cnn ]] && data=(--data synthetic --image 28)
+  toru_once() {
+    "${mpi[@]}" -n "$ranks" "$exe" --model "$model" "${data[@]}" --batch "$batch" --steps "$steps" \
+      --optimizer "$opt" --lr 0.01 --threads 1 --no-eval --json --synthetic-samples $((batch * steps)) | field step_s_median
+  }
   for ((r = 0; r < rounds; r++)); do
-    t+=("$("${mpi[@]}" -n "$ranks" "$exe" --model "$model" "${data[@]}" --batch "$batch" --steps "$steps" \
-      --optimizer "$opt" --lr 0.01 --threads 1 --no-eval --json --synthetic-samples $((batch * steps)) | field step_s_median)")
+    local t1 t2
+    t1=$(toru_once)
+    t2=$(toru_once)
+    t+=("$t1")
+    n+=("$(python3 -c "print(abs($t2 - $t1) / $t1)")")
     if ((ranks == 1)); then
       p+=("$(/usr/bin/python3 "$here/train_torch.py" --model "$model" --batch "$batch" --steps "$steps" --threads 1 \
         --optimizer "$opt" --image "$image" | field step_s_median)")
@@ -42,15 +52,17 @@ case_row() { # model batch ranks optimizer image
   done
   read -r tm tlo thi <<<"$(stats "${t[@]}")"
   read -r pm plo phi <<<"$(stats "${p[@]}")"
+  read -r nm _ _ <<<"$(stats "${n[@]}")"
   python3 -c "
 tm,pm,b=$tm,$pm,$batch
-print(f'| $model | $batch | $ranks | $opt | {tm*1e3:.1f} ({$tlo*1e3:.1f}-{$thi*1e3:.1f}) | {b/tm:.0f} | {pm*1e3:.1f} ({$plo*1e3:.1f}-{$phi*1e3:.1f}) | {b/pm:.0f} | **{tm/pm:.2f}** |')"
+print(f'| $model ${image}² | $batch | $ranks | $opt | {tm*1e3:.1f} ({$tlo*1e3:.1f}-{$thi*1e3:.1f}) | {b/tm:.1f} | {pm*1e3:.1f} ({$plo*1e3:.1f}-{$phi*1e3:.1f}) | {b/pm:.1f} | **{tm/pm:.2f}** | {$nm*100:.1f} % |')"
 }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, steps $steps"
-echo "| model | global batch | ranks | optimizer | toru ms/step (range) | toru img/s | PyTorch ms/step (range) | PyTorch img/s | toru/PyTorch |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| model | global batch | ranks | optimizer | toru ms/step (range) | toru img/s | PyTorch ms/step (range) | PyTorch img/s | toru/PyTorch | noise |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for spec in ${TORU_TRAIN_CASES:-"fashion-cnn:64:1" "fashion-cnn:256:1" "fashion-cnn:64:2" "fashion-cnn:256:2" "resnet18:8:1" "resnet50:8:1" "resnet18:8:2"}; do
-  IFS=: read -r model batch ranks <<<"$spec"
-  case_row "$model" "$batch" "$ranks" sgd 224
+  IFS=: read -r model batch ranks image <<<"$spec"
+  [[ $model == fashion-cnn ]] && image=28
+  case_row "$model" "$batch" "$ranks" sgd "${image:-224}"
 done

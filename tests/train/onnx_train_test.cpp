@@ -3,6 +3,8 @@
 // relative error < 1e-5), and a training step runs with finite loss and non-zero gradients.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,6 +18,8 @@ namespace toru::train::test {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr double smooth_tolerance = 5e-5;
 
 TEST(onnx_train, torchvision_resnet18_logits_match_pytorch) {
   if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
@@ -47,20 +51,15 @@ TEST(onnx_train, torchvision_resnet18_logits_match_pytorch) {
   fs::remove_all(dir, ec);
 }
 
-TEST(onnx_train, torchvision_resnet18_training_step_matches_pytorch) {
-  // Exported in training mode (batch norm kept, initializers named as PyTorch's parameters):
-  // one training forward and backward against PyTorch's in float64: loss (1e-5 relative), logits
-  // and running statistics (1e-4), every parameter gradient (5e-2). The gradient tolerance is loose
-  // on purpose and flagged: layers from layer4 back to layer1.1 agree to < 1e-5, but those upstream
-  // of layer1.0's output (layer1.0, the stem) differ by 3e-3 to 1e-2 at 64x64, batch 4, while
-  // PyTorch float32 against float64 stays below 1e-5 there and max-pool ties are ruled out; the
-  // cause is not found yet (docs/train.md). A gross error (wrong layout, missing accumulation)
-  // shows as O(1).
-  if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
-  const fs::path dir = fs::temp_directory_path() / fmt::format("toru_onnx_train_step_{}", ::getpid());
+// One training forward and backward of the exported model (mode "train" or "train-smooth" of
+// onnx_export.py) against PyTorch's in float64: loss (1e-5 relative), logits and running
+// statistics (1e-4), every parameter gradient (grad_tol).
+void training_step_matches_pytorch(const char* mode, double grad_tol) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("toru_onnx_{}_{}", mode, ::getpid());
   fs::create_directories(dir);
   const std::int64_t batch = 4, size = 64;
-  const auto cmd = fmt::format("/usr/bin/python3 {} {} {} {} train 2>&1", TORU_ONNX_EXPORT, dir.string(), batch, size);
+  const auto cmd =
+      fmt::format("/usr/bin/python3 {} {} {} {} {} 2>&1", TORU_ONNX_EXPORT, dir.string(), batch, size, mode);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const auto g = swap::import_onnx((dir / "resnet18.onnx").string(), {.batch = batch});
   model m(g, {.seed = 1});
@@ -76,14 +75,17 @@ TEST(onnx_train, torchvision_resnet18_training_step_matches_pytorch) {
   const auto logits = m.read_tensor(g.tensors[g.ops[g.ops.size() - 2].outputs[0]].name);
   EXPECT_LT(rel_error(logits, read_raw(dir / "logits.bin")), 1e-4);
   int compared = 0;
+  double worst = 0;
   const auto grads = m.gradient_data();
   for (const auto& s : m.parameters()) {
     ASSERT_TRUE(ref["files"].contains(s.name)) << s.name;
     const auto want = read_raw(dir / ref["files"][s.name].get<std::string>());
     const double err = rel_error(grads.subspan(s.offset, s.count), want);
-    EXPECT_LT(err, 5e-2) << "gradient of " << s.name << ": relative error " << err;
+    EXPECT_LT(err, grad_tol) << "gradient of " << s.name << ": relative error " << err;
+    worst = std::max(worst, err);
     ++compared;
   }
+  std::printf("%s: worst parameter-gradient relative error %.2e\n", mode, worst);
   const auto buf = m.buffer_data();
   for (const auto& s : m.buffers()) {
     ASSERT_TRUE(ref["files"].contains(s.name)) << s.name;
@@ -95,6 +97,28 @@ TEST(onnx_train, torchvision_resnet18_training_step_matches_pytorch) {
   EXPECT_EQ(compared, 62 + 40);  // ResNet-18: 62 parameter tensors, 20 batch norms x 2 statistics
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+TEST(onnx_train, torchvision_resnet18_smooth_training_step_matches_pytorch) {
+  // ReLU -> Tanh, max pool -> average pool (onnx_export.py, make_smooth): no branch of the
+  // forward depends on a value within float32 rounding of a kink, so every gradient must agree.
+  // PyTorch's own float32 gradients differ from its float64 ones by up to 1.1e-5 here (rounding
+  // through 18 layers of convolution and batch norm); smooth_tolerance allows toru a few times that.
+  if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  training_step_matches_pytorch("train-smooth", smooth_tolerance);
+}
+
+TEST(onnx_train, torchvision_resnet18_training_step_matches_pytorch) {
+  // torchvision's ResNet-18 as is (ReLU, max pool). Layers from layer4 back to layer1.1 agree to
+  // < 1e-5, but layer1.0 and the stem differ by 3e-3..1e-2, and so do PyTorch's own float32
+  // gradients from its float64 ones: one ReLU input of layer1.0's residual sum is 4.7e-7 from zero
+  // in float64, within float32 rounding (up to 1e-5 there), so float32 takes the other branch,
+  // that element's gradient (2e-3 of the tensor's norm) is dropped, and every batch norm upstream
+  // spreads the difference over its channel (onnx_export.py, before make_smooth). Not a defect:
+  // the smooth test above holds every gradient to smooth_tolerance. Here the tolerance only catches
+  // gross errors (a wrong layout or a missing accumulation shows as O(1)).
+  if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  training_step_matches_pytorch("train", 5e-2);
 }
 
 }  // namespace

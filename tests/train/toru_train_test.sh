@@ -4,7 +4,7 @@
 #  - a run checkpointed at step 3 and resumed to step 6 ends with the weights of an uninterrupted
 #    6-step run, bit for bit;
 #  - resuming with another rank count, model or seed is a clear error on every rank;
-#  - a non-finite loss stops the run naming the step and keeps the last good checkpoint.
+#  - a non-finite loss stops the run naming the step and the layer and keeps the last good checkpoint.
 # Usage: toru_train_test.sh TORU_TRAIN MPIEXEC [MPIEXEC FLAGS...]
 set -uo pipefail
 exe=$1
@@ -62,7 +62,8 @@ out=$("${mpi[@]}" -n 2 "$exe" --model mlp --batch 32 --optimizer sgd --lr 1e12 -
   --checkpoint "$work/nan" --checkpoint-every 1 2>&1)
 rc=$?
 ((rc != 0)) || fail "a non-finite loss should fail the run: $out"
-grep -Eq 'error: step [0-9]+ \(epoch 0\): .*finite.*the last good checkpoint is .*checkpoint-[0-9]+\.toru' <<<"$out" ||
+# The step, the layer (the first op whose output is not finite) and the checkpoint kept.
+grep -Eq "error: step [0-9]+ \(epoch 0\): .*non-finite loss at step [0-9]+: op '[^']+' \([A-Za-z]+\) produced .*the last good checkpoint is .*checkpoint-[0-9]+\.toru" <<<"$out" ||
   fail "expected the step and the checkpoint in the message, got: $out"
 step=$(grep -Eo 'error: step [0-9]+' <<<"$out" | head -1 | grep -Eo '[0-9]+')
 [[ $(cat "$work/nan/latest") == "checkpoint-$step.toru" ]] || fail "latest should be the checkpoint of step $step"

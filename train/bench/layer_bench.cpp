@@ -1,13 +1,14 @@
 // train_layer_bench: achieved GFlop/s of the CPU backend's kernels per layer type (forward and
-// backward, what the trainer runs: primitive plus any relayout), and for convolution the bare
-// oneDNN primitive on pre-reordered data (what the library alone reaches, benchdnn-style), so the
-// ratio shows what the trainer's layout handling costs. FLOPs: the graph's (a MAC counts 2;
+// backward, what the trainer runs: primitive plus any relayout), and for every row the bare oneDNN
+// primitive on data already in its layouts (what the library alone reaches, benchdnn-style, since
+// Debian ships no benchdnn), so the ratio shows what the trainer adds. FLOPs: the graph's (a MAC counts 2;
 // backward = data + weight gradients). A benchmark, not a test.
 //
 //   train_layer_bench --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <unordered_map>
 
 #include <dnnl.hpp>
 
@@ -107,29 +108,128 @@ void run(benchmark::State& st, swap::graph g, bool backward) {
   st.counters["flop/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The bare oneDNN forward convolution on data already in its preferred layouts.
+using md = dnnl::memory::desc;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+// The graph's FLOPs of the layer before the loss (what `run` counts), so both rates share a count.
+double graph_flops(const swap::graph& g, bool backward) {
+  const auto& o = g.ops[g.ops.size() - 2];
+  return backward ? o.backward_flops : o.flops;
+}
+
+template <class F>
+void time_loop(benchmark::State& st, dnnl::stream& s, double flops, F&& body) {
+  for (auto _ : st) {
+    body();
+    s.wait();
+  }
+  st.counters["flop/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The bare oneDNN convolution on data already in its preferred layouts (benchdnn-style): forward,
+// or backward = backward-data + backward-weights, as the trainer's backward.
 void bare_conv(benchmark::State& st, std::int64_t n, std::int64_t c, std::int64_t hw, std::int64_t k, std::int64_t cout,
-               std::int64_t stride) {
-  using md = dnnl::memory::desc;
-  using dt = dnnl::memory::data_type;
-  using tag = dnnl::memory::format_tag;
+               std::int64_t stride, bool backward) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const std::int64_t p = k / 2, out = (hw + 2 * p - k) / stride + 1;
   const md x({n, c, hw, hw}, dt::f32, tag::any), w({cout, c, k, k}, dt::f32, tag::any),
       y({n, cout, out, out}, dt::f32, tag::any);
+  const auto alg = dnnl::algorithm::convolution_direct;
   dnnl::convolution_forward::primitive_desc pd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x, w, y,
-                                      {stride, stride}, {0, 0}, {p, p}, {p, p}),
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x, w, y, {stride, stride}, {p, p},
+                                      {p, p}),
       eng);
-  dnnl::memory xm(pd.src_desc(), eng), wm(pd.weights_desc(), eng), ym(pd.dst_desc(), eng);
-  dnnl::convolution_forward prim(pd);
-  for (auto _ : st) {
-    prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
-    s.wait();
+  const double fwd_flops = 2.0 * static_cast<double>(n * cout * out * out * c * k * k);
+  if (!backward) {
+    dnnl::memory xm(pd.src_desc(), eng), wm(pd.weights_desc(), eng), ym(pd.dst_desc(), eng);
+    dnnl::convolution_forward prim(pd);
+    time_loop(st, s, fwd_flops, [&] {
+      prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
+    });
+    return;
   }
-  const double flops = 2.0 * static_cast<double>(n * cout * out * out * c * k * k);
-  st.counters["flop/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  dnnl::convolution_backward_data::primitive_desc dpd(
+      dnnl::convolution_backward_data::desc(alg, x, w, y, {stride, stride}, {p, p}, {p, p}), eng, pd);
+  dnnl::convolution_backward_weights::primitive_desc wpd(
+      dnnl::convolution_backward_weights::desc(alg, x, w, y, {stride, stride}, {p, p}, {p, p}), eng, pd);
+  dnnl::memory dx(dpd.diff_src_desc(), eng), wd(dpd.weights_desc(), eng), dyd(dpd.diff_dst_desc(), eng);
+  dnnl::memory xw(wpd.src_desc(), eng), dw(wpd.diff_weights_desc(), eng), dyw(wpd.diff_dst_desc(), eng);
+  dnnl::convolution_backward_data bd(dpd);
+  dnnl::convolution_backward_weights bw(wpd);
+  time_loop(st, s, 2 * fwd_flops, [&] {
+    bd.execute(s, {{DNNL_ARG_DIFF_DST, dyd}, {DNNL_ARG_WEIGHTS, wd}, {DNNL_ARG_DIFF_SRC, dx}});
+    bw.execute(s, {{DNNL_ARG_SRC, xw}, {DNNL_ARG_DIFF_DST, dyw}, {DNNL_ARG_DIFF_WEIGHTS, dw}});
+  });
+}
+
+// The bare oneDNN matmul y = x W^T + b (forward), dx = dy W and dW = dy^T x (backward), plain
+// row-major as the trainer keeps linear layers.
+void bare_linear(benchmark::State& st, std::int64_t n, std::int64_t in, std::int64_t out, bool backward) {
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const double flops = graph_flops(linear_graph(n, in, out), backward);
+  auto mm = [&](const md& a, const md& b, const md& c) {
+    return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), eng));
+  };
+  const md x({n, in}, dt::f32, tag::ab), wt({in, out}, dt::f32, tag::ba), y({n, out}, dt::f32, tag::ab);
+  dnnl::memory xm(x, eng), wm(wt, eng), ym(y, eng);
+  if (!backward) {
+    const md bias({1, out}, dt::f32, tag::ab);
+    dnnl::memory bm(bias, eng);
+    dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(x, wt, bias, y), eng));
+    time_loop(st, s, flops, [&] {
+      prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, ym}});
+    });
+    return;
+  }
+  // dx[n, in] = dy[n, out] W[out, in]; dW[out, in] = dy^T[out, n] x[n, in].
+  const md w({out, in}, dt::f32, tag::ab), dyt({out, n}, dt::f32, tag::ba), dw({out, in}, dt::f32, tag::ab);
+  dnnl::memory dxm(x, eng), dwm(dw, eng), wplain(w, eng);
+  dnnl::memory dyt_m(dyt, eng, ym.get_data_handle());
+  auto data = mm(y, w, x), weights = mm(dyt, x, dw);
+  time_loop(st, s, flops, [&] {
+    data.execute(s, {{DNNL_ARG_SRC, ym}, {DNNL_ARG_WEIGHTS, wplain}, {DNNL_ARG_DST, dxm}});
+    weights.execute(s, {{DNNL_ARG_SRC, dyt_m}, {DNNL_ARG_WEIGHTS, xm}, {DNNL_ARG_DST, dwm}});
+  });
+}
+
+// The bare oneDNN batch normalization (training statistics, scale and shift) on nChw8c data, the
+// layout a convolution hands it on AVX2.
+void bare_bn(benchmark::State& st, std::int64_t n, std::int64_t c, std::int64_t hw, bool backward) {
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const double flops = graph_flops(bn_graph(n, c, hw), backward);
+  const md x({n, c, hw, hw}, dt::f32, tag::nChw8c), cm({c}, dt::f32, tag::a);
+  using nf = dnnl::normalization_flags;
+  const auto flags = nf::use_scale | nf::use_shift;
+  dnnl::batch_normalization_forward::primitive_desc fpd(
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, x, 1e-5f, flags), eng);
+  dnnl::memory xm(x, eng), ym(x, eng), sc(cm, eng), sh(cm, eng), mean(cm, eng), var(cm, eng);
+  dnnl::batch_normalization_forward fwd(fpd);
+  std::unordered_map<int, dnnl::memory> fargs{{DNNL_ARG_SRC, xm},   {DNNL_ARG_DST, ym},    {DNNL_ARG_SCALE, sc},
+                                              {DNNL_ARG_SHIFT, sh}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
+  if (!backward) {
+    time_loop(st, s, flops, [&] { fwd.execute(s, fargs); });
+    return;
+  }
+  fwd.execute(s, fargs);
+  dnnl::batch_normalization_backward::primitive_desc bpd(
+      dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, x, x, 1e-5f, flags), eng, fpd);
+  dnnl::memory dy(x, eng), dx(x, eng), dsc(cm, eng), dsh(cm, eng);
+  dnnl::batch_normalization_backward bwd(bpd);
+  time_loop(st, s, flops, [&] {
+    bwd.execute(s, {{DNNL_ARG_SRC, xm},
+                    {DNNL_ARG_MEAN, mean},
+                    {DNNL_ARG_VARIANCE, var},
+                    {DNNL_ARG_DIFF_DST, dy},
+                    {DNNL_ARG_SCALE, sc},
+                    {DNNL_ARG_SHIFT, sh},
+                    {DNNL_ARG_DIFF_SRC, dx},
+                    {DNNL_ARG_DIFF_SCALE, dsc},
+                    {DNNL_ARG_DIFF_SHIFT, dsh}});
+  });
 }
 
 }  // namespace
@@ -141,13 +241,13 @@ BENCHMARK_CAPTURE(run, conv3x3_64_56_fwd, conv_graph(8, 64, 56, 3, 64, 1), false
 BENCHMARK_CAPTURE(run, conv3x3_64_56_bwd, conv_graph(8, 64, 56, 3, 64, 1), true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(bare_conv, conv3x3_64_56_onednn_fwd, 8, 64, 56, 3, 64, 1)
+BENCHMARK_CAPTURE(bare_conv, conv3x3_64_56_onednn_fwd, 8, 64, 56, 3, 64, 1, false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(run, conv7x7s2_3_224_fwd, conv_graph(8, 3, 224, 7, 64, 2), false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(bare_conv, conv7x7s2_3_224_onednn_fwd, 8, 3, 224, 7, 64, 2)
+BENCHMARK_CAPTURE(bare_conv, conv7x7s2_3_224_onednn_fwd, 8, 3, 224, 7, 64, 2, false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(run, conv3x3_32_28_fashion_fwd, conv_graph(64, 32, 14, 3, 64, 1), false)
@@ -156,7 +256,7 @@ BENCHMARK_CAPTURE(run, conv3x3_32_28_fashion_fwd, conv_graph(64, 32, 14, 3, 64, 
 BENCHMARK_CAPTURE(run, conv3x3_32_28_fashion_bwd, conv_graph(64, 32, 14, 3, 64, 1), true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(bare_conv, conv3x3_32_28_fashion_onednn_fwd, 64, 32, 14, 3, 64, 1)
+BENCHMARK_CAPTURE(bare_conv, conv3x3_32_28_fashion_onednn_fwd, 64, 32, 14, 3, 64, 1, false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(run, linear_2048_1000_fwd, linear_graph(64, 2048, 1000), false)
@@ -173,5 +273,27 @@ BENCHMARK_CAPTURE(run, linear_3136_128_bwd, linear_graph(256, 3136, 128), true)
     ->UseRealTime();
 BENCHMARK_CAPTURE(run, batchnorm_64_56_fwd, bn_graph(8, 64, 56), false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(run, batchnorm_64_56_bwd, bn_graph(8, 64, 56), true)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The bare oneDNN figure of each remaining row (backward convolutions, linear, batch norm).
+BENCHMARK_CAPTURE(bare_conv, conv3x3_64_56_onednn_bwd, 8, 64, 56, 3, 64, 1, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bare_conv, conv3x3_32_28_fashion_onednn_bwd, 64, 32, 14, 3, 64, 1, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bare_linear, linear_2048_1000_onednn_fwd, 64, 2048, 1000, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bare_linear, linear_2048_1000_onednn_bwd, 64, 2048, 1000, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bare_linear, linear_3136_128_onednn_fwd, 256, 3136, 128, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bare_linear, linear_3136_128_onednn_bwd, 256, 3136, 128, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bare_bn, batchnorm_64_56_onednn_fwd, 8, 64, 56, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(bare_bn, batchnorm_64_56_onednn_bwd, 8, 64, 56, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();
