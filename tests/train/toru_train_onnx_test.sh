@@ -58,8 +58,8 @@ bad() { # <name> <status> <regex> <onnx file>
   echo "ok: $1"
 }
 bad unknown_op 1 "onnx model '$work/unknown-op.onnx': unsupported op types Sin; supported: " "$work/unknown-op.onnx"
-bad trainer_op 1 "op '/Erf': type 'Erf' is not supported by the CPU backend" "$work/trainer-op.onnx"
-bad shape_mismatch 2 "op '/fc/Gemm' \\(Gemm\\): weight \\[10,15\\] does not match 16 input features" \
+bad trainer_op 1 "op '/Erf': type 'erf' is not supported by the CPU backend" "$work/trainer-op.onnx"
+bad shape_mismatch 2 "op '/fc/Gemm' \\(linear\\): weight \\[10,15\\] does not match 16 input features" \
   "$work/bad-shape.onnx"
 bad missing_file 1 "onnx file '$work/nosuch.onnx': expected a readable file" "$work/nosuch.onnx"
 
