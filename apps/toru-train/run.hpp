@@ -55,7 +55,7 @@ struct settings {
   // Swap-plan executor on the host-emulated device (empty budget: the default schedule).
   std::string memory_budget;  // "6GiB", "512MiB", bytes
   std::string strategy = "auto";
-  std::string timeline;                // SVG of the planned and measured timelines of the last step
+  std::string timeline;                   // SVG of the planned and measured timelines of the last step
   std::string link_bandwidth = "12GB/s";  // each copy direction of the emulated device
   std::string link_latency = "10us";
   std::string device_flops = "20e9";  // FLOP/s the planner times plans with
