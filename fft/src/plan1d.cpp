@@ -150,6 +150,8 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   // The strategy table (strategy.hpp).
   plan_facts facts;
   facts.exchange_bytes = static_cast<double>(alloc) * sizeof(cpx);
+  // Local sizes differ between ranks (uneven splits): the costs, and so the choice, must not.
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &facts.exchange_bytes, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
   facts.exchanges = natural ? 3 : 2;
   facts.fft_flops = 5 * static_cast<double>(n) * std::log2(std::max(static_cast<double>(n), 2.0)) / P;
   facts.device = device;

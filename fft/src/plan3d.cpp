@@ -204,6 +204,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   // The strategy table (strategy.hpp): facts about this plan, the candidates, the choice.
   plan_facts facts;
   facts.exchange_bytes = static_cast<double>(L.alloc) * sizeof(cpx);
+  // Local sizes differ between ranks (uneven splits): the costs, and so the choice, must not.
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &facts.exchange_bytes, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
   facts.exchanges = L.decomp == decomposition::pencil ? (natural ? 4 : 2) : (natural ? 2 : 1);
   facts.mid_exchanges = natural ? 2 : 1;
   const double N = static_cast<double>(n0) * static_cast<double>(n1) * static_cast<double>(n2);
