@@ -148,19 +148,9 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     }
 
   // The strategy table (strategy.hpp).
-  plan_facts facts;
-  facts.exchange_bytes = static_cast<double>(alloc) * sizeof(cpx);
-  // Local sizes differ between ranks (uneven splits): the costs, and so the choice, must not.
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &facts.exchange_bytes, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  plan_facts facts = option_facts(comm, opts, device, static_cast<double>(alloc) * sizeof(cpx));
   facts.exchanges = natural ? 3 : 2;
   facts.fft_flops = 5 * static_cast<double>(n) * std::log2(std::max(static_cast<double>(n), 2.0)) / P;
-  facts.device = device;
-  facts.one_node = !device && window_applicable(comm);
-  facts.overlap_allowed = opts.overlap;
-  facts.chunks_requested = opts.chunks;
-  facts.path = opts.path;
-  facts.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
-  facts.torus_described = torus_described(opts.comm.torus);
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,

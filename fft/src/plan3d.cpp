@@ -202,21 +202,11 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   const bool natural = opts.output == order::natural;
 
   // The strategy table (strategy.hpp): facts about this plan, the candidates, the choice.
-  plan_facts facts;
-  facts.exchange_bytes = static_cast<double>(L.alloc) * sizeof(cpx);
-  // Local sizes differ between ranks (uneven splits): the costs, and so the choice, must not.
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &facts.exchange_bytes, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  plan_facts facts = option_facts(comm, opts, device, static_cast<double>(L.alloc) * sizeof(cpx));
   facts.exchanges = L.decomp == decomposition::pencil ? (natural ? 4 : 2) : (natural ? 2 : 1);
   facts.mid_exchanges = natural ? 2 : 1;
   const double N = static_cast<double>(n0) * static_cast<double>(n1) * static_cast<double>(n2);
   facts.fft_flops = 5 * N * std::log2(std::max(N, 2.0)) / P;
-  facts.device = device;
-  facts.one_node = !device && window_applicable(comm);
-  facts.overlap_allowed = opts.overlap;
-  facts.chunks_requested = opts.chunks;
-  facts.path = opts.path;
-  facts.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
-  facts.torus_described = torus_described(opts.comm.torus);
   facts.mid_possible = L.vector_mid;
   facts.mid_required = L.vector_mid && !natural;
   table_ = strategy_table(facts);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "node_window.hpp"
+#include "toru/core/mpi.hpp"
 #include "toru/fft/options.hpp"
 
 namespace toru::fft::detail {
@@ -64,5 +66,22 @@ bool torus_described(const std::string& options_torus);
 
 /// Whether TORU_ALLTOALL_ALGORITHM forces an algorithm (then the all-to-all path is what is asked).
 bool algorithm_from_environment();
+
+/// Collective over comm: what every plan (1D or 3D) knows from its options, with this rank's exchange
+/// bytes replaced by the largest rank's. Local sizes differ between ranks (uneven splits); the
+/// costs, and so the choice, must not, or ranks build different exchanges and hang.
+template <class Options>
+plan_facts option_facts(MPI_Comm comm, const Options& opts, bool device, double exchange_bytes) {
+  plan_facts f;
+  check_mpi(MPI_Allreduce(&exchange_bytes, &f.exchange_bytes, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  f.device = device;
+  f.one_node = !device && window_applicable(comm);
+  f.overlap_allowed = opts.overlap;
+  f.chunks_requested = opts.chunks;
+  f.path = opts.path;
+  f.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
+  f.torus_described = torus_described(opts.comm.torus);
+  return f;
+}
 
 }  // namespace toru::fft::detail
