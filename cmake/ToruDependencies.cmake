@@ -29,6 +29,21 @@ else()
   message(STATUS "oneDNN (libdnnl-dev) or OpenMP not found: train/ is skipped")
 endif()
 
+# topology/bench: ns-3 (Debian libns3-dev 3.37) for the cross-check of the packet model's TCP.
+# Located directly: its pkg-config files carry a malformed include flag. Optional.
+find_path(TORU_NS3_INCLUDE_DIR ns3/tcp-bbr.h)
+set(TORU_NS3_LIBRARIES)
+foreach(_ns3 core network internet point-to-point traffic-control applications)
+  find_library(TORU_NS3_${_ns3}_LIBRARY NAMES ns3-${_ns3} ns3.37-${_ns3})
+  list(APPEND TORU_NS3_LIBRARIES ${TORU_NS3_${_ns3}_LIBRARY})
+endforeach()
+set(TORU_HAVE_NS3 OFF)
+if(TORU_NS3_INCLUDE_DIR AND NOT TORU_NS3_LIBRARIES MATCHES "NOTFOUND")
+  set(TORU_HAVE_NS3 ON)
+else()
+  message(STATUS "ns-3 (libns3-dev) not found: topology/bench/ns3_shared_link is skipped")
+endif()
+
 include(CheckLanguage)
 check_language(Fortran)
 set(TORU_HAVE_FORTRAN OFF)

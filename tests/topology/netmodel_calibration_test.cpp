@@ -1,6 +1,6 @@
-// The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json): the
-// testbed's described link rates and TCP/host defaults, no per-row parameters. A model change that
-// moves a row outside its tolerance fails here.
+// The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json, the 2x2x4
+// and 2x2x2 shapes): the testbed's described link rates and TCP/host defaults, no per-row
+// parameters. A model change that moves a row outside its tolerance fails here.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <stdexcept>
 
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/packet_schedules.hpp"
@@ -19,17 +20,22 @@
 
 using namespace toru::topology;
 
-TEST(netmodel_calibration, emulated_2x2x4_torus) {
+namespace {
+
+nlohmann::json testbed_data() {
   std::ifstream f(std::string(TORU_TOPOLOGY_TEST_DATA) + "/testbed_2x2x4.json");
-  ASSERT_TRUE(f) << "testbed_2x2x4.json not found";
-  const auto data = nlohmann::json::parse(f);
-  const auto t = torus::parse(data["torus"].get<std::string>());
-  // The described testbed: tbf 64 kB burst, 50 ms, BBR, Open MPI's eager limit (the defaults), and
-  // its host: 16 ranks on `cores` shared cores, timed calls that follow warm-up calls.
+  if (!f) throw std::runtime_error("testbed_2x2x4.json not found");
+  return nlohmann::json::parse(f);
+}
+
+// The described testbed: tbf 64 kB burst, 50 ms, BBR, Open MPI's eager limit (the defaults), and
+// its host: the ranks on `cores` shared cores, timed calls that follow warm-up calls. One
+// description for every row and shape.
+void check_rows(const torus& t, const nlohmann::json& rows, const nlohmann::json& host) {
   packet_params p;
-  p.host_cores = data["host"]["cores"];
-  p.repetitions = data["host"]["warm_repetitions"];
-  for (const auto& row : data["rows"]) {
+  p.host_cores = host["cores"];
+  p.repetitions = host["warm_repetitions"];
+  for (const auto& row : rows) {
     const double bytes = row["bytes"];
     const auto kind = packet_schedule_kind_from_string(row["schedule"]);
     const auto s = alltoall_schedule(t, kind, bytes, {.chunks = row.value("chunks", 64)});
@@ -47,4 +53,17 @@ TEST(netmodel_calibration, emulated_2x2x4_torus) {
         r.local_drops, r.timeouts);
     EXPECT_NEAR(model, mean, tol) << row.dump();
   }
+}
+
+}  // namespace
+
+TEST(netmodel_calibration, emulated_2x2x4_torus) {
+  const auto data = testbed_data();
+  check_rows(torus::parse(data["torus"].get<std::string>()), data["rows"], data["host"]);
+}
+
+TEST(netmodel_calibration, emulated_2x2x2_torus) {
+  const auto data = testbed_data();
+  for (const auto& shape : data["shapes"])
+    check_rows(torus::parse(shape["torus"].get<std::string>()), shape["rows"], data["host"]);
 }

@@ -104,7 +104,9 @@ struct segment {
   std::uint64_t order;
   double sent;
   double delivered = 0, delivered_time = 0;  // the connection's delivery counters when sent (BBR)
+  double first_tx = 0;                       // send time of the last delivered segment, when sent
   bool sacked = false, lost = false, retransmitted = false;
+  bool app_limited = false;  // sent while the flow had less to send than its window allowed
 };
 
 // BBR v1 (Cardwell et al. 2016, Linux tcp_bbr.c) reduced to what moves bytes: a windowed-max
@@ -119,6 +121,10 @@ struct bbr_state {
   std::uint64_t round = 0;
   double next_round_delivered = 0;
   bool rto_clamp = false;
+  // Linux: delivered + in flight when the sender last ran out of data (0: not app-limited)
+  double app_limited_until = 0;
+  double prior_cwnd = 0;    // saved on entering recovery or loss, restored when it ends
+  bool conserving = false;  // first round of a recovery: packet conservation
 };
 
 struct connection {
@@ -135,7 +141,7 @@ struct connection {
   bool recovery = false;
   i64 recover = 0;
   double srtt = 0, rttvar = 0, rto = 0, last_send = -inf;
-  double delivered = 0, delivered_time = 0, next_send = 0;
+  double delivered = 0, delivered_time = 0, next_send = 0, first_tx = 0;
   bool pace_armed = false;
   bbr_state bbr;
   std::uint64_t rto_gen = 0;
@@ -769,7 +775,13 @@ class engine {
       const bool resend = start >= 0;
       if (!resend) {
         const i64 end = p_.socket_buffer > 0 ? cc.written : cc.stream_end;
-        if (cc.snd_nxt >= end) return;
+        if (cc.snd_nxt >= end) {
+          // Linux tcp_rate_check_app_limited: the window is not the limit, so rate samples until
+          // what is in flight now is delivered do not say the path is full
+          if (bbr() && p_.bbr_linux_state && static_cast<double>(cc.pipe) < cc.cwnd)
+            cc.bbr.app_limited_until = std::max(cc.delivered + static_cast<double>(cc.pipe), 1.0);
+          return;
+        }
         start = cc.snd_nxt;
         len = static_cast<int>(std::min<i64>(static_cast<i64>(p_.mss), end - cc.snd_nxt));
         if (!bbr() && p_.slow_start_after_idle && cc.pipe == 0 && cc.out.empty() && now_ - cc.last_send > cc.rto)
@@ -808,7 +820,7 @@ class engine {
       P.wire = static_cast<int>(w);
       P.order = ++cc.orders;
       ++r_.packets;
-      if (cc.out.empty() && cc.pipe == 0) cc.delivered_time = now_;  // an idle restart: rate from here
+      if (cc.out.empty() && cc.pipe == 0) cc.delivered_time = cc.first_tx = now_;  // an idle restart: rate from here
       if (resend) {
         auto& sg = cc.out.at(start);
         sg.lost = false;
@@ -817,10 +829,14 @@ class engine {
         sg.sent = now_;
         sg.delivered = cc.delivered;
         sg.delivered_time = cc.delivered_time;
+        sg.first_tx = cc.first_tx;
+        sg.app_limited = cc.bbr.app_limited_until > 0;
         cc.lost_bytes -= len;
         ++r_.retransmits;
       } else {
-        cc.out.emplace(start, segment{len, P.order, now_, cc.delivered, cc.delivered_time});
+        auto& sg = cc.out.emplace(start, segment{len, P.order, now_, cc.delivered, cc.delivered_time}).first->second;
+        sg.first_tx = cc.first_tx;
+        sg.app_limited = cc.bbr.app_limited_until > 0;
         cc.snd_nxt += len;
       }
       if (bbr()) cc.next_send = std::max(cc.next_send, now_) + w / pacing_rate(cc);
@@ -838,9 +854,13 @@ class engine {
   static constexpr double bbr_high_gain = 2.885;
   static constexpr double bbr_cycle[8] = {1.25, 0.75, 1, 1, 1, 1, 1, 1};
 
-  double bbr_bw(const connection& cc) const {
+  static double bbr_filter_max(const connection& cc) {
     double b = 0;
     for (const auto& [round, v] : cc.bbr.bw) b = std::max(b, v);
+    return b;
+  }
+  double bbr_bw(const connection& cc) const {
+    const double b = bbr_filter_max(cc);
     // before any sample: the initial window over the initial RTT, as Linux
     return b > 0 ? b : p_.initial_window * p_.mss / p_.initial_rtt;
   }
@@ -860,13 +880,20 @@ class engine {
   void delivered_sample(connection& cc, const segment& sg) {
     cc.delivered += sg.len;
     cc.delivered_time = now_;
+    cc.first_tx = sg.sent;
     if (!bbr()) return;
     auto& b = cc.bbr;
+    const bool linux_state = p_.bbr_linux_state;
+    if (linux_state && b.app_limited_until > 0 && cc.delivered > b.app_limited_until) b.app_limited_until = 0;
+    const bool app_limited = linux_state && sg.app_limited;
     if (!sg.retransmitted) b.min_rtt = std::min(b.min_rtt, now_ - sg.sent);
     if (sg.delivered >= b.next_round_delivered) {  // a round trip ended
       b.next_round_delivered = cc.delivered;
       ++b.round;
-      if (b.m == bbr_state::mode::startup) {
+      b.conserving = false;
+      // Linux bbr_check_full_bw_reached skips app-limited samples: a flow whose messages end before
+      // it fills the path never leaves STARTUP
+      if (b.m == bbr_state::mode::startup && !app_limited) {
         const double bw = bbr_bw(cc);
         if (bw >= 1.25 * b.full_bw) {
           b.full_bw = bw;
@@ -877,9 +904,15 @@ class engine {
       }
       while (!b.bw.empty() && b.bw.front().first + 10 <= b.round) b.bw.pop_front();
     }
-    const double interval = now_ - sg.delivered_time;
-    if (interval > 0) {
-      const double rate = (cc.delivered - sg.delivered) / interval;
+    // Linux tcp_rate_gen: the longer of the send and the ACK intervals, and none shorter than the
+    // minimum RTT; an app-limited sample enters the filter only if it raises it
+    double interval = now_ - sg.delivered_time;
+    if (linux_state) {
+      interval = std::max(interval, sg.sent - sg.first_tx);
+      if (interval < b.min_rtt) interval = 0;
+    }
+    const double rate = interval > 0 ? (cc.delivered - sg.delivered) / interval : 0;
+    if (interval > 0 && (!app_limited || rate >= bbr_filter_max(cc))) {
       if (b.bw.empty() || b.bw.back().first != b.round)
         b.bw.emplace_back(b.round, rate);
       else
@@ -897,6 +930,20 @@ class engine {
     }
   }
 
+  // Linux tcp_bbr.c bbr_quantization_budget: 3 TSO bursts of bbr_tso_segs_goal segments, the
+  // bytes of 2^-10 s at the pacing rate (sk_pacing_shift) within 2 and a 64 KiB GSO packet. A
+  // bandwidth estimate from segments that crossed tbf's bucket at the device's speed puts the pacing
+  // rate at Gbit/s, so the budget alone is 3 x 45 = 135 packets per flow: the testbed's cwnd p75.
+  double bbr_quantization(const connection& cc) const {
+    if (!p_.bbr_tso_autosize) return p_.bbr_quantization;
+    const double rate = pacing_rate(cc);
+    const double min_segs = rate < 1.2e6 / 8 ? 1 : 2;  // bbr_min_tso_rate
+    const double gso_segs = std::floor((65536.0 - 1 - 320) / p_.mss);
+    const double segs = std::min(std::max(std::floor(std::min(rate / 1024, 65536.0 - 1 - 320) / p_.mss), min_segs),
+                                 std::min(gso_segs, 127.0));
+    return 3 * segs;
+  }
+
   // Linux tcp_bbr.c bbr_set_cwnd: cwnd moves toward the target by the bytes acknowledged; in
   // STARTUP it only grows (an app-limited flow never leaves STARTUP, so a window that once grew
   // large stays large, over idle periods too: what `ss` shows on the testbed).
@@ -909,7 +956,7 @@ class engine {
     const double gain = b.m == bbr_state::mode::probe_bw ? 2.0 : bbr_high_gain;
     const double bdp = bbr_bw(cc) * (std::isfinite(b.min_rtt) ? b.min_rtt : p_.initial_rtt);
     const double probe = b.m == bbr_state::mode::probe_bw && b.cycle == 0 ? 2 : 0;
-    const double target = std::max(4 * p_.mss, gain * bdp + (p_.bbr_quantization + probe) * p_.mss);
+    const double target = std::max(4 * p_.mss, gain * bdp + (bbr_quantization(cc) + probe) * p_.mss);
     if (!p_.bbr_linux_cwnd)
       cc.cwnd = target;
     else if (b.m != bbr_state::mode::startup)
@@ -917,6 +964,36 @@ class engine {
     else if (cc.cwnd < target || cc.delivered < p_.initial_window * p_.mss)
       cc.cwnd += acked;
     cc.cwnd = std::max(cc.cwnd, 4 * p_.mss);
+  }
+
+  // Linux tcp_bbr.c bbr_set_cwnd_to_recover_or_restore: losses come off cwnd; entering recovery
+  // keeps one round of packet conservation (cwnd = in flight + acked) after saving cwnd; leaving
+  // recovery or the loss state after a timeout puts the saved cwnd back at once. With a window
+  // that STARTUP only grew, the restore re-sends the burst whose losses started the recovery.
+  void bbr_linux_cwnd_on_ack(connection& cc, double acked, double lost_now, bool newly_lost, bool recovery_ended,
+                             bool advanced) {
+    auto& b = cc.bbr;
+    if (lost_now > 0) cc.cwnd = std::max(cc.cwnd - lost_now, p_.mss);
+    if (newly_lost && !cc.recovery) {
+      b.prior_cwnd = cc.cwnd + lost_now;
+      cc.recovery = true;
+      cc.recover = cc.snd_nxt;
+      b.conserving = true;
+      b.next_round_delivered = cc.delivered;
+      cc.cwnd = static_cast<double>(cc.pipe) + acked;
+    } else if (recovery_ended) {
+      cc.cwnd = std::max(cc.cwnd, b.prior_cwnd);
+      b.conserving = false;
+    }
+    if (advanced) b.rto_clamp = false;
+    if (b.conserving) {
+      cc.cwnd = std::max(cc.cwnd, static_cast<double>(cc.pipe) + acked);
+      return;
+    }
+    if (!b.rto_clamp)
+      bbr_update_cwnd(cc, acked);
+    else
+      cc.cwnd = std::max(cc.cwnd, p_.mss);
   }
 
   void arm_rto(int c) {
@@ -963,16 +1040,24 @@ class engine {
     }
     // loss detection: a segment sent 3 transmissions before one now acknowledged is lost
     bool newly_lost = false;
+    double lost_now = 0;
     if (sack_order > 3)
       for (auto& [st, sg] : cc.out)
         if (!sg.sacked && !sg.lost && sg.order + 3 <= sack_order) {
           sg.lost = true;
           cc.pipe -= sg.len;
           cc.lost_bytes += sg.len;
+          lost_now += sg.len;
           newly_lost = true;
         }
-    if (cc.recovery && cc.snd_una >= cc.recover) cc.recovery = false;
-    if (bbr()) {
+    bool recovery_ended = false;
+    if (cc.recovery && cc.snd_una >= cc.recover) {
+      cc.recovery = false;
+      recovery_ended = true;
+    }
+    if (bbr() && p_.bbr_linux_state) {
+      bbr_linux_cwnd_on_ack(cc, static_cast<double>(acked), lost_now, newly_lost, recovery_ended, advanced);
+    } else if (bbr()) {
       if (newly_lost && !cc.recovery) {
         cc.recovery = true;
         cc.recover = cc.snd_nxt;
@@ -1015,6 +1100,8 @@ class engine {
     ++r_.timeouts;
     if (p_.local_drop) cc.blocked = false;  // the retransmission tries the first hop again
     cc.ssthresh = std::max(static_cast<double>(cc.pipe + cc.lost_bytes) / 2, 2 * p_.mss);
+    // Linux bbr_save_cwnd (through ssthresh on entering the loss state)
+    cc.bbr.prior_cwnd = cc.recovery ? std::max(cc.bbr.prior_cwnd, cc.cwnd) : cc.cwnd;
     cc.cwnd = p_.mss;
     cc.bbr.rto_clamp = true;
     for (auto& [st, sg] : cc.out)
@@ -1023,7 +1110,11 @@ class engine {
         cc.pipe -= sg.len;
         cc.lost_bytes += sg.len;
       }
-    cc.recovery = false;  // slow start from one packet, as Linux's Loss state
+    // slow start from one packet, as Linux's Loss state; with BBR's Linux state the loss state
+    // lasts until what was sent before the timeout is acknowledged, then cwnd is restored
+    cc.recovery = bbr() && p_.bbr_linux_state;
+    cc.recover = cc.snd_nxt;
+    cc.bbr.conserving = false;
     cc.rto = std::min(2 * cc.rto, 60.0);
     arm_rto(c);
     tcp_send(c);

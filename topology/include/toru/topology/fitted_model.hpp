@@ -4,7 +4,7 @@
 //
 // The fit: packet_sim on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes) at 4 and 16 KiB and
 // on 2x2x4 at 64 KiB - 1 MiB per pair (TCP/BBR, tbf burst of one packet, the default host),
-// toru-netmodel 1, not refitted on `packet_model_version` 2); the points are in
+// toru-netmodel 1, not refitted on `packet_model_version` 2 or 3); the points are in
 // src/fitted_model.cpp. Between
 // fitted sizes the fraction is interpolated in log(bytes); outside, the nearest fitted size is used.
 // linear, bruck and indirect are taken as size-independent fractions of T_min at fixed block size;
@@ -21,8 +21,8 @@
 namespace toru::topology {
 
 inline constexpr std::string_view packet_model_version =
-    "toru-netmodel 2 (2026-12-01: TCP BBR v1, tbf, ob1 rendezvous; local qdisc drops, match header, host turns, warm "
-    "repetitions)";
+    "toru-netmodel 3 (2026-12-01: TCP BBR v1 with Linux's TSO quantization budget and app-limited/recovery state, tbf, "
+    "ob1 rendezvous; local qdisc drops, match header, host turns, warm repetitions)";
 
 /// Fitted efficiency in (0, 1]: linear / ompi_tuned / bruck / indirect as a fraction of T_min,
 /// pairwise as a fraction of pairwise_step_bound. ompi_tuned resolves with `ranks`.

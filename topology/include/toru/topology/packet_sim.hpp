@@ -84,12 +84,21 @@ struct packet_params {
   // bursts of 2 segments at these pacing rates; 2 more while probing for bandwidth). With a
   // millisecond RTT the BDP is under one packet, so this floor is most of each flow's window.
   double bbr_quantization = 6;
+  // true: the budget follows the pacing rate as in Linux (3 x bbr_tso_segs_goal, 6 at the testbed's
+  // link rates, 135 once a bucket-speed sample inflates the bandwidth estimate); false: the fixed
+  // `bbr_quantization` above (toru-netmodel 2).
+  bool bbr_tso_autosize = true;
   // A sender's own segment that finds its first-hop queue full: true, Linux (tbf drops it, TCP
   // retries at the next ACK or after an RTO-long probe timer); false, it waits for room.
   bool local_drop = true;
   // BBR's cwnd: true, Linux's rule (grows by the bytes acknowledged toward the target, never shrinks
   // in STARTUP); false, set to the target on every ACK (toru-netmodel 1).
   bool bbr_linux_cwnd = true;
+  // BBR's Linux state machine around the model (toru-netmodel 3): app-limited rate samples (they
+  // neither end STARTUP nor lower the bandwidth filter), rate intervals as tcp_rate_gen (the longer
+  // of send and ACK interval, none under the minimum RTT), packet conservation on entering recovery
+  // and the saved cwnd restored when recovery or the loss state after a timeout ends.
+  bool bbr_linux_state = true;
   int initial_window = 10;  // packets (Linux IW10)
   double min_rto = 0.2;     // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
   double initial_rtt = 1e-3;
