@@ -21,6 +21,8 @@ packages=(
   libotf2-trace-dev otf2-tools libpapi-dev
   # stream/: WebSocket/HTTP server (websocketpp on standalone asio), compression, the browser test
   libwebsocketpp-dev libasio-dev libzstd-dev liblz4-dev libpng-dev chromium
+  # topology/bench: ns-3 for the cross-check of the packet model's TCP (optional in CMake)
+  libns3-dev
 )
 
 missing=()
