@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +123,7 @@ int run(const settings& s, MPI_Comm world) {
        {"checkpoint-every", s.checkpoint_every},
        {"resume", s.resume},
        same_text("schedule", s.schedule),
+       same_text("device", s.device),
        same_text("engine", fmt::format("{} {} {} {} {}", s.engine, s.chunk_layers, fmt::join(s.chunk_sizes, ","),
                                        s.tune, s.host_memory_mib)),
        same_text("numbers",
@@ -139,11 +141,6 @@ int run(const settings& s, MPI_Comm world) {
         tt::validate(oo);
         red = s.reduction == "mpi" ? tt::reduction::mpi : tt::reduction::ordered;
         engine = tt::parse_engine(s.engine, "--engine");
-        if (engine != tt::engine_kind::allreduce && !s.checkpoint.empty())
-          throw error(errc::unsupported, fmt::format("--engine {}: checkpoints are not supported with CGDP yet (the "
-                                                     "optimizer state lives with the host helpers); use --engine "
-                                                     "allreduce with --checkpoint",
-                                                     s.engine));
         expect(!s.resume || !s.checkpoint.empty(), "--resume", "--checkpoint DIR to resume from", "no --checkpoint");
 
         const std::int64_t local = s.batch / nranks;
@@ -158,8 +155,30 @@ int run(const settings& s, MPI_Comm world) {
         if (s.memory_budget.empty()) {
           expect(s.timeline.empty(), "--timeline", "--memory-budget (the timeline is the executed plan's)",
                  "no --memory-budget");
-          m.emplace(g, tt::model_options{.threads = s.threads, .seed = s.seed});
+          if (s.device == "cuda" && engine != tt::engine_kind::cgdp)
+            throw error(errc::unsupported,
+                        fmt::format("--device cuda: only --engine cgdp has a device path (gradients to pinned host "
+                                    "buffers, host update); got --engine {}",
+                                    s.engine));
+          if (s.device == "cuda") {
+            // The device path is the engine's alone: the probes, the chunk search and checkpoints
+            // read the weights on the host.
+            expect(s.chunk_layers > 0 || !s.chunk_sizes.empty(), "--device cuda",
+                   "an explicit --chunk-layers or --chunks (the cost model is calibrated on CPU workers only)",
+                   "neither");
+            expect(!s.explain && !s.tune && s.checkpoint.empty(), "--device cuda",
+                   "no --explain, --tune or --checkpoint (they read the weights on the host)", "one of them");
+            try {
+              m.emplace(g, tt::model_options{.backend = tt::backend_kind::cuda, .seed = s.seed});
+            } catch (const toru::error& e) {
+              throw error(e.code(), fmt::format("--device cuda --engine {}: {}", s.engine, e.message()));
+            }
+          } else {
+            m.emplace(g, tt::model_options{.threads = s.threads, .seed = s.seed});
+          }
         } else {
+          expect(s.device == "cpu", "--memory-budget", "--device cpu (the plan runs on the host-emulated device)",
+                 "--device " + s.device);
           executor = install_plan(s, g, m);
         }
         auto shape = m->input_shape();
@@ -174,7 +193,7 @@ int run(const settings& s, MPI_Comm world) {
                fmt::format("input {}", fmt::join(shape, "x")));
         expect(m->classes() >= train_set->classes(), "--model",
                fmt::format("at least the data's {} classes", train_set->classes()), std::to_string(m->classes()));
-        if (m->space() != tt::memory_space::host)
+        if (m->space() != tt::memory_space::host && engine != tt::engine_kind::cgdp)
           throw error(errc::unsupported,
                       "toru-train: the optimizer runs on host buffers; device models are not wired in");
         if (engine != tt::engine_kind::allreduce || s.explain) {
@@ -214,7 +233,9 @@ int run(const settings& s, MPI_Comm world) {
   const std::int64_t local = s.batch / nranks;
   const auto spe = order->steps_per_epoch();
   const std::int64_t epochs = (total_steps + spe - 1) / spe;
-  tt::data_parallel dp(comm, m->parameters(), m->space(),
+  // Host buffers only: a device model trains with CGDP, whose engine moves its buffers itself.
+  const bool on_device = m->space() == tt::memory_space::device;
+  tt::data_parallel dp(comm, m->parameters(), tt::memory_space::host,
                        {.bucket_bytes = s.bucket_bytes,
                         .first_bucket_bytes = std::min(s.first_bucket_bytes, s.bucket_bytes),
                         .algorithm = red});
@@ -273,7 +294,8 @@ int run(const settings& s, MPI_Comm world) {
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
     return t;
   };
-  const bool wants_model = engine != tt::engine_kind::allreduce || s.explain;
+  const bool wants_model = (engine != tt::engine_kind::allreduce || s.explain) && !on_device;
+  if (on_device) make_cgdp(true, chunk_layers, m->parameter_data());
   if (wants_model) {
     // Probes change the weights, batch-norm statistics and optimizer state: saved and restored.
     const std::vector<float> p0(m->parameter_data().begin(), m->parameter_data().end());
@@ -304,6 +326,14 @@ int run(const settings& s, MPI_Comm world) {
       MPI_Comm_free(&node);
       machine->workers = local_size;
       machine->nodes = leaders;
+      // Contention: the cores this process may run on (the node's, on one node) against the
+      // workers' compute threads plus one helper each (cgdp_cost.hpp).
+      cpu_set_t cpus;
+      CPU_ZERO(&cpus);
+      machine->cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0
+                           ? CPU_COUNT(&cpus)
+                           : static_cast<int>(std::thread::hardware_concurrency());
+      machine->worker_threads = s.threads > 0 ? s.threads : machine->cores;
       // The helpers split each chunk into local_size ranges and run in parallel, as far as the cores go.
       const int par = std::max(1, std::min(local_size, static_cast<int>(std::thread::hardware_concurrency())));
       machine->host_sum_bytes_per_s *= par;
@@ -368,6 +398,8 @@ int run(const settings& s, MPI_Comm world) {
     if (engine != tt::engine_kind::allreduce)
       make_cgdp(engine == tt::engine_kind::cgdp, chunk_layers, m->parameter_data());
   }
+  // CGDP keeps the optimizer state with the host helpers: a resumed run hands it to them.
+  if (cg && resumed) cg->set_optimizer_state(resumed->optimizer_state, resumed->optimizer_steps);
   if (root && !s.json && !s.quiet && cg)
     fmt::print("toru-train: engine {}, chunks {} ({} layers){}{}\n", tt::to_string(engine),
                tt::describe_chunking(cg->chunk_sizes()), layers.size(), chunk_log.empty() ? "" : "; ", chunk_log);
@@ -383,6 +415,16 @@ int run(const settings& s, MPI_Comm world) {
       for (int r = 0; r < nranks; ++r)
         fmt::print("  rank {} helper thread: {}\n", r, all.data() + static_cast<std::size_t>(r) * line.size());
   }
+  // The weights on the host (a device model's through read_tensor, slot by slot).
+  auto host_parameters = [&] {
+    if (!on_device) return std::vector<float>(m->parameter_data().begin(), m->parameter_data().end());
+    std::vector<float> h(static_cast<std::size_t>(m->parameter_count()));
+    for (const auto& slot : m->parameters()) {
+      const auto t = m->read_tensor(slot.name);
+      std::copy(t.begin(), t.end(), h.begin() + slot.offset);
+    }
+    return h;
+  };
   auto sync_weights = [&] {
     if (!cg) return;
     cg->acquire_weights(m->parameter_data());
@@ -404,6 +446,14 @@ int run(const settings& s, MPI_Comm world) {
   fs::path last_checkpoint = resumed ? resumed_from : fs::path{};
 
   auto save = [&](std::int64_t steps_done) {
+    // CGDP: the master weights (acquired into the model) and the helpers' optimizer state,
+    // gathered into the allreduce engine's checkpoint format.
+    std::vector<float> cgdp_state;
+    std::int64_t cgdp_steps = 0;
+    if (cg) {
+      sync_weights();
+      cgdp_state = cg->optimizer_state(cgdp_steps);
+    }
     std::vector<float> all_buffers(root ? nb * static_cast<std::size_t>(nranks) : 0);
     check_mpi(MPI_Gather(m->buffer_data().data(), static_cast<int>(nb), MPI_FLOAT, all_buffers.data(),
                          static_cast<int>(nb), MPI_FLOAT, 0, mpi),
@@ -422,12 +472,15 @@ int run(const settings& s, MPI_Comm world) {
       st.step = steps_done;
       st.epoch = steps_done / spe;
       st.optimizer = std::string(tt::to_string(oo.kind));
-      st.optimizer_steps = opt.steps();
+      st.optimizer_steps = cg ? cgdp_steps : opt.steps();
       st.settings = json{{"lr", s.lr}, {"optimizer", s.optimizer}, {"schedule", s.schedule}, {"data", s.data}}.dump();
       const auto p = m->parameter_data();
       st.parameters.assign(p.begin(), p.end());
       st.buffers = std::move(all_buffers);
-      st.optimizer_state.assign(opt.state().begin(), opt.state().end());
+      if (cg)
+        st.optimizer_state = std::move(cgdp_state);
+      else
+        st.optimizer_state.assign(opt.state().begin(), opt.state().end());
       tt::write_checkpoint(s.checkpoint, st);
     });
     // Every rank names the same file in its messages (only rank 0 wrote it).
@@ -439,8 +492,9 @@ int run(const settings& s, MPI_Comm world) {
   auto evaluate = [&]() -> std::pair<double, double> {
     sync_weights();
     const auto buf = m->buffer_data();
-    const std::vector<float> saved(buf.begin(), buf.end());
-    dp.average(buf);
+    const std::vector<float> saved(on_device ? buf.end() : buf.begin(), buf.end());
+    // On a CUDA device the statistics stay each rank's own (data_parallel averages host buffers).
+    if (!on_device) dp.average(buf);
     m->parameters_changed();
     const tt::sample_order test_order(test_set->size(), s.batch, 0, false);
     double sums[2] = {0, 0};
@@ -617,7 +671,7 @@ int run(const settings& s, MPI_Comm world) {
                {"buckets", dp.buckets().size()},
                {"reduction", std::string(tt::to_string(red))},
                {"parameters", m->parameter_count()},
-               {"weights_digest", hex_digest(m->parameter_data())}};
+               {"weights_digest", hex_digest(host_parameters())}};
   summary["engine"] = std::string(tt::to_string(engine));
   if (cg) summary["chunks"] = tt::describe_chunking(cg->chunk_sizes());
   if (s.explain && timer.steps > 0 && machine) {
@@ -637,15 +691,25 @@ int run(const settings& s, MPI_Comm world) {
                           {"predicted_cgdp_s", cp.step},
                           {"predicted_tail_s", cp.tail},
                           {"measured_s", med_total},
+                          {"cores", machine->cores},
+                          {"helpers_without_core", cp.helpers_without_core},
+                          {"sync_s", machine->sync_overhead_s},
+                          {"contended_sync_s", machine->contended_sync_s},
                           {"prediction_error", med_total > 0 ? (predicted - med_total) / med_total : 0}};
     if (root && !s.json) {
       const auto& mm = *machine;
       fmt::print(
           "explain: machine: {} worker(s)/node x {} node(s); copy {:.2f} GB/s, host sum {:.2f} GB/s, update "
-          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us, sync {:.0f} us (thread handoff, there and back)\n",
+          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us, sync {:.0f} us (thread handoff, there and back; "
+          "{:.0f} us with every core busy)\n",
           mm.workers, mm.nodes, mm.d2h_bytes_per_s / 1e9, mm.host_sum_bytes_per_s / 1e9,
           mm.host_update_s_per_byte * 1e9, mm.allreduce_bytes_per_s / 1e9, mm.allreduce_latency_s * 1e6,
-          mm.sync_overhead_s * 1e6);
+          mm.sync_overhead_s * 1e6, mm.contended_sync_s * 1e6);
+      fmt::print(
+          "explain: contention: {} core(s) for {} worker(s) x {} compute thread(s) + {} helper(s): {:.0f}% of the "
+          "helpers run on the workers' cores{}\n",
+          mm.cores, mm.workers, mm.worker_threads, mm.workers, 100 * cp.helpers_without_core,
+          cp.helpers_without_core > 0 ? " (their host work stretches backward; handoffs cost the busy-core sync)" : "");
       fmt::print(
           "explain: predicted step: allreduce {:.2f} ms (exposed communication {:.2f}, update {:.2f}); {} {:.2f} "
           "ms (tail {:.2f}) with chunks {}; measured ({}): {:.2f} ms, error {:+.1f}%\n",

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "mpi_test.hpp"
+#include "toru/core/device.hpp"
 #include "toru/core/error.hpp"
 #include "toru/swap/models.hpp"
 #include "toru/train/data.hpp"
@@ -253,11 +254,88 @@ TEST(Cgdp, TooLittleHostMemorySaysHowMuchIsNeededOnEveryRank) {
   }
 }
 
-TEST(Cgdp, DeviceMemoryIsRefusedOnEveryRank) {
+TEST(Cgdp, DeviceMemoryWithoutAGpuIsEveryRanksError) {
+  if (toru::gpu_count() > 0) GTEST_SKIP() << "a CUDA device is visible (cgdp_device_gpu_test covers the device path)";
   toru::comm::communicator comm(MPI_COMM_WORLD, {.threads = 0});
   const auto slots = make_slots();
   const auto p = initial(extent(slots));
-  EXPECT_THROW(cgdp(comm, slots, memory_space::device, p, opt_of(optimizer_kind::sgd)), toru::error);
+  try {
+    cgdp eng(comm, slots, memory_space::device, p, opt_of(optimizer_kind::sgd), {.chunk_layers = 2});
+    FAIL() << "no error";
+  } catch (const toru::error& e) {
+    // no_device where the CUDA path is built, unsupported where it is not; the same on every rank.
+    EXPECT_TRUE(e.code() == toru::errc::no_device || e.code() == toru::errc::unsupported) << e.what();
+    const std::string w = e.what();
+    EXPECT_TRUE(w.find("no CUDA device") != std::string::npos ||
+                w.find("without the CUDA toolkit") != std::string::npos)
+        << w;
+    int code = static_cast<int>(e.code()), lo = code, hi = code;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(lo, hi);
+  }
+  // cgdp-sum steps on the workers' host buffers: refused with a device model, GPU or not.
+  EXPECT_THROW(cgdp(comm, slots, memory_space::device, p, opt_of(optimizer_kind::sgd), {.host_update = false}),
+               toru::error);
+}
+
+// Checkpoints: the state gathered from the helpers equals the serial optimizer's after two steps,
+// and engines started from it (and the weights) finish the third step as the serial run does.
+TEST(Cgdp, OptimizerStateGathersAndResumesBitwise) {
+  toru::comm::communicator comm(MPI_COMM_WORLD, {.threads = 0});
+  const auto slots = make_slots();
+  const auto n = extent(slots);
+  for (auto k : {optimizer_kind::momentum, optimizer_kind::adam}) {
+    // Serial: two steps, the state, then the third.
+    auto want_p = initial(n);
+    optimizer ref(opt_of(k), n);
+    std::vector<float> want_state, want_p2;
+    for (int s = 0; s < steps; ++s) {
+      if (s == 2) {
+        want_state.assign(ref.state().begin(), ref.state().end());
+        want_p2 = want_p;
+      }
+      auto sum = gradient(0, n, static_cast<unsigned>(s));
+      for (int r = 1; r < comm.size(); ++r) {
+        const auto g = gradient(r, n, static_cast<unsigned>(s));
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += g[i];
+      }
+      for (auto& x : sum) x /= static_cast<float>(comm.size());
+      ref.step(want_p, sum, lr_of(s));
+    }
+    for (bool host_update : {true, false}) {
+      const char* what = host_update ? "cgdp" : "cgdp-sum";
+      auto p = initial(n);
+      std::vector<float> state;
+      std::int64_t taken = 0;
+      {
+        cgdp eng(comm, slots, memory_space::host, p, opt_of(k),
+                 {.chunk_layers = 3, .host_update = host_update, .bind_helpers = false});
+        for (int s = 0; s < 2; ++s) {
+          eng.acquire_weights(p);
+          auto g = gradient(comm.rank(), n, static_cast<unsigned>(s));
+          eng.begin_step(s, lr_of(s), g);
+          for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) eng.gradient_ready(i);
+          eng.end_backward();
+        }
+        eng.acquire_weights(p);
+        state = eng.optimizer_state(taken);
+      }
+      ASSERT_EQ(p, want_p2) << what << " " << to_string(k);
+      ASSERT_EQ(taken, 2) << what;
+      ASSERT_EQ(state, want_state) << what << " " << to_string(k);
+      // Resume with another chunking: the state is per element.
+      cgdp eng(comm, slots, memory_space::host, p, opt_of(k),
+               {.chunk_layers = 2, .host_update = host_update, .bind_helpers = false});
+      EXPECT_THROW(eng.set_optimizer_state(std::span(state).first(state.size() - 1), taken), toru::error);
+      eng.set_optimizer_state(state, taken);
+      auto g = gradient(comm.rank(), n, 2);
+      eng.begin_step(2, lr_of(2), g);
+      eng.end_backward();
+      eng.acquire_weights(p);
+      ASSERT_EQ(p, want_p) << what << " resumed " << to_string(k);
+    }
+  }
 }
 
 TEST(Cgdp, AbandonedStepDoesNotHang) {
@@ -378,6 +456,45 @@ TEST(CostModel, TailAndOverlapByHand) {
   EXPECT_NEAR(a.step, 3e-3 + 7e-3 + 1.2e-3, 1e-12);
   const auto best = best_uniform_chunking(layers, m);
   EXPECT_LE(best.prediction.step, p.step);
+}
+
+TEST(CostModel, HelpersWithoutACoreStretchBackwardAndPayTheContendedHandoffByHand) {
+  // CPU workers (own copies), 2 workers x 1 thread, three layers of 1 ms and 4 MB: post 1 ms,
+  // host 2 x 4 MB / 8 GB/s + 4 MB x 0.25 ns = 2 ms per chunk.
+  std::vector<layer_cost> layers(3, {.forward = 1e-3, .backward = 1e-3, .bytes = 4'000'000});
+  machine_model m{.workers = 2,
+                  .copies_on_worker = true,
+                  .d2h_bytes_per_s = 4e9,
+                  .h2d_bytes_per_s = 4e9,
+                  .host_sum_bytes_per_s = 8e9,
+                  .host_update_s_per_byte = 0.25e-9,
+                  .sync_overhead_s = 0,
+                  .cores = 4,
+                  .worker_threads = 1,
+                  .contended_sync_s = 0.5e-3};
+  const int sizes[] = {1, 1};
+  // A core per thread: chunk 2 posted at 2 ms, host 2-4; chunk 1 at 4, host 4-6; chunk 0 at 6,
+  // host 6-8. Forward: waits 2 ms for chunk 0, then copy 1 + forward 1 per chunk: 6 + 2 + 6.
+  auto p = predict_cgdp(layers, m, sizes);
+  EXPECT_EQ(p.helpers_without_core, 0);
+  EXPECT_NEAR(p.step, 14e-3, 1e-12);
+  // Two cores: both helpers on the workers' cores. Chunk 2: ready 1, posted 1 + 1 + 0.5 = 2.5,
+  // host 2.5-4.5, backward stretched by 2 to 4.5. Chunk 1: ready 5.5, posted 7, host 7-9,
+  // backward to 9. Chunk 0: ready 10, posted 11.5, host 11.5-13.5 (backward has ended: nothing
+  // stolen). Forward: chunk 0 at 13.5 + a 0.5 wake-up = 14 (tail 2.5), then 3 x (1 + 1) = 20.
+  m.cores = 2;
+  p = predict_cgdp(layers, m, sizes);
+  EXPECT_EQ(p.helpers_without_core, 1);
+  EXPECT_NEAR(p.chunks[2].host_end, 4.5e-3, 1e-12);
+  EXPECT_NEAR(p.chunks[0].host_start, 11.5e-3, 1e-12);
+  EXPECT_NEAR(p.tail, 2.5e-3, 1e-12);
+  EXPECT_NEAR(p.step, 20e-3, 1e-12);
+  // Three cores: one helper has a core, one shares: half the host work is stolen.
+  m.cores = 3;
+  p = predict_cgdp(layers, m, sizes);
+  EXPECT_EQ(p.helpers_without_core, 0.5);
+  EXPECT_GT(p.step, 14e-3);
+  EXPECT_LT(p.step, 20e-3);
 }
 
 }  // namespace

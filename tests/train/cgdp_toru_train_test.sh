@@ -3,8 +3,9 @@
 #  - cgdp and cgdp-sum end with the allreduce engine's weights, bit for bit (weights_digest), for
 #    two chunkings; --tune runs the chunk search, writes the cache and a second run reads it;
 #  - --explain prints the prediction next to the measurement;
-#  - bad input (chunk size out of range, host memory too small, CGDP with --checkpoint) is a clear
-#    error on every rank.
+#  - bad input (chunk size out of range, host memory too small, --device cuda without a GPU) is a
+#    clear error on every rank;
+#  - --checkpoint/--resume under cgdp and cgdp-sum equal the uninterrupted run bit for bit.
 # Usage: cgdp_toru_train_test.sh TORU_TRAIN MPIEXEC [MPIEXEC FLAGS...]
 set -uo pipefail
 exe=$1
@@ -56,5 +57,30 @@ expect_error() {  # regex, args...
 expect_error "chunk_layers: expected a chunk size in 1..2 layers" --engine cgdp --chunk-layers 7
 expect_error "chunk sizes: expected sizes adding up to 2" --engine cgdp --chunks 1,1,1
 expect_error "host memory too small: this node needs" --engine cgdp --host-memory 0.01
-expect_error "checkpoints are not supported with CGDP" --engine cgdp --checkpoint "$work/ck"
+expect_error "device cuda --engine cgdp: (no CUDA device|.*CUDA backend was not built)" --engine cgdp --device cuda \
+  --chunk-layers 1
+expect_error "only --engine cgdp has a device path" --engine allreduce --device cuda
+expect_error "device cuda: expected an explicit --chunk-layers" --engine cgdp --device cuda
+
+# --checkpoint under CGDP: master weights and the helpers' optimizer state (Adam: two words per
+# parameter, spread over both ranks' helpers) in the normal format; a run stopped at step 3 and
+# resumed ends with the uninterrupted run's weights, bit for bit (and so does one resumed with the
+# allreduce engine from CGDP's checkpoint: the format is the same).
+ck=(--model mlp --batch 32 --optimizer adam --lr 0.01 --no-eval --json --seed 5 --threads 1 --chunk-layers 1)
+for eng in cgdp cgdp-sum; do
+  "${mpi[@]}" -n 2 "$exe" "${ck[@]}" --engine $eng --steps 6 --checkpoint "$work/ck-full-$eng" >"$work/k1.jsonl" ||
+    fail "$eng --checkpoint"
+  full=$(digest "$work/k1.jsonl")
+  "${mpi[@]}" -n 2 "$exe" "${ck[@]}" --engine $eng --steps 3 --checkpoint "$work/ck-$eng" >/dev/null ||
+    fail "$eng --checkpoint (3 steps)"
+  "${mpi[@]}" -n 2 "$exe" "${ck[@]}" --engine $eng --steps 6 --checkpoint "$work/ck-$eng" --resume >"$work/k2.jsonl" ||
+    fail "$eng --resume"
+  resumed=$(digest "$work/k2.jsonl")
+  [[ -n $full && $resumed == "$full" ]] || fail "$eng: resumed run ends with $resumed, uninterrupted with $full"
+  echo "ok: $eng --checkpoint + --resume == uninterrupted ($full)"
+done
+"${mpi[@]}" -n 2 "$exe" "${ck[@]}" --engine allreduce --steps 6 --checkpoint "$work/ck-cgdp" --resume \
+  >"$work/k3.jsonl" || fail "allreduce --resume from a CGDP checkpoint"
+[[ $(digest "$work/k3.jsonl") == "$full" ]] || fail "allreduce resumed from CGDP's checkpoint differs"
+echo "ok: allreduce resumes CGDP's checkpoint"
 echo "all ok"

@@ -76,6 +76,16 @@ step_prediction predict_cgdp(std::span<const layer_cost> layers, const machine_m
   const int ranks = m.workers * m.nodes;
   const double inter = m.nodes > 1 ? 2.0 * (m.nodes - 1) / m.nodes : 0;
   p.chunks.resize(chunks.size());
+  // Contention: helpers beyond the cores the workers leave free share the workers' cores.
+  double stolen = 0, sync = m.sync_overhead_s;
+  if (m.cores > 0) {
+    const int spare = m.cores - m.workers * std::max(1, m.worker_threads);
+    if (spare < m.workers) {
+      stolen = static_cast<double>(m.workers - std::max(spare, 0)) / m.workers;
+      if (m.contended_sync_s > 0) sync = m.contended_sync_s;
+    }
+  }
+  p.helpers_without_core = stolen;
   double t = 0, link_free = 0, host_free = 0;
   for (std::size_t c = chunks.size(); c-- > 0;) {
     const auto& ch = chunks[c];
@@ -91,17 +101,20 @@ step_prediction predict_cgdp(std::span<const layer_cost> layers, const machine_m
     const double d2h = s / m.d2h_bytes_per_s;
     double arrived;
     if (m.copies_on_worker) {  // the worker's own copy: backward resumes after it
-      t += d2h + m.sync_overhead_s;
+      t += d2h + sync;
       arrived = t;
     } else {
       const double start = std::max(cp.ready, link_free);
       link_free = start + d2h;
-      arrived = link_free + m.sync_overhead_s;
+      arrived = link_free + sync;
     }
     cp.host_start = std::max(arrived, host_free);
     double host = m.workers * s / m.host_sum_bytes_per_s;
     if (m.nodes > 1) host += inter * s / m.internode_bytes_per_s;
     if (host_update) host += s * m.host_update_s_per_byte;
+    // Host work that overlaps the rest of backward takes its share of the workers' cores (not
+    // the input-side chunk's: backward has ended and the workers wait).
+    if (c > 0) t += stolen * host;
     cp.host_end = cp.host_start + host;
     host_free = cp.host_end;
     // On a CPU worker the copy back is its own memcpy at the start of the next step.
@@ -112,7 +125,9 @@ step_prediction predict_cgdp(std::span<const layer_cost> layers, const machine_m
   double now = t;
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     auto& cp = p.chunks[c];
-    cp.stall = std::max(0.0, cp.weights_ready - now);
+    // An oversubscribed worker that waited must be scheduled again: one more contended handoff.
+    const double wake = stolen > 0 && cp.weights_ready > now ? sync : 0;
+    cp.stall = std::max(0.0, cp.weights_ready + wake - now);
     now += cp.stall;
     const double s = static_cast<double>(cp.bytes);
     if (m.copies_on_worker) now += s / m.h2d_bytes_per_s;  // the worker copies the weights in

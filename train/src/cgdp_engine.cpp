@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cgdp_binding.hpp"
+#include "cgdp_device.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/events.hpp"
@@ -81,6 +82,7 @@ struct cgdp::impl {
   std::vector<float> node_sums;      // several nodes: the allgathered node sums of one range
   int nranks = 1, nodes = 1;
   std::thread helper;
+  std::unique_ptr<detail::cgdp_device> dev;  // memory_space::device
 
   counter& at(counter* base, std::size_t c, int r, int local_size) {
     return base[(c * static_cast<std::size_t>(local_size) + static_cast<std::size_t>(r)) * counter_stride];
@@ -108,10 +110,13 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
        {"ranks per node", options.ranks_per_node},
        {"memory space", static_cast<std::int64_t>(space)}},
       [&] {
-        if (space == memory_space::device)
-          throw error(errc::unsupported,
-                      "cgdp: the model's buffers are in device memory, and this toru's CGDP engine has no device "
-                      "path yet (D2H/H2D through pinned buffers); use --engine allreduce or the CPU device");
+        if (space == memory_space::device) {
+          if (!options.host_update)
+            throw error(errc::unsupported,
+                        "cgdp-sum: the workers' update runs on host buffers; with a device model use cgdp (the "
+                        "host updates)");
+          impl_->dev = detail::make_cgdp_device(0, options.compute_stream);  // every rank: a GPU?
+        }
         expect(options.ranks_per_node >= 0, "ranks_per_node", ">= 0", std::to_string(options.ranks_per_node));
         validate(opt);
         layers_ = group_layers(slots_);
@@ -198,10 +203,23 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
   impl_->avg = f;
   impl_->master = f + extent;
   impl_->grads = f + 2 * extent;
+  const auto extent_bytes = static_cast<std::size_t>(extent) * sizeof(float);
+  if (impl_->dev) {
+    // Errors (registration refused) are every rank's: the window is freed by the destructor.
+    validate_collectively(parent, "toru::train::cgdp device", {}, [&] {
+      impl_->dev = detail::make_cgdp_device(nchunks, options.compute_stream);
+      impl_->dev->pin(impl_->master, extent_bytes);
+      impl_->dev->pin(impl_->grads + static_cast<std::size_t>(local_rank_) * static_cast<std::size_t>(extent),
+                      extent_bytes);
+    });
+  }
   if (local_rank_ == 0) {
     for (std::size_t i = 0; i < 2 * nchunks * static_cast<std::size_t>(local_size_); ++i)
       new (impl_->ready + i * counter_stride) counter(0);
-    std::memcpy(impl_->master, params.data(), static_cast<std::size_t>(extent) * sizeof(float));
+    if (impl_->dev)
+      impl_->dev->copy_to_host(impl_->master, params.data(), extent_bytes);
+    else
+      std::memcpy(impl_->master, params.data(), extent_bytes);
   }
   check_mpi(MPI_Barrier(impl_->node), "MPI_Barrier");
 
@@ -290,6 +308,7 @@ cgdp::~cgdp() {
   if (!impl_) return;
   impl_->stop.store(true, std::memory_order_relaxed);
   if (impl_->helper.joinable()) impl_->helper.join();
+  impl_->dev.reset();  // drains the copies and unpins the window before it goes
   // Not collective on purpose: a step abandoned by an exception on this rank must not wait for
   // the others here. The window and communicators are freed collectively where every rank gets
   // here (the normal path); MPI_Win_free is collective, so it is skipped when a step is mid-flight.
@@ -322,7 +341,9 @@ double cgdp::acquire_weights(std::span<float> params) {
     const auto t1 = std::chrono::steady_clock::now();
     const auto& ch = chunks_[c];
     const auto len = static_cast<std::size_t>(ch.count);
-    if (options_.host_update) {
+    if (st->dev) {
+      st->dev->weights_in(c, params.data() + ch.offset, st->master + ch.offset, len * sizeof(float));
+    } else if (options_.host_update) {
       std::memcpy(params.data() + ch.offset, st->master + ch.offset, len * sizeof(float));
     } else {
       st->worker_opt[c].step({params.data() + ch.offset, len}, {st->avg + ch.offset, len},
@@ -333,6 +354,86 @@ double cgdp::acquire_weights(std::span<float> params) {
   }
   steps_acquired_ = n;
   return waited;
+}
+
+std::vector<float> cgdp::optimizer_state(std::int64_t& steps) {
+  if (steps_acquired_ != steps_begun_)
+    throw error(errc::internal, "cgdp::optimizer_state: a step is in flight (call acquire_weights first)");
+  impl& st = *impl_;
+  const auto extent = static_cast<std::size_t>(st.extent);
+  const auto& opts = options_.host_update ? st.host_opt : st.worker_opt;
+  // Every chunk's optimizer (empty ranges too) took every step.
+  const auto words = opts.empty() ? 0 : static_cast<std::size_t>(optimizer(opts[0].options(), 1).state().size());
+  steps = opts.empty() ? 0 : opts[0].steps();
+  std::vector<float> out(words * extent, 0.0f);
+  if (words == 0) return out;
+  if (!options_.host_update) {
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const auto s = opts[c].state();
+      const auto len = static_cast<std::size_t>(chunks_[c].count);
+      for (std::size_t w = 0; w < words; ++w)
+        std::copy_n(
+            s.begin() + static_cast<std::ptrdiff_t>(w * len), len,
+            out.begin() + static_cast<std::ptrdiff_t>(w * extent + static_cast<std::size_t>(chunks_[c].offset)));
+    }
+    return out;
+  }
+  // Each helper packs its ranges' state; the node allgathers and every rank unpacks all ranges
+  // (the same range formula as the constructor). Nodes hold identical state.
+  std::vector<float> mine;
+  for (std::size_t c = 0; c < chunks_.size(); ++c)
+    mine.insert(mine.end(), opts[c].state().begin(), opts[c].state().end());
+  auto range_of = [&](std::size_t c, int r) {
+    const auto& ch = chunks_[c];
+    return std::pair{ch.offset + ch.count * r / local_size_, ch.offset + ch.count * (r + 1) / local_size_};
+  };
+  std::vector<int> counts(static_cast<std::size_t>(local_size_)), displs(static_cast<std::size_t>(local_size_));
+  for (int r = 0; r < local_size_; ++r) {
+    std::int64_t n = 0;
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const auto [lo, hi] = range_of(c, r);
+      n += (hi - lo) * static_cast<std::int64_t>(words);
+    }
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(n);
+    displs[static_cast<std::size_t>(r)] =
+        r == 0 ? 0 : displs[static_cast<std::size_t>(r) - 1] + counts[static_cast<std::size_t>(r) - 1];
+  }
+  std::vector<float> all(words * extent);
+  check_mpi(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_FLOAT, all.data(), counts.data(),
+                           displs.data(), MPI_FLOAT, st.node),
+            "MPI_Allgatherv");
+  for (int r = 0; r < local_size_; ++r) {
+    std::size_t at = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const auto [lo, hi] = range_of(c, r);
+      const auto len = static_cast<std::size_t>(hi - lo);
+      for (std::size_t w = 0; w < words; ++w, at += len)
+        std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(at), len,
+                    out.begin() + static_cast<std::ptrdiff_t>(w * extent + static_cast<std::size_t>(lo)));
+    }
+  }
+  return out;
+}
+
+void cgdp::set_optimizer_state(std::span<const float> state, std::int64_t steps) {
+  if (steps_acquired_ != steps_begun_)
+    throw error(errc::internal, "cgdp::set_optimizer_state: a step is in flight (call acquire_weights first)");
+  impl& st = *impl_;
+  auto& opts = options_.host_update ? st.host_opt : st.worker_opt;
+  const auto extent = static_cast<std::size_t>(st.extent);
+  for (std::size_t c = 0; c < chunks_.size(); ++c) {
+    auto& o = opts[c];
+    const auto words = static_cast<std::size_t>(optimizer(o.options(), 1).state().size());
+    expect(state.size() == words * extent, "optimizer state",
+           fmt::format("{} floats ({} per parameter)", words * extent, words), std::to_string(state.size()));
+    const auto lo = static_cast<std::size_t>(options_.host_update ? st.range[c].first : chunks_[c].offset);
+    const auto len = static_cast<std::size_t>(o.count());
+    auto dst = o.state();
+    for (std::size_t w = 0; w < words; ++w)
+      std::copy_n(state.begin() + static_cast<std::ptrdiff_t>(w * extent + lo), len,
+                  dst.begin() + static_cast<std::ptrdiff_t>(w * len));
+    o.set_steps(steps);
+  }
 }
 
 void cgdp::begin_step(std::int64_t step, double lr, std::span<float> gradients) {
@@ -355,8 +456,14 @@ void cgdp::post(std::size_t c) {
                      options_.host_update ? "cgdp" : "cgdp-sum", static_cast<double>(c));
   float* dst =
       impl_->grads + static_cast<std::size_t>(local_rank_) * static_cast<std::size_t>(impl_->extent) + ch.offset;
-  std::memcpy(dst, grads_.data() + ch.offset, static_cast<std::size_t>(ch.count) * sizeof(float));
-  impl_->at(impl_->ready, c, local_rank_, local_size_).store(steps_begun_, std::memory_order_release);
+  auto& ready = impl_->at(impl_->ready, c, local_rank_, local_size_);
+  if (impl_->dev) {
+    impl_->dev->gradients_out(c, dst, grads_.data() + ch.offset, static_cast<std::size_t>(ch.count) * sizeof(float),
+                              &ready, steps_begun_);
+  } else {
+    std::memcpy(dst, grads_.data() + ch.offset, static_cast<std::size_t>(ch.count) * sizeof(float));
+    ready.store(steps_begun_, std::memory_order_release);
+  }
   pending_[c] = -1;  // posted
   stats_[c].post_seconds = seconds_since(t0);
 }

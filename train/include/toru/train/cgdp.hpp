@@ -94,7 +94,14 @@ struct cgdp_options {
   int ranks_per_node = 0;               // 0: the node is MPI_COMM_TYPE_SHARED; > 0: emulate nodes (tests)
   bool bind_helpers = true;             // hwloc: helpers on cores no local worker is bound to
   std::uint64_t host_memory_bytes = 0;  // the node's host memory budget; 0: MemAvailable
+  // memory_space::device: the cudaStream_t the model computes on (device_compute_stream()), whose
+  // work waits on each chunk's weights event; nullptr: the host waits for the copies instead.
+  void* compute_stream = nullptr;
 };
+
+/// The cudaStream_t (as void*) a CUDA-backend model computes on; nullptr for other models or in
+/// builds without the CUDA backend.
+void* device_compute_stream(model& m);
 
 /// What one chunk cost in the last step, for --explain.
 struct chunk_stats {
@@ -111,8 +118,11 @@ class cgdp {
   /// checks that every rank holds it. Checks the host memory for master weights, optimizer state
   /// and the gradient window (errc::out_of_memory saying how much is needed), that every node
   /// has as many ranks, and that several nodes come with MPI_THREAD_MULTIPLE. `params`: the
-  /// initial weights (the same on every rank). memory_space::device: errc::unsupported (this
-  /// build has no device path).
+  /// initial weights (the same on every rank), in `space`. memory_space::device (a CUDA model):
+  /// gradients leave through pinned window memory on a copy stream and weights return on a
+  /// second one (cgdp_device.hpp); errc::no_device on every rank when a rank sees no GPU,
+  /// errc::unsupported without CUDA in this build or with host_update off (cgdp-sum steps on the
+  /// host's buffers).
   cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots, memory_space space,
        std::span<const float> params, const optimizer_options& optimizer, const cgdp_options& options = {});
   ~cgdp();
@@ -132,7 +142,8 @@ class cgdp {
   const std::string& binding() const noexcept { return binding_; }
 
   /// Waits for the previous step's update of every chunk, in forward order, and writes the new
-  /// weights into `params`. No-op before the first step. Returns the seconds spent waiting.
+  /// weights into `params` (device: queues each chunk's copy; the compute stream waits on it). No-op before the first
+  /// step. Returns the seconds spent waiting.
   double acquire_weights(std::span<float> params);
   /// Starts step `step` with learning rate `lr`; `gradients` is the model's flat gradient buffer.
   /// Requires acquire_weights since the last step.
@@ -143,6 +154,15 @@ class cgdp {
   void end_backward();
 
   const std::vector<chunk_stats>& last_stats() const noexcept { return stats_; }
+
+  /// Collective, between steps (after acquire_weights): the optimizer state of the whole model in
+  /// optimizer::state()'s layout over the slots' extent, gathered from the helpers that own its
+  /// ranges (cgdp) or the workers' (cgdp-sum), the same on every rank, with the steps taken. With
+  /// the weights acquire_weights writes, this is what a checkpoint needs.
+  std::vector<float> optimizer_state(std::int64_t& steps);
+  /// Collective, between steps: the inverse (resume). `state` as optimizer_state() returns it;
+  /// throws errc::invalid_argument on a wrong size.
+  void set_optimizer_state(std::span<const float> state, std::int64_t steps);
 
   struct impl;
 

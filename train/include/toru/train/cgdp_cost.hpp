@@ -18,6 +18,9 @@
 //     chunk 0 (input side) is finished last and needed first, so at least
 //     d2h(C_0) + host(C_0) + h2d(C_0) is never hidden.
 //     step = F + B (+ CPU posting) + tail.
+//   Contention (machine_model::cores): with fewer free cores than helpers, a share x of the
+//     helpers computes on the workers' cores; each chunk's host time h then also delays backward
+//     by x h, and each handoff costs the contended sync instead of the free-core one.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +45,16 @@ struct machine_model {
   double host_sum_bytes_per_s = 10e9;  // host memory rate of the node's sum (reads p copies)
   double host_update_s_per_byte = 1e-10;
   double worker_update_s_per_byte = 1e-10;
-  double sync_overhead_s = 20e-6;       // per chunk and step
+  double sync_overhead_s = 20e-6;  // per chunk and step, a free core waiting for the handoff
+  // Host-thread contention. The node's workers (worker_threads compute threads each) and their
+  // helpers (one each) share `cores`; 0: a core for every thread. Helpers without a free core of
+  // their own run on the workers' cores: their host work stretches the workers' backward by the
+  // share of helpers left without a core, and every handoff costs contended_sync_s (a woken
+  // thread waits for a time slice) instead of sync_overhead_s. That is the delay of the last
+  // chunk that an oversubscribed node shows.
+  int cores = 0;
+  int worker_threads = 1;
+  double contended_sync_s = 0;          // measured with busy threads on every core; 0: sync_overhead_s
   double allreduce_bytes_per_s = 10e9;  // algorithm bandwidth between workers (bus bandwidth)
   double allreduce_latency_s = 20e-6;   // per bucket
   double internode_bytes_per_s = 10e9;  // CGDP's host-to-host reduction
@@ -60,6 +72,7 @@ struct chunk_prediction {
 
 struct step_prediction {
   std::string engine;
+  double helpers_without_core = 0;   // CGDP: share of the helpers that run on the workers' cores
   double forward = 0, backward = 0;  // backward includes the CPU workers' posting copies
   double exposed = 0;                // communication/update not hidden behind compute
   double tail = 0;                   // CGDP: the next forward's wait (sum of stalls)
