@@ -5,7 +5,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +17,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "onnx_fold.hpp"
+#include "onnx_wire.hpp"
 #endif
 
 namespace toru::swap {
@@ -197,13 +197,22 @@ void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
   }
 }
 
+// Raw bytes of the large float initializers, cut out of the file's bytes before parsing
+// (onnx_wire.hpp): the parsed model and its copies (one per batch tried, shape inference) hold no
+// weights. Before, VGG-16's 528 MB were copied five times per import.
+using weight_stash = std::map<std::string, std::string_view>;
+
 // Values of a float (or integer) initializer, as floats; empty for other types.
-std::vector<float> initial_values(const onnx::TensorProto& t) {
+std::vector<float> initial_values(const onnx::TensorProto& t, const weight_stash& stash) {
   std::vector<float> v;
   const bool raw = t.has_raw_data();
+  const auto stashed = stash.find(t.name());
   switch (t.data_type()) {
     case onnx::TensorProto_DataType_FLOAT:
-      if (raw) {
+      if (stashed != stash.end()) {
+        v.resize(stashed->second.size() / 4);
+        std::memcpy(v.data(), stashed->second.data(), v.size() * 4);
+      } else if (raw) {
         v.resize(t.raw_data().size() / 4);
         std::memcpy(v.data(), t.raw_data().data(), v.size() * 4);
       } else {
@@ -245,7 +254,7 @@ struct first_input {
 
 // Converts a folded, fused model (shapes inferred at `batch`) into a forward graph with a loss.
 graph convert(onnx::ModelProto& model, const std::map<std::string, detail::constant>& known, const std::string& name,
-              bool values) {
+              bool values, const weight_stash& stash) {
   std::int64_t opset = 13;
   for (const auto& imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
@@ -285,7 +294,7 @@ graph convert(onnx::ModelProto& model, const std::map<std::string, detail::const
                                                          t.data_type() == onnx::TensorProto_DataType_BFLOAT16);
     id[t.name()] = g.add_tensor(t.name(), s, from_onnx(t.data_type(), t.name()),
                                 trainable ? tensor_kind::parameter : tensor_kind::input);
-    if (values) g.tensors[id[t.name()]].init.values = initial_values(t);
+    if (values) g.tensors[id[t.name()]].init.values = initial_values(t, stash);
   }
   for (const auto& in : gp->input())
     if (!id.contains(in.name()) && !known.contains(in.name()))
@@ -486,9 +495,12 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
   if (options.batch <= 0)
     throw error(errc::invalid_argument, fmt::format("batch: expected a positive value, got {}", options.batch));
   onnx::ModelProto parsed;
-  if (!parsed.ParseFromString(bytes))
+  auto stripped = detail::strip_initializer_data(bytes);
+  if (!(stripped ? parsed.ParseFromString(stripped->bytes) : parsed.ParseFromString(bytes)))
     throw error(errc::invalid_argument,
                 fmt::format("onnx model '{}': expected a serialized ModelProto, could not parse it", name));
+  const weight_stash stash = stripped ? std::move(stripped->weights) : weight_stash{};
+  stripped.reset();
   const auto* g0 = &parsed.graph();
   if (g0->node_size() == 0 || g0->output_size() == 0)
     throw error(errc::invalid_argument,
@@ -510,7 +522,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
   try {
     auto known = detail::fold_constants(model, name);
     detail::fuse_decompositions(*model.mutable_graph(), known);
-    graph g = convert(model, known, name, options.values);
+    graph g = convert(model, known, name, options.values, stash);
     // Every extent that is a multiple of the probe carries the batch; the logits must.
     bool logits_scale = false;
     for (auto& t : g.tensors) {
@@ -537,7 +549,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     set_batch(as_is, first.fixed);
     auto known = detail::fold_constants(as_is, name);
     detail::fuse_decompositions(*as_is.mutable_graph(), known);
-    return convert(as_is, known, name, options.values);
+    return convert(as_is, known, name, options.values, stash);
   }
   if (first.fixed)
     throw error(
@@ -559,9 +571,13 @@ graph import_onnx(const std::string& path, const onnx_options& options) {
   if (in.peek() == std::ifstream::traits_type::eof())
     throw error(errc::invalid_argument,
                 fmt::format("onnx file '{}': expected a serialized ModelProto, the file is empty", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return import_onnx_bytes(ss.str(), path, options);
+  // One read into a buffer of the file's size (a stringstream grew by doubling and was copied out).
+  in.seekg(0, std::ios::end);
+  std::string bytes(static_cast<std::size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!in) throw error(errc::io, fmt::format("onnx file '{}': could not read it", path));
+  return import_onnx_bytes(bytes, path, options);
 }
 
 #else
