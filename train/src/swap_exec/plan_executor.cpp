@@ -39,7 +39,10 @@ class plan_executor_impl final : public step_executor {
       : m_(m), mi_(model_access::get(m)), opt_(o) {}
 
   ~plan_executor_impl() override {
-    if (dev_) dev_->synchronize();
+    try {
+      if (dev_) dev_->synchronize();
+    } catch (const std::exception&) {  // a device error already reported by the step that caused it
+    }
     release_all();
   }
 

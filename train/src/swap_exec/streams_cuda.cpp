@@ -86,6 +86,7 @@ class cuda_streams final : public device_streams {
     std::fill(ran_.begin(), ran_.end(), 0);
     host_epoch_ = std::chrono::steady_clock::now();
     check_cuda(cudaEventRecord(epoch_.e, compute_), "cudaEventRecord(epoch)");
+    started_ = true;
   }
 
   void* host_buffer(int k, std::size_t bytes) override {
@@ -132,6 +133,7 @@ class cuda_streams final : public device_streams {
     check_cuda(cudaStreamSynchronize(h2d_), "cudaStreamSynchronize(h2d)");
     check_cuda(cudaEventRecord(last_.e, compute_), "cudaEventRecord(end)");
     check_cuda(cudaStreamSynchronize(compute_), "cudaStreamSynchronize(compute)");
+    if (!started_) return 0;  // no step yet: no epoch to time from
     double end = since_epoch(last_.e);
     for (std::size_t k = 0; k < copied_.size(); ++k)
       if (copied_[k]) end = std::max(end, since_epoch(copy_end_[k].e));
@@ -178,6 +180,7 @@ class cuda_streams final : public device_streams {
   cuda::cuda_context& ctx_;
   cudaStream_t compute_ = nullptr, d2h_ = nullptr, h2d_ = nullptr;
   cuda_event epoch_, last_, issued_;
+  bool started_ = false;
   std::chrono::steady_clock::time_point host_epoch_ = std::chrono::steady_clock::now();
   std::vector<pinned> host_;
   std::vector<cuda_event> copy_start_, copy_end_, op_start_, op_end_;
