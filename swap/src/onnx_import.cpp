@@ -1,8 +1,9 @@
 #include "toru/swap/onnx_import.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -491,12 +492,15 @@ first_input set_batch(onnx::ModelProto& model, std::int64_t batch) {
 
 }  // namespace
 
-graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
+namespace {
+
+graph import_view(std::string_view bytes, const std::string& name, const onnx_options& options) {
   if (options.batch <= 0)
     throw error(errc::invalid_argument, fmt::format("batch: expected a positive value, got {}", options.batch));
   onnx::ModelProto parsed;
   auto stripped = detail::strip_initializer_data(bytes);
-  if (!(stripped ? parsed.ParseFromString(stripped->bytes) : parsed.ParseFromString(bytes)))
+  if (!(stripped ? parsed.ParseFromString(stripped->bytes)
+                 : parsed.ParseFromArray(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)))))
     throw error(errc::invalid_argument,
                 fmt::format("onnx model '{}': expected a serialized ModelProto, could not parse it", name));
   const weight_stash stash = stripped ? std::move(stripped->weights) : weight_stash{};
@@ -562,22 +566,18 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
               fmt::format("onnx model '{}': the first input's leading extent is not a batch axis ({})", name, why));
 }
 
+}  // namespace
+
+graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
+  return import_view(bytes, name, options);
+}
+
 graph import_onnx(const std::string& path, const onnx_options& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw error(errc::io, fmt::format("onnx file '{}': expected a file, got a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::io, fmt::format("onnx file '{}': expected a readable file, could not open it", path));
-  if (in.peek() == std::ifstream::traits_type::eof())
-    throw error(errc::invalid_argument,
-                fmt::format("onnx file '{}': expected a serialized ModelProto, the file is empty", path));
-  // One read into a buffer of the file's size (a stringstream grew by doubling and was copied out).
-  in.seekg(0, std::ios::end);
-  std::string bytes(static_cast<std::size_t>(in.tellg()), '\0');
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!in) throw error(errc::io, fmt::format("onnx file '{}': could not read it", path));
-  return import_onnx_bytes(bytes, path, options);
+  const detail::mapped_file file(path);
+  return import_view(file.view(), path, options);
 }
 
 #else

@@ -4,8 +4,17 @@
 // name = 8, raw_data = 9; FLOAT = 1.
 #include "onnx_wire.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "toru/core/error.hpp"
 
 namespace toru::swap::detail {
 
@@ -131,5 +140,22 @@ std::optional<stripped_model> strip_initializer_data(std::string_view in, std::s
   }
   return m;
 }
+
+mapped_file::mapped_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw error(errc::io, fmt::format("onnx file '{}': expected a readable file, could not open it", path));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+    ::close(fd);
+    throw error(errc::invalid_argument,
+                fmt::format("onnx file '{}': expected a serialized ModelProto, the file is empty", path));
+  }
+  size_ = static_cast<std::size_t>(st.st_size);
+  data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (data_ == MAP_FAILED) throw error(errc::io, fmt::format("onnx file '{}': could not map it", path));
+}
+
+mapped_file::~mapped_file() { ::munmap(data_, size_); }
 
 }  // namespace toru::swap::detail

@@ -23,4 +23,20 @@ struct stripped_model {
 /// report it). The views in `weights` point into `in`.
 std::optional<stripped_model> strip_initializer_data(std::string_view in, std::size_t min_bytes = 4096);
 
+/// A file mapped read-only: strip_initializer_data reads the graph's bytes and skips the weights,
+/// so their pages are never read from disk unless values are asked for. Throws toru::error: io
+/// (cannot open or map), invalid_argument (empty), naming the file.
+class mapped_file {
+ public:
+  explicit mapped_file(const std::string& path);
+  ~mapped_file();
+  mapped_file(const mapped_file&) = delete;
+  mapped_file& operator=(const mapped_file&) = delete;
+  std::string_view view() const noexcept { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 }  // namespace toru::swap::detail
