@@ -75,7 +75,7 @@ nlohmann::ordered_json plan_summary(const tt::plan_executor& ex) {
                            {"planning_s", t.planning_seconds}};
   if (meas.step_seconds > 0) {
     j["measured_step_s"] = meas.step_seconds;
-    j["predicted_step_s"] = meas.predicted_step_seconds;  // the plan's time when the step ran
+    j["predicted_step_s"] = meas.predicted_step_seconds;             // the plan's time when the step ran
     j["replayed_step_s"] = ex.simulate_measured_ops().step_seconds;  // with that step's own op times
     j["measured_stall_s"] = meas.stall_seconds;
   }

@@ -128,12 +128,13 @@ void check(const ts::graph& g, ts::strategy s) {
     const auto& r = ex->tuned().result;
     EXPECT_EQ(ex->last_step().swapped_out_bytes, r.swapped_out_bytes);
     EXPECT_EQ(ex->last_step().ops_recomputed, r.ops_recomputed);
-    std::printf("%s %s at %.1f of the no-plan peak: %lld bytes swapped, %d ops recomputed, peak %lld == %lld, step "
-                "%.4f s measured / %.4f s predicted\n",
-                g.name.c_str(), std::string(ts::to_string(ex->tuned().chosen)).c_str(), f,
-                static_cast<long long>(r.swapped_out_bytes), r.ops_recomputed,
-                static_cast<long long>(ex->last_step().measured_peak), static_cast<long long>(ex->planned_peak()),
-                ex->last_step().step_seconds, ex->last_step().predicted_step_seconds);
+    std::printf(
+        "%s %s at %.1f of the no-plan peak: %lld bytes swapped, %d ops recomputed, peak %lld == %lld, step "
+        "%.4f s measured / %.4f s predicted\n",
+        g.name.c_str(), std::string(ts::to_string(ex->tuned().chosen)).c_str(), f,
+        static_cast<long long>(r.swapped_out_bytes), r.ops_recomputed,
+        static_cast<long long>(ex->last_step().measured_peak), static_cast<long long>(ex->planned_peak()),
+        ex->last_step().step_seconds, ex->last_step().predicted_step_seconds);
     return;
   }
   ADD_FAILURE() << "no budget fraction gave a plan";

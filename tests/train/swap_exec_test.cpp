@@ -299,8 +299,8 @@ TEST(swap_exec, calibration_at_the_planned_batch_predicts_the_step) {
   EXPECT_EQ(predicted, ex->tuned().result.step_seconds);
   EXPECT_GE(predicted, 0.999 * ideal);
   EXPECT_GT(ex->tuned().result.swap_outs, 0);
-  EXPECT_NEAR(measured / predicted, 1.0, 0.15) << "measured " << measured << " s, predicted " << predicted
-                                               << " s, emulated device's model " << ideal << " s";
+  EXPECT_NEAR(measured / predicted, 1.0, 0.15)
+      << "measured " << measured << " s, predicted " << predicted << " s, emulated device's model " << ideal << " s";
   std::printf("calibration: predicted %.4f s before, %.4f s after (emulated model %.4f s), measured %.4f s\n",
               steps[0].predicted_step_seconds, predicted, ideal, measured);
 }

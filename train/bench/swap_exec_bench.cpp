@@ -47,11 +47,9 @@ struct args {
   double link_bw = 0;            // 0: calibrated rate / flop_per_byte
   int threads = 0;
   double flops = 0.3225e9, overhead = 16.3e-3;  // predict: the device's rate and per-op overhead
-  double scale = 5000;                           // hybrid: the emulated V100's slow-down
-  double overhead_us = 0;                        // hybrid: V100 per-op overhead (before scaling)
+  double scale = 5000;                          // hybrid: the emulated V100's slow-down
+  double overhead_us = 0;                       // hybrid: V100 per-op overhead (before scaling)
 };
-
-
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -253,7 +251,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", a.threads);
   app.add_option("--flops", a.flops, "predict: FLOP/s")->capture_default_str();
   app.add_option("--overhead", a.overhead, "predict: seconds per op")->capture_default_str();
-  app.add_option("--scale", a.scale, "hybrid, predict: the emulated V100's slow-down factor (predict: 0 = --flops)")->capture_default_str();
+  app.add_option("--scale", a.scale, "hybrid, predict: the emulated V100's slow-down factor (predict: 0 = --flops)")
+      ->capture_default_str();
   app.add_option("--overhead-us", a.overhead_us, "hybrid: V100 per-op overhead in us, before scaling")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);

@@ -35,8 +35,7 @@ std::string gib(std::int64_t b) { return fmt::format("{:.3f} GiB", static_cast<d
 
 class plan_executor_impl final : public step_executor {
  public:
-  plan_executor_impl(model& m, const executor_options& o)
-      : m_(m), mi_(model_access::get(m)), opt_(o) {}
+  plan_executor_impl(model& m, const executor_options& o) : m_(m), mi_(model_access::get(m)), opt_(o) {}
 
   ~plan_executor_impl() override {
     try {

@@ -191,8 +191,7 @@ class cuda_streams final : public device_streams {
 
 std::unique_ptr<device_streams> make_cuda_streams(backend& be, std::size_t budget) {
   auto* cb = dynamic_cast<cuda::cuda_backend*>(&be);
-  if (!cb)
-    throw error(errc::invalid_argument, "plan executor: expected the CUDA backend for the CUDA device streams");
+  if (!cb) throw error(errc::invalid_argument, "plan executor: expected the CUDA backend for the CUDA device streams");
   return std::make_unique<cuda_streams>(*cb, budget);
 }
 

@@ -76,7 +76,7 @@ struct step_measurement {
   int ops_recomputed = 0;
   double predicted_step_seconds = 0;  // the planner's time for the plan this step ran
   bool calibrated = false;            // that plan was made with measured per-op times
-  swap::sim_result trace = {};  // measured: trace events and memory samples, for the timeline
+  swap::sim_result trace = {};        // measured: trace events and memory samples, for the timeline
 };
 
 namespace detail {
