@@ -160,7 +160,7 @@ int run(const settings& s, MPI_Comm world) {
                  "no --memory-budget");
           m.emplace(g, tt::model_options{.threads = s.threads, .seed = s.seed});
         } else {
-          executor = install_plan(s, g, m);
+          executor = install_plan(s, g, m, mpi);
         }
         auto shape = m->input_shape();
         shape.erase(shape.begin());

@@ -7,13 +7,15 @@
 #include <fmt/format.h>
 
 #include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
 #include "toru/topology/units.hpp"
 
 namespace toru::apps::train {
 
 namespace tt = toru::train;
 
-std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g, std::optional<tt::model>& m) {
+std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g, std::optional<tt::model>& m,
+                                                MPI_Comm comm) {
   const double budget = topology::parse_bytes(s.memory_budget, "--memory-budget");
   if (!(budget >= 1))
     throw error(errc::invalid_argument,
@@ -37,6 +39,11 @@ std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::g
   o.device.flops_16 = flops;
   o.device.memory_bandwidth = 10e9;
   o.device.op_overhead = 20e-6;
+  // Every rank steps in lock-step (the engines' collectives), so all reach the calibration together.
+  o.agree_times = [comm](std::span<double> t) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_DOUBLE, MPI_MAX, comm),
+              "MPI_Allreduce");
+  };
   // --device cuda: the plan runs on the GPU (the CUDA backend's stream computes, two copy streams,
   // pinned host buffers, the model's capacity = the budget); without a GPU the model refuses on
   // every rank ("no CUDA device: ...").

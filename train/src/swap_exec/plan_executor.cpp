@@ -147,6 +147,7 @@ class plan_executor_impl final : public step_executor {
   void calibrate() {
     tune_.sim.measured_op_seconds.assign(training_.ops.size(), 0.0);
     for (std::size_t o = 0; o < training_.ops.size(); ++o) tune_.sim.measured_op_seconds[o] = op_seconds_[o];
+    if (opt_.agree_times) opt_.agree_times(tune_.sim.measured_op_seconds);
     tuned_ = swap::tune(training_, opt_.strategy, tune_);
     sim_ = tune_.sim;
     calibrated_ = true;

@@ -25,8 +25,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,10 @@ struct executor_options {
   // clones take their forward op's time), so the planner's times are this model's at this batch on
   // this device, not a rate fitted elsewhere. 0: plan with `device` only. A fixed plan is kept.
   int calibrate_after = 1;
+  // Called on every rank with the per-op times before the calibration re-plans: an engine running
+  // one model per rank max-reduces them here (collectively: every rank calibrates at the same
+  // step), so that every rank makes the same plan from the same times. Empty: this rank's own.
+  std::function<void(std::span<double>)> agree_times = {};
   // The emulated device's compute rate: every compute op occupies the compute stream for at least
   // the time this device's model gives it (swap::op_seconds; the kernel runs, then the stream
   // sleeps out the rest), so a slow device with set compute/link ratios runs here reproducibly
