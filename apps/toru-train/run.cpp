@@ -177,9 +177,7 @@ int run(const settings& s, MPI_Comm world) {
             m.emplace(g, tt::model_options{.threads = s.threads, .seed = s.seed});
           }
         } else {
-          expect(s.device == "cpu", "--memory-budget", "--device cpu (the plan runs on the host-emulated device)",
-                 "--device " + s.device);
-          executor = install_plan(s, g, m);
+          executor = install_plan(s, g, m, mpi);
         }
         auto shape = m->input_shape();
         shape.erase(shape.begin());

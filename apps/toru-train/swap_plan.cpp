@@ -7,13 +7,15 @@
 #include <fmt/format.h>
 
 #include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
 #include "toru/topology/units.hpp"
 
 namespace toru::apps::train {
 
 namespace tt = toru::train;
 
-std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g, std::optional<tt::model>& m) {
+std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g, std::optional<tt::model>& m,
+                                                MPI_Comm comm) {
   const double budget = topology::parse_bytes(s.memory_budget, "--memory-budget");
   if (!(budget >= 1))
     throw error(errc::invalid_argument,
@@ -37,9 +39,23 @@ std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::g
   o.device.flops_16 = flops;
   o.device.memory_bandwidth = 10e9;
   o.device.op_overhead = 20e-6;
+  // Every rank steps in lock-step (the engines' collectives), so all reach the calibration together.
+  o.agree_times = [comm](std::span<double> t) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_DOUBLE, MPI_MAX, comm),
+              "MPI_Allreduce");
+  };
+  // --device cuda: the plan runs on the GPU (the CUDA backend's stream computes, two copy streams,
+  // pinned host buffers, the model's capacity = the budget); without a GPU the model refuses on
+  // every rank ("no CUDA device: ...").
+  if (s.device != "cpu" && s.device != "cuda")
+    throw error(errc::invalid_argument, fmt::format("--device: expected cpu or cuda, got '{}'", s.device));
+  const auto backend = s.device == "cuda" ? tt::backend_kind::cuda : tt::backend_kind::cpu;
   try {
-    m.emplace(g, tt::model_options{
-                     .threads = s.threads, .seed = s.seed, .memory_capacity = o.budget, .defer_activations = true});
+    m.emplace(g, tt::model_options{.backend = backend,
+                                   .threads = s.threads,
+                                   .seed = s.seed,
+                                   .memory_capacity = o.budget,
+                                   .defer_activations = true});
   } catch (const toru::error& e) {
     if (e.code() != errc::out_of_memory) throw;
     throw error(errc::out_of_memory,
@@ -61,10 +77,13 @@ nlohmann::ordered_json plan_summary(const tt::plan_executor& ex) {
                            {"measured_peak_bytes", ex.persistent_bytes() + meas.measured_peak},
                            {"swapped_out_bytes", r.swapped_out_bytes},
                            {"ops_recomputed", r.ops_recomputed},
+                           {"calibrated", ex.calibrated()},
+                           {"planned_step_s", r.step_seconds},
                            {"planning_s", t.planning_seconds}};
   if (meas.step_seconds > 0) {
     j["measured_step_s"] = meas.step_seconds;
-    j["predicted_step_s"] = ex.simulate_measured_ops().step_seconds;
+    j["predicted_step_s"] = meas.predicted_step_seconds;             // the plan's time when the step ran
+    j["replayed_step_s"] = ex.simulate_measured_ops().step_seconds;  // with that step's own op times
     j["measured_stall_s"] = meas.stall_seconds;
   }
   return j;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include "run.hpp"
@@ -17,8 +18,9 @@ namespace toru::apps::train {
 /// Builds the model with deferred activations and a capacity of --memory-budget, plans it with
 /// --strategy and installs the executor. Throws toru::error naming the option for bad values, and
 /// out_of_memory (with what the planner needs) for a budget no plan fits.
+/// The calibration's per-op times are max-reduced over `comm`, so every rank re-plans alike.
 std::shared_ptr<toru::train::plan_executor> install_plan(const settings& s, const swap::graph& g,
-                                                         std::optional<toru::train::model>& m);
+                                                         std::optional<toru::train::model>& m, MPI_Comm comm);
 /// Plan and measurement of the last step, for the summary.
 nlohmann::ordered_json plan_summary(const toru::train::plan_executor& ex);
 void print_plan(const toru::train::plan_executor& ex);

@@ -1,11 +1,11 @@
 #include "toru/swap/onnx_import.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +18,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "onnx_fold.hpp"
+#include "onnx_wire.hpp"
 #endif
 
 namespace toru::swap {
@@ -197,13 +198,22 @@ void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
   }
 }
 
+// Raw bytes of the large float initializers, cut out of the file's bytes before parsing
+// (onnx_wire.hpp): the parsed model and its copies (one per batch tried, shape inference) hold no
+// weights. Before, VGG-16's 528 MB were copied five times per import.
+using weight_stash = std::map<std::string, std::string_view>;
+
 // Values of a float (or integer) initializer, as floats; empty for other types.
-std::vector<float> initial_values(const onnx::TensorProto& t) {
+std::vector<float> initial_values(const onnx::TensorProto& t, const weight_stash& stash) {
   std::vector<float> v;
   const bool raw = t.has_raw_data();
+  const auto stashed = stash.find(t.name());
   switch (t.data_type()) {
     case onnx::TensorProto_DataType_FLOAT:
-      if (raw) {
+      if (stashed != stash.end()) {
+        v.resize(stashed->second.size() / 4);
+        std::memcpy(v.data(), stashed->second.data(), v.size() * 4);
+      } else if (raw) {
         v.resize(t.raw_data().size() / 4);
         std::memcpy(v.data(), t.raw_data().data(), v.size() * 4);
       } else {
@@ -245,7 +255,7 @@ struct first_input {
 
 // Converts a folded, fused model (shapes inferred at `batch`) into a forward graph with a loss.
 graph convert(onnx::ModelProto& model, const std::map<std::string, detail::constant>& known, const std::string& name,
-              bool values) {
+              bool values, const weight_stash& stash) {
   std::int64_t opset = 13;
   for (const auto& imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
@@ -285,7 +295,7 @@ graph convert(onnx::ModelProto& model, const std::map<std::string, detail::const
                                                          t.data_type() == onnx::TensorProto_DataType_BFLOAT16);
     id[t.name()] = g.add_tensor(t.name(), s, from_onnx(t.data_type(), t.name()),
                                 trainable ? tensor_kind::parameter : tensor_kind::input);
-    if (values) g.tensors[id[t.name()]].init.values = initial_values(t);
+    if (values) g.tensors[id[t.name()]].init.values = initial_values(t, stash);
   }
   for (const auto& in : gp->input())
     if (!id.contains(in.name()) && !known.contains(in.name()))
@@ -482,13 +492,19 @@ first_input set_batch(onnx::ModelProto& model, std::int64_t batch) {
 
 }  // namespace
 
-graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
+namespace {
+
+graph import_view(std::string_view bytes, const std::string& name, const onnx_options& options) {
   if (options.batch <= 0)
     throw error(errc::invalid_argument, fmt::format("batch: expected a positive value, got {}", options.batch));
   onnx::ModelProto parsed;
-  if (!parsed.ParseFromString(bytes))
+  auto stripped = detail::strip_initializer_data(bytes);
+  if (!(stripped ? parsed.ParseFromString(stripped->bytes)
+                 : parsed.ParseFromArray(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)))))
     throw error(errc::invalid_argument,
                 fmt::format("onnx model '{}': expected a serialized ModelProto, could not parse it", name));
+  const weight_stash stash = stripped ? std::move(stripped->weights) : weight_stash{};
+  stripped.reset();
   const auto* g0 = &parsed.graph();
   if (g0->node_size() == 0 || g0->output_size() == 0)
     throw error(errc::invalid_argument,
@@ -510,7 +526,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
   try {
     auto known = detail::fold_constants(model, name);
     detail::fuse_decompositions(*model.mutable_graph(), known);
-    graph g = convert(model, known, name, options.values);
+    graph g = convert(model, known, name, options.values, stash);
     // Every extent that is a multiple of the probe carries the batch; the logits must.
     bool logits_scale = false;
     for (auto& t : g.tensors) {
@@ -537,7 +553,7 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
     set_batch(as_is, first.fixed);
     auto known = detail::fold_constants(as_is, name);
     detail::fuse_decompositions(*as_is.mutable_graph(), known);
-    return convert(as_is, known, name, options.values);
+    return convert(as_is, known, name, options.values, stash);
   }
   if (first.fixed)
     throw error(
@@ -550,18 +566,18 @@ graph import_onnx_bytes(const std::string& bytes, const std::string& name, const
               fmt::format("onnx model '{}': the first input's leading extent is not a batch axis ({})", name, why));
 }
 
+}  // namespace
+
+graph import_onnx_bytes(const std::string& bytes, const std::string& name, const onnx_options& options) {
+  return import_view(bytes, name, options);
+}
+
 graph import_onnx(const std::string& path, const onnx_options& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw error(errc::io, fmt::format("onnx file '{}': expected a file, got a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::io, fmt::format("onnx file '{}': expected a readable file, could not open it", path));
-  if (in.peek() == std::ifstream::traits_type::eof())
-    throw error(errc::invalid_argument,
-                fmt::format("onnx file '{}': expected a serialized ModelProto, the file is empty", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return import_onnx_bytes(ss.str(), path, options);
+  const detail::mapped_file file(path);
+  return import_view(file.view(), path, options);
 }
 
 #else

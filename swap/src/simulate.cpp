@@ -20,6 +20,16 @@ double op_seconds(const graph& g, int o, const device_spec& d) {
   return std::max(op.flops / d.flops_for(t), op.bytes_touched / d.memory_bandwidth) + d.op_overhead;
 }
 
+double op_seconds(const graph& g, int o, const device_spec& d, const sim_options& options) {
+  const auto& m = options.measured_op_seconds;
+  if (m.empty()) return op_seconds(g, o, d);
+  if (static_cast<std::size_t>(o) < m.size()) return m[static_cast<std::size_t>(o)];
+  const auto& op = g.ops[o];
+  if (op.cat == category::recompute && op.forward_op >= 0 && static_cast<std::size_t>(op.forward_op) < m.size())
+    return m[static_cast<std::size_t>(op.forward_op)];
+  return op_seconds(g, o, d);
+}
+
 std::vector<std::string> memory_profile_names() { return {"pytorch", "toru", "tflms"}; }
 
 memory_profile memory_profile_preset(std::string_view name) {
@@ -89,8 +99,7 @@ sim_result simulate(const plan& p, const device_spec& d, const sim_options& opti
         for (int obj : p.input_objects[st.op])
           if (obj >= 0) start = std::max(start, ready[obj]);
         r.stall_seconds += start - tc;
-        const double dt =
-            options.measured_op_seconds.empty() ? op_seconds(g, st.op, d) : options.measured_op_seconds.at(st.op);
+        const double dt = op_seconds(g, st.op, d, options);
         const auto& o = g.ops[st.op];
         if (o.cat == category::forward)
           c_f += dt;

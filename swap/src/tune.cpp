@@ -288,7 +288,7 @@ class tuner {
 
   double unit_seconds(const unit& u) const {
     double t = 0;
-    for (int f : u.recompute_ops) t += op_seconds(*base_, f, o_.device);
+    for (int f : u.recompute_ops) t += op_seconds(*base_, f, o_.device, o_.sim);
     return t;
   }
 

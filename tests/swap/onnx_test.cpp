@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,6 +17,8 @@
 
 #if TORU_ENABLE_ONNX
 #include <onnx/onnx_pb.h>
+
+#include "onnx_wire.hpp"  // swap/src
 #endif
 
 namespace ts = toru::swap;
@@ -60,7 +63,8 @@ void int_attr(onnx::NodeProto* n, const std::string& name, std::vector<std::int6
 
 // x[N,3,8,8] -> Conv(4,3x3,pad 1) -> BatchNorm -> Relu -> (Add with itself's conv) -> GlobalAveragePool
 // -> Flatten -> Gemm(10) -> y
-std::string small_cnn(const std::string& extra_op = "") {
+// `channels`: the conv's outputs; `raw`: initializers as raw_data (as PyTorch writes them).
+std::string small_cnn(const std::string& extra_op = "", std::int64_t channels = 4, bool raw = false) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("toru-test");
@@ -75,13 +79,20 @@ std::string small_cnn(const std::string& extra_op = "") {
   tt->set_elem_type(onnx::TensorProto_DataType_FLOAT);
   tt->mutable_shape()->add_dim()->set_dim_param("N");
   for (int d : {3, 8, 8}) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  add_initializer(g, "conv.w", {4, 3, 3, 3});
-  add_initializer(g, "bn.scale", {4});
-  add_initializer(g, "bn.bias", {4});
-  add_initializer(g, "bn.mean", {4});
-  add_initializer(g, "bn.var", {4});
-  add_initializer(g, "fc.w", {10, 4});
+  add_initializer(g, "conv.w", {channels, 3, 3, 3});
+  add_initializer(g, "bn.scale", {channels});
+  add_initializer(g, "bn.bias", {channels});
+  add_initializer(g, "bn.mean", {channels});
+  add_initializer(g, "bn.var", {channels});
+  add_initializer(g, "fc.w", {10, channels});
   add_initializer(g, "fc.b", {10});
+  if (raw)
+    for (auto& t : *g->mutable_initializer()) {
+      std::string r(static_cast<std::size_t>(t.float_data_size()) * 4, '\0');
+      std::memcpy(r.data(), t.float_data().data(), r.size());
+      t.clear_float_data();
+      t.set_raw_data(r);
+    }
   int_attr(add_node(g, "Conv", {"x", "conv.w"}, {"c"}), "pads", {1, 1, 1, 1});
   add_node(g, "BatchNormalization", {"c", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"b"});
   add_node(g, "Relu", {"b"}, {"r"});
@@ -143,6 +154,43 @@ TEST(onnx, import_infers_shapes_and_derives_training) {
   o.device = ts::device_preset("v100-nvlink2");
   const auto p = ts::tune(t, ts::strategy::automatic, o);
   EXPECT_TRUE(p.result.fits);
+}
+
+// The weights are cut out of the wire bytes before parsing (swap/src/onnx_wire.hpp): the stripped
+// bytes parse to the same model without the large raw_data, the cut bytes are the originals, and an
+// import that keeps values gets them all back.
+TEST(onnx, weights_cut_before_parsing_keep_their_values) {
+  const auto bytes = small_cnn("", 128, true);
+  onnx::ModelProto full;
+  ASSERT_TRUE(full.ParseFromString(bytes));
+  const auto stripped = toru::swap::detail::strip_initializer_data(bytes, 4096);
+  ASSERT_TRUE(stripped.has_value());
+  onnx::ModelProto cut;
+  ASSERT_TRUE(cut.ParseFromString(stripped->bytes));
+  EXPECT_LT(stripped->bytes.size(), bytes.size() - (128 * 27 + 10 * 128) * 4);
+  ASSERT_EQ(cut.graph().initializer_size(), full.graph().initializer_size());
+  EXPECT_EQ(cut.graph().node_size(), full.graph().node_size());
+  EXPECT_EQ(stripped->weights.size(), 2u);  // conv.w (13.8 kB) and fc.w (5.1 kB); the rest < 4 kB
+  for (int i = 0; i < full.graph().initializer_size(); ++i) {
+    const auto& a = full.graph().initializer(i);
+    const auto& b = cut.graph().initializer(i);
+    EXPECT_EQ(a.name(), b.name());
+    EXPECT_EQ(std::vector<std::int64_t>(a.dims().begin(), a.dims().end()),
+              std::vector<std::int64_t>(b.dims().begin(), b.dims().end()));
+    const bool big = a.raw_data().size() >= 4096;
+    EXPECT_EQ(b.has_raw_data(), !big) << a.name();
+    if (big) {
+      EXPECT_EQ(stripped->weights.at(a.name()), a.raw_data()) << a.name();
+    }
+  }
+  EXPECT_FALSE(toru::swap::detail::strip_initializer_data("\x0a\xff\xff\xff\xff\x0f").has_value());
+  const auto g = ts::import_onnx_bytes(bytes, "raw", {.batch = 3, .values = true});
+  for (const auto& t : full.graph().initializer()) {
+    std::vector<float> want(t.raw_data().size() / 4);
+    std::memcpy(want.data(), t.raw_data().data(), want.size() * 4);
+    EXPECT_EQ(named(g, t.name()).init.values, want) << t.name();
+  }
+  EXPECT_EQ(named(g, "y").shape, (std::vector<std::int64_t>{3, 10}));
 }
 
 TEST(onnx, unsupported_ops_are_named) {

@@ -5,6 +5,7 @@
 
 #include "toru/core/error.hpp"
 #include "toru/swap/models.hpp"
+#include "toru/swap/simulate.hpp"
 #include "toru/swap/tune.hpp"
 
 namespace ts = toru::swap;
@@ -288,4 +289,38 @@ TEST(tune, host_budget_is_respected_or_named) {
   auto big = on(16.0);
   big.device.host_memory_bytes = 1 << 20;
   EXPECT_EQ(ts::tune(t, ts::strategy::recompute, big).result.host_peak_bytes, 0);
+}
+
+// Measured per-op times of the training graph (an executor's calibration) serve every recompute
+// plan made from it: a clone takes its forward op's time, and the tuner and the simulator use them
+// instead of the device's compute model.
+TEST(tune, measured_op_times_cover_recompute_clones) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet18", {.batch = 4, .height = 32, .width = 32}));
+  const auto units = ts::find_units(t);
+  std::vector<int> all;
+  for (const auto& u : units)
+    if (u.bytes > 0) all.push_back(u.id);
+  const auto r = ts::apply_recompute(t, units, all);
+  ts::sim_options so;
+  for (std::size_t o = 0; o < t.ops.size(); ++o) so.measured_op_seconds.push_back(1e-3 * static_cast<double>(o + 1));
+  const auto d = ts::device_preset("v100-nvlink2");
+  int clones = 0;
+  for (int o = 0; o < static_cast<int>(r.ops.size()); ++o) {
+    const double s = ts::op_seconds(r, o, d, so);
+    if (o < static_cast<int>(t.ops.size())) {
+      EXPECT_EQ(s, so.measured_op_seconds[static_cast<std::size_t>(o)]);
+    } else {
+      ASSERT_EQ(r.ops[o].cat, ts::category::recompute);
+      EXPECT_EQ(s, so.measured_op_seconds[static_cast<std::size_t>(r.ops[o].forward_op)]) << r.ops[o].name;
+      ++clones;
+    }
+  }
+  EXPECT_GT(clones, 0);
+  // Without measurements: the device's model.
+  EXPECT_EQ(ts::op_seconds(r, 0, d, {}), ts::op_seconds(r, 0, d));
+  // The simulated compute time is the sum of the measured (and cloned) times when nothing stalls.
+  const auto p = ts::make_plan(std::make_shared<const ts::graph>(r), ts::swap_options{});
+  double sum = 0;
+  for (int o = 0; o < static_cast<int>(r.ops.size()); ++o) sum += ts::op_seconds(r, o, d, so);
+  EXPECT_NEAR(ts::simulate(p, d, so).step_seconds, sum, 1e-9 * sum);
 }

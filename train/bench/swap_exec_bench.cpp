@@ -6,8 +6,12 @@
 //   swap_exec_bench maxbatch --model resnet50 --image 32 --headroom 64MiB
 //       largest batch that runs without a plan / with swapping (executed: one step each), next to
 //       the planner's answer; V100-like ratio of compute rate to link bandwidth.
-//   swap_exec_bench hybrid   --model resnet50 --image 32 --batch 48 --headroom 64MiB
-//       swap-only vs hybrid step time, measured and predicted.
+//   swap_exec_bench hybrid   --model resnet50 --image 32 --batch 24 --headroom 16MiB --scale 5000
+//       swap-only vs hybrid (vs swap-only again: the noise floor) step time on an emulated device
+//       that is a V100 + NVLink2 slowed down --scale times (compute rate, memory bandwidth and link
+//       alike, so the ratios are the V100's): median and range of --steps timed rounds after two
+//       warm-up steps, next to the planner's prediction from the device description and from the
+//       per-op times measured at this batch (the executor's calibration).
 //
 // The device description the planner uses is calibrated first: one step of the model at a small
 // batch without a plan, least squares of per-op times against t = flops / R + c. Output: one JSON
@@ -43,6 +47,8 @@ struct args {
   double link_bw = 0;            // 0: calibrated rate / flop_per_byte
   int threads = 0;
   double flops = 0.3225e9, overhead = 16.3e-3;  // predict: the device's rate and per-op overhead
+  double scale = 5000;                          // hybrid: the emulated V100's slow-down
+  double overhead_us = 0;                       // hybrid: V100 per-op overhead (before scaling)
 };
 
 double median(std::vector<double> v) {
@@ -158,6 +164,66 @@ json run_plan(const args& a, const ts::device_spec& dev, double bw, ts::strategy
           {"steps_timed", meas.size()}};
 }
 
+// A V100 + NVLink2 slowed down `scale` times: the planner's description and the emulated device's.
+ts::device_spec scaled_v100(const args& a) {
+  auto d = ts::device_preset("v100-nvlink2");
+  d.name = fmt::format("v100-nvlink2/{}", a.scale);
+  d.flops_fp32 /= a.scale;
+  d.flops_16 /= a.scale;
+  d.memory_bandwidth /= a.scale;
+  d.d2h_bandwidth /= a.scale;
+  d.h2d_bandwidth /= a.scale;
+  d.op_overhead = a.overhead_us * 1e-6 * a.scale;
+  return d;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// One strategy on the scaled V100: two warm-up steps (the second one's per-op times calibrate the
+// planner), then `steps` timed rounds with the calibrated plan.
+json run_emulated(const args& a, ts::strategy s, std::int64_t batch, std::size_t budget) {
+  const auto dev = scaled_v100(a);
+  const auto g = build(a, batch);
+  tt::model m(g, {.threads = a.threads, .seed = 1, .memory_capacity = budget, .defer_activations = true});
+  auto o = base_options(dev, dev.d2h_bandwidth, s, budget);
+  o.emulated_compute = dev;
+  o.calibrate_after = 2;
+  auto ex = tt::plan_executor::install(m, o);
+  const double uncalibrated = ex->tuned().result.step_seconds;
+  const auto d = make_data(m);
+  std::vector<double> meas, pred;
+  for (std::int64_t i = 0; i < a.steps + 2; ++i) {
+    m.forward(d.x, d.y, {.step = static_cast<std::uint64_t>(i)});
+    m.backward();
+    if (i < 2) continue;
+    meas.push_back(ex->last_step().step_seconds);
+    pred.push_back(ex->last_step().predicted_step_seconds);
+  }
+  const auto& r = ex->tuned().result;
+  return {{"model", a.model},
+          {"image", a.image},
+          {"batch", batch},
+          {"device", dev.name},
+          {"requested", std::string(ts::to_string(s))},
+          {"strategy", std::string(ts::to_string(ex->tuned().chosen))},
+          {"budget_bytes", budget},
+          {"planned_peak", ex->persistent_bytes() + ex->planned_peak()},
+          {"measured_peak", ex->persistent_bytes() + ex->last_step().measured_peak},
+          {"swapped_out_bytes", r.swapped_out_bytes},
+          {"ops_recomputed", r.ops_recomputed},
+          {"planner_step_s_device", uncalibrated},
+          {"planner_step_s_calibrated", median(pred)},
+          {"measured_step_s_median", median(meas)},
+          {"measured_step_s_min", percentile(meas, 0)},
+          {"measured_step_s_max", percentile(meas, 1)},
+          {"measured_over_calibrated", median(meas) / median(pred)},
+          {"calibrated", ex->calibrated()},
+          {"rounds", meas.size()}};
+}
+
 std::size_t persistent_of(const args& a, std::int64_t batch) {
   const auto g = build(a, batch);
   tt::model m(g, {.threads = a.threads, .seed = 1, .defer_activations = true});
@@ -185,15 +251,24 @@ int main(int argc, char** argv) {
   app.add_option("--threads", a.threads);
   app.add_option("--flops", a.flops, "predict: FLOP/s")->capture_default_str();
   app.add_option("--overhead", a.overhead, "predict: seconds per op")->capture_default_str();
+  app.add_option("--scale", a.scale, "hybrid, predict: the emulated V100's slow-down factor (predict: 0 = --flops)")
+      ->capture_default_str();
+  app.add_option("--overhead-us", a.overhead_us, "hybrid: V100 per-op overhead in us, before scaling")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (a.mode == "predict") {
       // The planner alone (no timing): swap-only and hybrid at this batch, for a given device.
+      // --scale > 0: the scaled V100 of `hybrid`; 0: --flops, --overhead and the link ratio.
       ts::device_spec dev = ts::device_preset("v100-nvlink2");
       dev.flops_fp32 = dev.flops_16 = a.flops;
       dev.memory_bandwidth = 1e15;
       dev.op_overhead = a.overhead;
-      const double bw = a.link_bw > 0 ? a.link_bw : a.flops / a.flop_per_byte;
+      double bw = a.link_bw > 0 ? a.link_bw : a.flops / a.flop_per_byte;
+      if (a.scale > 0) {
+        dev = scaled_v100(a);
+        bw = dev.d2h_bandwidth;
+      }
       const auto headroom = static_cast<std::size_t>(toru::topology::parse_bytes(a.headroom, "--headroom"));
       const auto budget = persistent_of(a, a.batch) + headroom;
       for (auto s : {ts::strategy::swap, ts::strategy::hybrid}) {
@@ -214,6 +289,16 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (a.mode == "hybrid") {
+      // swap, hybrid, swap again: the two swap-only runs give the noise floor.
+      const auto headroom = static_cast<std::size_t>(toru::topology::parse_bytes(a.headroom, "--headroom"));
+      const auto budget = persistent_of(a, a.batch) + headroom;
+      for (auto s : {ts::strategy::swap, ts::strategy::hybrid, ts::strategy::swap}) {
+        std::puts(run_emulated(a, s, a.batch, budget).dump().c_str());
+        std::fflush(stdout);
+      }
+      return 0;
+    }
     const auto dev = calibrate(a);
     const double bw = a.link_bw > 0 ? a.link_bw : dev.flops_fp32 / a.flop_per_byte;
     std::puts(json{{"calibration", {{"flops", dev.flops_fp32}, {"op_overhead_s", dev.op_overhead}, {"link_bw", bw}}}}
@@ -231,14 +316,6 @@ int main(int argc, char** argv) {
       return 0;
     }
     const auto headroom = static_cast<std::size_t>(toru::topology::parse_bytes(a.headroom, "--headroom"));
-    if (a.mode == "hybrid") {
-      const auto budget = persistent_of(a, a.batch) + headroom;
-      for (auto s : {ts::strategy::swap, ts::strategy::hybrid}) {
-        std::puts(run_plan(a, dev, bw, s, a.batch, budget, a.steps).dump().c_str());
-        std::fflush(stdout);
-      }
-      return 0;
-    }
     // maxbatch: the planner's answer, then the executed one (doubling, then bisection; one step each).
     for (auto s : {ts::strategy::none, ts::strategy::swap}) {
       auto runs = [&](std::int64_t b) {

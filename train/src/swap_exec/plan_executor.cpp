@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "../model_impl.hpp"
+#include "device_streams.hpp"
 #include "executor_internal.hpp"
 #include "toru/core/error.hpp"
 #include "toru/swap/timeline.hpp"
@@ -20,8 +22,6 @@ namespace toru::train {
 namespace detail {
 
 namespace {
-
-using clock = std::chrono::steady_clock;
 
 std::int64_t numel(const std::vector<std::int64_t>& s) {
   std::int64_t n = 1;
@@ -35,12 +35,13 @@ std::string gib(std::int64_t b) { return fmt::format("{:.3f} GiB", static_cast<d
 
 class plan_executor_impl final : public step_executor {
  public:
-  plan_executor_impl(model& m, const executor_options& o)
-      : m_(m), mi_(model_access::get(m)), opt_(o), d2h_(o.link.d2h), h2d_(o.link.h2d) {}
+  plan_executor_impl(model& m, const executor_options& o) : m_(m), mi_(model_access::get(m)), opt_(o) {}
 
   ~plan_executor_impl() override {
-    d2h_.synchronize();
-    h2d_.synchronize();
+    try {
+      if (dev_) dev_->synchronize();
+    } catch (const std::exception&) {  // a device error already reported by the step that caused it
+    }
     release_all();
   }
 
@@ -58,6 +59,21 @@ class plan_executor_impl final : public step_executor {
       throw error(errc::invalid_argument,
                   fmt::format("plan executor: budget {} bytes exceeds the model's memory capacity of {} bytes",
                               opt_.budget, mem.capacity()));
+    if (mi_.be->kind() == backend_kind::cuda) {
+      // The hard limit on a GPU is the model's memory capacity (cudaMallocAsync from the default
+      // pool, checked on every allocation): it must be the budget the plan is made for.
+      if (mem.capacity() == 0 || mem.capacity() != opt_.budget)
+        throw error(errc::invalid_argument,
+                    fmt::format("plan executor on CUDA: expected model_options::memory_capacity equal to the budget "
+                                "({} bytes), got {} bytes",
+                                opt_.budget, mem.capacity()));
+      if (opt_.emulated_compute)
+        throw error(errc::invalid_argument,
+                    "plan executor on CUDA: executor_options::emulated_compute is for the emulated device only");
+      dev_ = make_cuda_streams(*mi_.be, opt_.budget);
+    } else {
+      dev_ = make_emulated_streams(opt_.link);
+    }
     persistent_ = static_cast<std::int64_t>(mem.in_use());
     const auto budget = static_cast<std::int64_t>(opt_.budget);
     training_ = executor_training_graph(m_, opt_.split_weight_grad);
@@ -122,6 +138,19 @@ class plan_executor_impl final : public step_executor {
     }
     device_ = to.device;
     sim_ = to.sim;
+    tune_ = to;
+    prepare();
+  }
+
+  // Re-plans with the per-op times of the last step (calibration at the planned batch). Any plan
+  // the tuner gives fits the same budget: fitting does not depend on times.
+  void calibrate() {
+    tune_.sim.measured_op_seconds.assign(training_.ops.size(), 0.0);
+    for (std::size_t o = 0; o < training_.ops.size(); ++o) tune_.sim.measured_op_seconds[o] = op_seconds_[o];
+    if (opt_.agree_times) opt_.agree_times(tune_.sim.measured_op_seconds);
+    tuned_ = swap::tune(training_, opt_.strategy, tune_);
+    sim_ = tune_.sim;
+    calibrated_ = true;
     prepare();
   }
 
@@ -166,6 +195,7 @@ class plan_executor_impl final : public step_executor {
       if (p.steps[s].kind == swap::step_kind::compute && p.steps[s].op == mi_.loss_op) loss_done_ = true;
     if (!loss_done_) throw error(errc::internal, "plan executor: the plan runs a backward op before the loss");
     planned_peak_ = swap::replay_memory(p).peak;
+    dev_->prepare(p.objects.size(), g.ops.size());
   }
 
   // ---- step execution -------------------------------------------------------------------------
@@ -174,23 +204,20 @@ class plan_executor_impl final : public step_executor {
     check_inputs(input, labels);
     if (!options.training) return eval_forward(input, labels, options);
     abandon();
+    if (!opt_.fixed && opt_.calibrate_after > 0 && !calibrated_ && steps_done_ >= opt_.calibrate_after) calibrate();
     auto& mem = mi_.be->memory();
-    d2h_.synchronize();
-    h2d_.synchronize();
     const auto& p = tuned_.p;
     ptr_.assign(p.objects.size(), nullptr);
     released_in_place_.assign(p.objects.size(), nullptr);
-    ev_.assign(p.objects.size(), nullptr);
-    host_.clear();
-    host_.resize(p.objects.size());
     op_seconds_.assign(p.g->ops.size(), 0.0);
+    ran_.clear();
     meas_ = {};
+    meas_.predicted_step_seconds = tuned_.result.step_seconds;
+    meas_.calibrated = calibrated_;
     meas_.trace.budget_bytes = static_cast<std::int64_t>(opt_.budget);
     mem.reset_high_water();
     base_ = static_cast<std::int64_t>(mem.in_use());
-    epoch_ = clock::now();
-    d2h_.set_epoch(epoch_);
-    h2d_.set_epoch(epoch_);
+    dev_->begin_step();
     step_ = {options.training, options.step, options.first_sample, mi_.opt.seed};
     for (int k : initial_) allocate(k);
     mi_.be->write_plain(mi_.image, input.data(), ptr_[object_of_[mi_.image]]);
@@ -215,8 +242,6 @@ class plan_executor_impl final : public step_executor {
                               mi_.g.name));
     const auto& p = tuned_.p;
     run_steps(split_, static_cast<int>(p.steps.size()), ready);
-    d2h_.synchronize();
-    h2d_.synchronize();
     mi_.be->synchronize();
     // Slots no gradient reached: zeros, as the default schedule.
     for (std::size_t s = 0; s < mi_.slots.size(); ++s)
@@ -224,7 +249,7 @@ class plan_executor_impl final : public step_executor {
         mi_.be->fill(mi_.grads.as<float>() + mi_.slots[s].offset, 0.0f, mi_.slots[s].count);
         if (ready) ready(static_cast<int>(s));
       }
-    const double end = now();
+    const double end = dev_->synchronize();
     for (std::size_t k = 0; k < ptr_.size(); ++k)
       if (ptr_[k])
         throw error(errc::internal, fmt::format("plan executor: object {} ('{}') still allocated after the step", k,
@@ -232,13 +257,20 @@ class plan_executor_impl final : public step_executor {
     auto& mem = mi_.be->memory();
     meas_.measured_peak = static_cast<std::int64_t>(mem.high_water()) - (base_ - 0);
     meas_.step_seconds = end;
-    // Copies into the trace (their intervals are known now).
+    // Compute and copies into the trace (on a GPU their intervals are known only now).
+    for (const int o : ran_) {
+      const auto [t0, t1] = dev_->op_interval(o);
+      op_seconds_[static_cast<std::size_t>(o)] = t1 - t0;
+      meas_.compute_seconds += t1 - t0;
+      meas_.trace.trace.push_back({0, t0, t1, o, -1, p.g->ops[o].cat});
+    }
     for (std::size_t k = 0; k < p.objects.size(); ++k) {
-      if (!ev_[k]) continue;
+      if (!dev_->copied(static_cast<int>(k))) continue;
       const auto& ob = p.objects[k];
-      meas_.trace.trace.push_back({ob.copy == 0 ? 1 : 2, ev_[k]->start(), ev_[k]->end(), -1, static_cast<int>(k),
+      const auto [t0, t1] = dev_->copy_interval(static_cast<int>(k));
+      meas_.trace.trace.push_back({ob.copy == 0 ? 1 : 2, t0, t1, -1, static_cast<int>(k),
                                    ob.copy == 0 ? swap::category::forward : swap::category::backward});
-      meas_.step_seconds = std::max(meas_.step_seconds, ev_[k]->end());
+      meas_.step_seconds = std::max(meas_.step_seconds, t1);
     }
     auto& tr = meas_.trace;
     tr.step_seconds = meas_.step_seconds;
@@ -247,10 +279,9 @@ class plan_executor_impl final : public step_executor {
     tr.stall_seconds = meas_.stall_seconds;
     tr.swapped_out_bytes = meas_.swapped_out_bytes;
     tr.swapped_in_bytes = meas_.swapped_in_bytes;
-    host_.clear();
-    ev_.clear();
     in_step_ = false;
     mi_.trained_forward = false;
+    ++steps_done_;
   }
 
   // ---- accessors ------------------------------------------------------------------------------
@@ -258,6 +289,7 @@ class plan_executor_impl final : public step_executor {
   std::int64_t persistent() const { return persistent_; }
   std::int64_t planned_peak() const { return planned_peak_; }
   const step_measurement& last() const { return meas_; }
+  bool is_calibrated() const { return calibrated_; }
 
   swap::sim_result simulate_measured(bool trace) const {
     auto so = sim_;
@@ -267,7 +299,7 @@ class plan_executor_impl final : public step_executor {
   }
 
  private:
-  double now() const { return std::chrono::duration<double>(clock::now() - epoch_).count(); }
+  double now() const { return dev_->now(); }
 
   void check_inputs(std::span<const float> input, std::span<const std::int32_t> labels) {
     const auto in_count = numel(mi_.g.tensors[mi_.image].shape);
@@ -293,7 +325,7 @@ class plan_executor_impl final : public step_executor {
 
   void release(int k) {
     if (!ptr_[k]) return;
-    if (ev_.size() > static_cast<std::size_t>(k) && ev_[k] && tuned_.p.objects[k].copy > 0) ev_[k]->wait();
+    if (in_step_ && tuned_.p.objects[k].copy > 0 && dev_->copied(k)) dev_->before_free(k);
     mi_.be->memory().deallocate(ptr_[k]);
     ptr_[k] = nullptr;
   }
@@ -308,18 +340,12 @@ class plan_executor_impl final : public step_executor {
 
   // A forward without its backward (an exception, or the caller skipped it): drop that step.
   void abandon() {
-    d2h_.synchronize();
-    h2d_.synchronize();
+    dev_->synchronize();
     release_all();
     in_step_ = false;
   }
 
-  void wait_for(const event_ptr& e) {
-    if (!e || e->done()) return;
-    const double t0 = now();
-    e->wait();
-    meas_.stall_seconds += now() - t0;
-  }
+  void wait_for(int k) { meas_.stall_seconds += dev_->compute_wait(k); }
 
   // Pointer to what op `o` (plan graph) reads as its input position i.
   void* input_ptr(int o, std::size_t i) {
@@ -340,38 +366,35 @@ class plan_executor_impl final : public step_executor {
         case swap::step_kind::compute: {
           const auto& o = g.ops[st.op];
           for (int obj : p.input_objects[st.op])
-            if (obj >= 0 && p.objects[obj].copy > 0) wait_for(ev_[obj]);
+            if (obj >= 0 && p.objects[obj].copy > 0) wait_for(obj);
           for (int k : allocs_at_[s]) allocate(k);
-          const double t0 = now();
+          dev_->op_begin(st.op);
           compute(st.op, ready);
           for (int obj : p.input_objects[st.op])
             if (obj >= 0) released_in_place_[obj] = nullptr;
-          const double t1 = now();
-          op_seconds_[st.op] = t1 - t0;
-          meas_.compute_seconds += t1 - t0;
-          meas_.trace.trace.push_back({0, t0, t1, st.op, -1, o.cat});
+          dev_->op_end(st.op, opt_.emulated_compute ? swap::op_seconds(g, st.op, *opt_.emulated_compute) : 0.0);
+          ran_.push_back(st.op);
           if (o.cat == swap::category::recompute) ++meas_.ops_recomputed;
           break;
         }
         case swap::step_kind::swap_out: {
           const auto& ob = p.objects[st.object];
-          host_[st.object] = std::make_unique<std::byte[]>(static_cast<std::size_t>(ob.bytes));
-          ev_[st.object] =
-              d2h_.enqueue(host_[st.object].get(), ptr_[st.object], static_cast<std::size_t>(ob.bytes), {});
+          const auto bytes = static_cast<std::size_t>(ob.bytes);
+          dev_->swap_out(st.object, dev_->host_buffer(st.object, bytes), ptr_[st.object], bytes);
           meas_.swapped_out_bytes += ob.bytes;
           break;
         }
         case swap::step_kind::swap_in: {
           const auto& ob = p.objects[st.object];
           for (int k : allocs_at_[s]) allocate(k);
-          ev_[st.object] = h2d_.enqueue(ptr_[st.object], host_[ob.source].get(), static_cast<std::size_t>(ob.bytes),
-                                        {ev_[ob.source]});
+          const auto bytes = static_cast<std::size_t>(ob.bytes);
+          dev_->swap_in(st.object, ptr_[st.object], dev_->host_buffer(ob.source, bytes), bytes, ob.source);
           meas_.swapped_in_bytes += ob.bytes;
           break;
         }
         case swap::step_kind::free:
           // A swapped-out object's memory is reused from here on: its copy must have landed.
-          if (st.fence || (p.objects[st.object].copy == 0 && ev_[st.object])) wait_for(ev_[st.object]);
+          if (st.fence || (p.objects[st.object].copy == 0 && dev_->copied(st.object))) wait_for(st.object);
           if (st.in_place) released_in_place_[st.object] = ptr_[st.object];
           release(st.object);
           break;
@@ -395,25 +418,26 @@ class plan_executor_impl final : public step_executor {
         for (std::size_t i = 0; i < op.inputs.size(); ++i) a.in.push_back(input_ptr(o, i));
         for (int t : op.outputs) a.out.push_back(ptr_[object_of_[t]]);
         a.buffers = mi_.op_buffers[f];
-        // A recomputation must not update the running statistics a second time.
-        std::vector<float> scratch;
+        // A recomputation must not update the running statistics a second time: they are saved to
+        // the host before it and restored after (no device memory outside the plan is needed).
+        std::vector<float> saved;
+        std::vector<std::size_t> counts;
         if (op.cat == swap::category::recompute && !a.buffers.empty()) {
           std::size_t n = 0;
-          for (const auto& b : mi_.buffer_slots)
-            if (b.first_forward_op == f) n += static_cast<std::size_t>(b.count);
-          scratch.resize(n);
-          std::size_t off = 0;
           for (std::size_t j = 0; j < a.buffers.size(); ++j) {
-            const auto cnt = static_cast<std::size_t>(buffer_count(f, j));
-            mi_.be->copy_to_host(scratch.data() + off, a.buffers[j], cnt * sizeof(float));
-            a.buffers[j] = scratch.data() + off;
-            off += cnt;
+            counts.push_back(static_cast<std::size_t>(buffer_count(f, j)));
+            n += counts.back();
           }
+          saved.resize(n);
+          for (std::size_t j = 0, off = 0; j < a.buffers.size(); off += counts[j], ++j)
+            mi_.be->copy_to_host(saved.data() + off, a.buffers[j], counts[j] * sizeof(float));
         }
         a.state = mi_.state[f].data();
         a.workspace = mi_.workspace.data();
         a.step = step_;
         mi_.kernels[f]->forward(a);
+        for (std::size_t j = 0, off = 0; j < counts.size(); off += counts[j], ++j)
+          mi_.be->copy_to_device(a.buffers[j], saved.data() + off, counts[j] * sizeof(float));
         return;
       }
       case swap::category::backward:
@@ -520,7 +544,12 @@ class plan_executor_impl final : public step_executor {
     if (alias < static_cast<std::ptrdiff_t>(in.size()))
       throw error(errc::unsupported,
                   fmt::format("plan executor: in-place '{}' over its input {} of {}", op.name, alias, in.size()));
-    std::memcpy(out, in[0], static_cast<std::size_t>(n) * 4);
+    if (mi_.be->kind() == backend_kind::cpu) {
+      std::memcpy(out, in[0], static_cast<std::size_t>(n) * 4);
+    } else {  // device memory: 0 + x == x exactly (up to the sign of a zero)
+      mi_.be->fill(out, 0.0f, n);
+      mi_.be->accumulate(out, in[0], n);
+    }
     for (std::size_t i = 1; i < in.size(); ++i) mi_.be->accumulate(out, in[i], n);
   }
 
@@ -566,11 +595,14 @@ class plan_executor_impl final : public step_executor {
   model& m_;
   model_access::impl& mi_;
   executor_options opt_;
-  copy_engine d2h_, h2d_;
+  std::unique_ptr<device_streams> dev_;
   swap::graph training_;
   swap::tuned_plan tuned_;
   swap::device_spec device_;
   swap::sim_options sim_;
+  swap::tune_options tune_;
+  bool calibrated_ = false;
+  int steps_done_ = 0;
   std::int64_t persistent_ = 0, planned_peak_ = 0, base_ = 0;
   std::vector<int> original_, object_of_, initial_;
   std::vector<std::vector<int>> allocs_at_;
@@ -578,12 +610,10 @@ class plan_executor_impl final : public step_executor {
   bool loss_done_ = false;
   // Per step
   std::vector<void*> ptr_, released_in_place_;
-  std::vector<event_ptr> ev_;
-  std::vector<std::unique_ptr<std::byte[]>> host_;
   std::vector<double> op_seconds_;
+  std::vector<int> ran_;  // compute ops in issue order
   std::vector<char> written_;
   step_info step_;
-  clock::time_point epoch_;
   bool in_step_ = false;
   step_measurement meas_;
 };
@@ -607,6 +637,7 @@ const swap::tuned_plan& plan_executor::tuned() const { return impl_->tuned(); }
 std::int64_t plan_executor::persistent_bytes() const { return impl_->persistent(); }
 std::int64_t plan_executor::planned_peak() const { return impl_->planned_peak(); }
 const step_measurement& plan_executor::last_step() const { return impl_->last(); }
+bool plan_executor::calibrated() const { return impl_->is_calibrated(); }
 swap::sim_result plan_executor::simulate_measured_ops() const { return impl_->simulate_measured(false); }
 
 std::string plan_executor::timeline_svg(const std::string& title) const {

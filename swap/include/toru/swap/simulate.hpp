@@ -41,7 +41,9 @@ struct sim_options {
   double fragmentation = 0;          // the allocator holds live object bytes x (1 + this)
   bool record_trace = false;         // fill sim_result::trace / memory (for the timeline)
   // Per op of the plan's graph: measured seconds used instead of the device's compute model (an
-  // executor's calibration); empty: op_seconds().
+  // executor's calibration); empty: op_seconds(). Ops past its end that are recompute clones take
+  // their forward op's time, so times measured on the training graph serve every recompute plan
+  // made from it.
   std::vector<double> measured_op_seconds = {};
 };
 
@@ -107,6 +109,9 @@ struct sim_result {
 
 /// Seconds the time model gives one op on a device.
 double op_seconds(const graph& g, int op, const device_spec& d);
+/// The time simulate() gives op `op`: its measured time where `options` has one (a recompute
+/// clone's is its forward op's), op_seconds() otherwise.
+double op_seconds(const graph& g, int op, const device_spec& d, const sim_options& options);
 
 sim_result simulate(const plan& p, const device_spec& d, const sim_options& options = {});
 

@@ -25,8 +25,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,20 @@ struct executor_options {
   // planner assumes until calibrate() replaces them by measured per-op times.
   swap::device_spec device = swap::device_preset("v100-nvlink2");
   bool split_weight_grad = true;  // conv/linear weight and data gradients as two steps
+  // Calibration at the planned batch: after this many training steps, the next one re-plans with
+  // the per-op times measured in the last step (swap::sim_options::measured_op_seconds; recompute
+  // clones take their forward op's time), so the planner's times are this model's at this batch on
+  // this device, not a rate fitted elsewhere. 0: plan with `device` only. A fixed plan is kept.
+  int calibrate_after = 1;
+  // Called on every rank with the per-op times before the calibration re-plans: an engine running
+  // one model per rank max-reduces them here (collectively: every rank calibrates at the same
+  // step), so that every rank makes the same plan from the same times. Empty: this rank's own.
+  std::function<void(std::span<double>)> agree_times = {};
+  // The emulated device's compute rate: every compute op occupies the compute stream for at least
+  // the time this device's model gives it (swap::op_seconds; the kernel runs, then the stream
+  // sleeps out the rest), so a slow device with set compute/link ratios runs here reproducibly
+  // whatever the host's load. Unset: kernels at the host's own speed.
+  std::optional<swap::device_spec> emulated_compute = {};
   // A given plan instead of the tuner's: these swap options on the graph with these recompute units
   // (ids from swap::find_units(training graph, 64, fine_units)). Still refused if it does not fit.
   struct fixed_plan {
@@ -64,7 +80,9 @@ struct step_measurement {
   double compute_seconds = 0, stall_seconds = 0;
   std::int64_t swapped_out_bytes = 0, swapped_in_bytes = 0;
   int ops_recomputed = 0;
-  swap::sim_result trace = {};  // measured: trace events and memory samples, for the timeline
+  double predicted_step_seconds = 0;  // the planner's time for the plan this step ran
+  bool calibrated = false;            // that plan was made with measured per-op times
+  swap::sim_result trace = {};        // measured: trace events and memory samples, for the timeline
 };
 
 namespace detail {
@@ -87,6 +105,8 @@ class plan_executor {
   std::int64_t persistent_bytes() const;
   std::int64_t planned_peak() const;  // the replay's peak (step inputs and live objects)
   const step_measurement& last_step() const;
+  /// Whether the current plan was made with measured per-op times (see calibrate_after).
+  bool calibrated() const;
 
   /// Replaces the device's compute model by the per-op times measured in the last step and
   /// returns the planner's simulation of the plan with them (the prediction to compare the
