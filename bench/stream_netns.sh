@@ -18,7 +18,7 @@
 # DNS_STEPS (60), DNS_RANKS (2), STREAM_SLOW_RATE (the slow viewer's link; default: calibrated
 # to 10x below the stream's rate in a first, unreported round), STREAM_LATENCY (1 s: the live-latency target of the paced viewer), STREAM_NS
 # (namespace prefix, "strv": use your own when others run netns testbeds), STREAM_CC (the stream
-# server's TCP congestion control, e.g. cubic; default: the system's), STREAM_WORK.
+# server's TCP congestion control: toru-view's --tcp-congestion, cubic unless given, e.g. bbr), STREAM_WORK.
 # Namespaces $STREAM_NS-a (producer) and $STREAM_NS-b (viewer) are removed at the end.
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"

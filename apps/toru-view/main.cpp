@@ -37,7 +37,7 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_signal(int) { interrupted = true; }
 
 struct settings {
-  std::string tcp_congestion;
+  std::string tcp_congestion = "cubic";
   std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "raw";
   std::string image_codec = "png", buffer_log;
   bool demo = false, json = false, no_playout = false, unpaced = false, field_only = false;
@@ -267,7 +267,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"skip", "decimate", "resolution", "catch-up"}))
       ->capture_default_str();
   app.add_option("--tcp-congestion", s.tcp_congestion,
-                 "serving: TCP congestion control for TCP viewers (e.g. cubic, bbr; default: the system's)");
+                 "serving: TCP congestion control for TCP viewers ('' for the system's default)")
+      ->capture_default_str();
   app.add_flag("--unpaced", s.unpaced, "serve every frame the moment it exists (the benchmark baseline)");
   app.add_option("--rate", s.rate, "--demo: steps per second")->check(CLI::Range(0.01, 10000.0))->capture_default_str();
   app.add_option("--size", s.size, "--demo: field size N (N x N)")->check(CLI::Range(2, 8192))->capture_default_str();
