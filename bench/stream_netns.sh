@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Benchmarks of stream/ on a shaped link between two network namespaces (docs/stream.md):
 #
-#   bench/stream_netns.sh overhead BUILD   toru-dns run time with streaming off, and on with a TCP
-#                                          viewer whose link is 10x too slow (tbf 100 kbit); per
-#                                          round: off, on, on, off (ABBA), so drift cancels; the
-#                                          two off runs of a round give the noise floor
+#   bench/stream_netns.sh overhead BUILD   toru-dns run time with streaming off and on (slice +
+#                                          spectrum each step, recording, one TCP viewer kept
+#                                          connected on a link 10x too slow), STREAM_RUNS rounds
+#                                          alternating off/on (ABAB, order flipping each round);
+#                                          median/min/max of on/off - 1 per pair, the noise floor
+#                                          (off vs the next off), and publish_s (rank 0's time in
+#                                          the streaming per step: the direct measure)
 #   bench/stream_netns.sh steady BUILD     playout of a 20 frames/s stream (64 kB frames) on a
 #                                          40 Mbit link shared with an iperf3 TCP flow: paced +
 #                                          flow-controlled vs the baseline "send every frame";
 #                                          the viewer's buffer level over time in WORK/*.csv
 #
 # Needs root (ip netns, tc tbf) and iperf3; netem is not available in this kernel, so links are
-# shaped in bandwidth only. Knobs: STREAM_RUNS (3), STREAM_SECONDS (20), DNS_N (48), DNS_STEPS (150),
-# DNS_RANKS (2), STREAM_SLOW_RATE (100kbit: the slow viewer's link; make it 10x below what a step
-# streams at the step rate you get), STREAM_LATENCY (1 s: the live-latency target of the paced viewer), STREAM_NS
-# (namespace prefix, "strv": use your own when others run netns testbeds), STREAM_WORK.
+# shaped in bandwidth only. Knobs: STREAM_RUNS (rounds/runs: 3), STREAM_SECONDS (20), DNS_N (48),
+# DNS_STEPS (60), DNS_RANKS (2), STREAM_SLOW_RATE (the slow viewer's link; default: calibrated
+# to 10x below the stream's rate in a first, unreported round), STREAM_LATENCY (1 s: the live-latency target of the paced viewer), STREAM_NS
+# (namespace prefix, "strv": use your own when others run netns testbeds), STREAM_CC (the stream
+# server's TCP congestion control: toru-view's --tcp-congestion, cubic unless given, e.g. bbr), STREAM_WORK.
 # Namespaces $STREAM_NS-a (producer) and $STREAM_NS-b (viewer) are removed at the end.
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -31,7 +35,7 @@ fi
 rm -rf "$WORK"; mkdir -p "$WORK"
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
   ip netns del $A 2>/dev/null || true; ip netns del $B 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -49,54 +53,64 @@ port_of() { for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.1; done; sed -
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 if [ "$MODE" = overhead ]; then
-  N=${DNS_N:-48} STEPS=${DNS_STEPS:-150} NP=${DNS_RANKS:-2}
+  N=${DNS_N:-48} STEPS=${DNS_STEPS:-60} NP=${DNS_RANKS:-2}
   link "${STREAM_SLOW_RATE:-100kbit}"
   MPI=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
-  off() {
-    ip netns exec $A "${MPI[@]}" "$DNS" --n "$N" --steps "$STEPS" --ic random --json --quiet --out "$WORK/off" >"$1"
+  dns() {  # output file, extra arguments
+    local out=$1; shift
+    ip netns exec $A "${MPI[@]}" "$DNS" --n "$N" --steps "$STEPS" --ic random --json --quiet --out "$WORK/dns" "$@" >"$out"
   }
-  on() {
-    # Streaming on, recording on, one TCP viewer at the far end of a 100 kbit link: the slice
-    # (PNG, ~3 kB) and spectrum (~0.7 kB) per step need ~10x that at this step rate.
-    rm -rf "$WORK/rec"
-    ip netns exec $A "${MPI[@]}" "$DNS" --n "$N" --steps "$STEPS" --ic random --json --quiet --out "$WORK/on" \
-      --stream-tcp-port 9100 --stream-record "$WORK/rec" >"$1" &
-    DNSPID=$!
-    sleep 1.5
-    ip netns exec $B "$VIEW" --connect 10.210.0.1:9100 --seconds 300 --json >"$2" 2>/dev/null &
-    VPID=$!; PIDS+=("$VPID")
-    wait $DNSPID
-    kill "$VPID" 2>/dev/null || true
-  }
+  # The slow viewer stays connected the whole benchmark: it reconnects within 50 ms of each
+  # streaming run's server coming up (before its first step) and is cut off when that run ends.
+  ( while :; do
+      ip netns exec $B "$VIEW" --connect 10.210.0.1:9100 --seconds 600 --json 2>/dev/null || true
+      sleep 0.05
+    done ) >>"$WORK/viewer.jsonl" &
+  PIDS+=($!)
+  on() { rm -rf "$WORK/rec"; dns "$1" --stream-tcp-port 9100 --stream-record "$WORK/rec"; }
+  # Round 0 calibrates: the link is set 10x below what streaming needs at the measured step rate
+  # (recorded bytes per step x steps per second), unless STREAM_SLOW_RATE is given.
+  dns "$WORK/cal-off.json"; on "$WORK/cal-on.json"
+  if [ -z "${STREAM_SLOW_RATE:-}" ]; then
+    RATE=$(python3 -c "import json,os,sys; j=json.load(open('$WORK/cal-off.json')); b=sum(os.path.getsize(os.path.join('$WORK/rec',f)) for f in os.listdir('$WORK/rec'))/$STEPS; print(max(8, int(b*8/j['time_per_step']/10/1000)))")
+    for ns_dev in "$A va" "$B vb"; do set -- $ns_dev; tc -n "$1" qdisc change dev "$2" root tbf rate "${RATE}kbit" burst 32kb latency 400ms; done
+    echo "slow link: ${RATE} kbit/s (10x below the stream's rate at the calibrated step rate)"
+  fi
+  # ABAB...: off and on alternate, the order flipping every round, so drift and load changes hit
+  # both; each ratio pairs a run with its neighbour; the noise floor pairs two off runs the same way.
   for r in $(seq "$RUNS"); do
-    off "$WORK/off-$r.json"
-    on "$WORK/on-$r.json" "$WORK/viewer-$r.json"
-    on "$WORK/on2-$r.json" "$WORK/viewer2-$r.json"
-    off "$WORK/off2-$r.json"
+    if [ $((r % 2)) = 1 ]; then dns "$WORK/off-$r.json"; on "$WORK/on-$r.json"
+    else on "$WORK/on-$r.json"; dns "$WORK/off-$r.json"; fi
+    echo "round $r/$RUNS done, load $(cut -d' ' -f1-3 /proc/loadavg)"
   done
-  # The publishing sits between toru-dns's timed intervals, so the whole run's wall time is compared:
-  # per round, (on + on2) / (off + off2) - 1; the noise floor is |off2 / off - 1| (the same run twice).
-  python3 - "$WORK" "$RUNS" "$NP" "$(uptime)" <<'PY'
+  python3 - "$WORK" "$RUNS" "$NP" "$N" "$STEPS" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, statistics, sys
-work, runs, np_, load = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-def load_runs(kind): return [json.load(open(f"{work}/{kind}-{r}.json")) for r in range(1, runs + 1)]
-off, off2, on, on2 = (load_runs(k) for k in ("off", "off2", "on", "on2"))
-w = lambda js: [j["wall_s"] for j in js]
-pct = [100 * ((a["wall_s"] + b["wall_s"]) / (c["wall_s"] + d["wall_s"]) - 1) for a, b, c, d in zip(on, on2, off, off2)]
-noise = [100 * abs(b["wall_s"] / a["wall_s"] - 1) for a, b in zip(off, off2)]
-views = []
-for r in range(1, runs + 1):
-    for k in ("viewer", "viewer2"):
-        try: views.append(json.loads(open(f"{work}/{k}-{r}.json").read().strip().splitlines()[-1]))
-        except Exception: views.append(None)
-print(json.dumps({"benchmark": "stream overhead on toru-dns", "ranks": np_, "wall_s_off": w(off) + w(off2),
-                  "wall_s_on": w(on) + w(on2), "overhead_pct_per_round": pct,
-                  "overhead_pct_median": statistics.median(pct), "overhead_pct_range": [min(pct), max(pct)],
-                  "noise_floor_pct_per_round": noise, "noise_floor_pct_median": statistics.median(noise),
-                  "publish_s": [j.get("stream", {}).get("publish_s") for j in on + on2],
-                  "time_per_step_off": [j["time_per_step"] for j in off + off2],
-                  "time_per_step_on": [j["time_per_step"] for j in on + on2],
-                  "stream_counters": [j.get("stream") for j in on + on2], "slow_viewer": views, "load_after": load}))
+work, runs, np_, n, steps, load = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), sys.argv[6]
+off = [json.load(open(f"{work}/off-{r}.json")) for r in range(1, runs + 1)]
+on = [json.load(open(f"{work}/on-{r}.json")) for r in range(1, runs + 1)]
+def summary(xs): return {"median": round(statistics.median(xs), 2), "min": round(min(xs), 2), "max": round(max(xs), 2)}
+def pct(a, b): return 100 * (a / b - 1)
+# Run time = the solver's steps (time_per_step_mean x steps) and the whole wall time (start-up included).
+step_s = lambda j: j["time_per_step_mean"] * steps
+over_steps = [pct(step_s(a), step_s(b)) for a, b in zip(on, off)]
+over_wall = [pct(a["wall_s"], b["wall_s"]) for a, b in zip(on, off)]
+noise_steps = [pct(step_s(off[i + 1]), step_s(off[i])) for i in range(runs - 1)]
+noise_wall = [pct(off[i + 1]["wall_s"], off[i]["wall_s"]) for i in range(runs - 1)]
+pub = [100 * j["stream"]["publish_s"] / step_s(j) for j in on]
+views = [json.loads(l) for l in open(f"{work}/viewer.jsonl") if l.strip().startswith("{")]
+print(json.dumps({
+    "benchmark": "stream overhead on toru-dns", "n": n, "steps": steps, "ranks": np_, "rounds": runs,
+    "overhead_steps_pct": summary(over_steps), "overhead_wall_pct": summary(over_wall),
+    "noise_floor_steps_pct": summary(noise_steps) if noise_steps else None,
+    "noise_floor_abs_steps_pct_median": round(statistics.median(abs(x) for x in noise_steps), 2) if noise_steps else None,
+    "noise_floor_wall_pct": summary(noise_wall) if noise_wall else None,
+    "publish_share_pct": summary(pub),
+    "publish_ms_per_step": summary([1000 * j["stream"]["publish_s"] / steps for j in on]),
+    "step_ms_off": summary([1000 * j["time_per_step_mean"] for j in off]),
+    "step_ms_on": summary([1000 * j["time_per_step_mean"] for j in on]),
+    "frames_offered_encoded_dropped": [[j["stream"].get("offered"), j["stream"].get("encoded"), j["stream"].get("dropped")] for j in on],
+    "slow_viewer_sessions": len(views), "slow_viewer_played": [v.get("played") for v in views],
+    "load_after": load}, indent=1))
 PY
   exit 0
 fi
@@ -108,6 +122,7 @@ if [ "$MODE" = steady ]; then
     for r in $(seq "$RUNS"); do
       EXTRA=(); VEXTRA=(--latency "${STREAM_LATENCY:-1}" --buffer-log "$WORK/$variant-$r.csv")
       [ $variant = baseline ] && EXTRA=(--unpaced) && VEXTRA=(--no-playout)
+      [ -n "${STREAM_CC:-}" ] && EXTRA+=(--tcp-congestion "$STREAM_CC")
       # 20 frames/s of a 128x128 f32 field (raw, 64 kB): ~10.5 Mbit/s on a 40 Mbit link shared with iperf3.
       ip netns exec $A "$VIEW" --demo --field-only --address 10.210.0.1 --port -1 --tcp-port 0 --json --rate 20 \
         --size 128 --image-codec raw --fps 20 --low-water 6 --high-water 40 --seconds $((SECONDS_RUN + 8)) "${EXTRA[@]}" \
@@ -121,12 +136,31 @@ if [ "$MODE" = steady ]; then
       ip netns exec $B iperf3 -c 10.210.0.1 -p 5301 -R -t $((SECONDS_RUN + 4)) >/dev/null 2>&1 &
       PIDS+=($!)
       sleep 1
+      # The sender's TCP state (congestion control, cwnd, pacing and delivery rate) of both flows
+      # twice a second: what the link gives the stream when the competing flow takes its share.
+      ( while sleep 0.5; do echo "t $(date +%s.%N)"; ip netns exec $A ss -tin state established; done ) \
+        >"$WORK/ss-$variant-$r.txt" 2>/dev/null &
+      SSPID=$!; PIDS+=($SSPID)
       ip netns exec $B "$VIEW" --connect 10.210.0.1:"$PORT" --fps 20 --low-water 6 --high-water 40 \
         --seconds "$SECONDS_RUN" --json "${VEXTRA[@]}" >"$WORK/$variant-$r.json"
+      kill $SSPID 2>/dev/null || true
       echo "$variant run $r: $(cat "$WORK/$variant-$r.json") load: $(cut -d' ' -f1-3 /proc/loadavg)"
       sleep 4
     done
   done
+  # Per variant over the runs: median / min / max of stalls, skipped frames and jitter.
+  python3 - "$WORK" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
+import json, statistics, sys
+work, runs, load = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def summary(xs): return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+out = {"benchmark": "stream steadiness", "runs": runs, "load_after": load}
+for v in ("paced", "baseline"):
+    js = [json.loads(open(f"{work}/{v}-{r}.json").read().strip().splitlines()[-1]) for r in range(1, runs + 1)]
+    out[v] = {k: summary([j[k] for j in js]) for k in
+              ("stalls", "skipped", "played", "jitter_mean_ms", "jitter_max_ms", "interval_mean_ms", "min_buffer")}
+    out[v]["runs_without_stall"] = sum(j["stalls"] == 0 for j in js)
+print(json.dumps(out, indent=1))
+PY
   exit 0
 fi
 echo "unknown mode $MODE"; exit 2

@@ -37,6 +37,7 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_signal(int) { interrupted = true; }
 
 struct settings {
+  std::string tcp_congestion = "cubic";
   std::string store, connect, dump, record, address = "0.0.0.0", from = "live", policy = "skip", codec = "raw";
   std::string image_codec = "png", buffer_log;
   bool demo = false, json = false, no_playout = false, unpaced = false, field_only = false;
@@ -59,6 +60,7 @@ ts::server_options server_of(const settings& s) {
           .tcp_port = s.tcp_port,
           .flow = flow_of(s),
           .paced = !s.unpaced,
+          .tcp_congestion = s.tcp_congestion,
           .title = s.demo ? "toru-view demo" : "toru-view " + s.store};
 }
 
@@ -263,6 +265,9 @@ int main(int argc, char** argv) {
                  "a viewer that cannot keep up: skip (to the newest), decimate (fewer steps), resolution (smaller "
                  "images), catch-up")
       ->check(CLI::IsMember({"skip", "decimate", "resolution", "catch-up"}))
+      ->capture_default_str();
+  app.add_option("--tcp-congestion", s.tcp_congestion,
+                 "serving: TCP congestion control for TCP viewers ('' for the system's default)")
       ->capture_default_str();
   app.add_flag("--unpaced", s.unpaced, "serve every frame the moment it exists (the benchmark baseline)");
   app.add_option("--rate", s.rate, "--demo: steps per second")->check(CLI::Range(0.01, 10000.0))->capture_default_str();

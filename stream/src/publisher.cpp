@@ -56,6 +56,15 @@ void publisher::start() {
 }
 
 publisher::~publisher() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && !finalized) {
+    try {
+      complete_gathers();
+    } catch (const std::exception& e) {
+      log::write(log::level::warn, fmt::format("toru::stream: a gathered frame was not published: {}", e.what()));
+    }
+  }
   if (queue_) {
     flush(10);
     stop_ = true;
@@ -79,53 +88,6 @@ push_result publisher::publish(const frame_view& f) {
                            f.name, f.data.size(), opt_.max_frame_bytes));
   }
   return r;
-}
-
-push_result publisher::publish_gathered(const frame_view& tile) {
-  if (comm_ == MPI_COMM_NULL) return publish(tile);
-  std::string trailing;
-  for (std::size_t i = 1; i < tile.shape.size(); ++i) trailing += std::to_string(tile.shape[i]) + ",";
-  validate_collectively(comm_, "toru::stream::publisher::publish_gathered",
-                        {same_text("frame.name", tile.name),
-                         {"frame.dtype", static_cast<std::int64_t>(tile.type)},
-                         {"frame.shape (number of axes)", static_cast<std::int64_t>(tile.shape.size())},
-                         same_text("frame.shape[1:]", trailing)},
-                        [&] { validate(tile); });
-  const auto mine = static_cast<std::int64_t>(tile.data.size());
-  std::vector<std::int64_t> bytes(static_cast<std::size_t>(nranks_)), rows(bytes.size());
-  check_mpi(MPI_Allgather(&mine, 1, MPI_INT64_T, bytes.data(), 1, MPI_INT64_T, comm_), "MPI_Allgather");
-  std::int64_t total = 0;
-  for (auto b : bytes) total += b;
-  if (total > static_cast<std::int64_t>(opt_.max_frame_bytes)) {
-    if (rank_ == root_) {
-      ++refused_gathered_;
-      if (!warned_refused_) {
-        warned_refused_ = true;
-        log::write(log::level::warn, fmt::format("toru::stream: gathered frame '{}' of {} bytes refused: larger than "
-                                                 "max_frame_bytes = {} (logged once)",
-                                                 tile.name, total, opt_.max_frame_bytes));
-      }
-    }
-    return push_result::refused_oversize;
-  }
-  std::vector<int> counts(bytes.size()), displs(bytes.size());
-  int at = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i)
-    counts[i] = static_cast<int>(bytes[i]), displs[i] = at, at += counts[i];
-  if (rank_ == root_ && gather_.size() < opt_.max_frame_bytes) gather_.resize(opt_.max_frame_bytes);
-  check_mpi(MPI_Gatherv(tile.data.data(), static_cast<int>(mine), MPI_BYTE, gather_.data(), counts.data(),
-                        displs.data(), MPI_BYTE, root_, comm_),
-            "MPI_Gatherv");
-  if (rank_ != root_) return push_result::queued;
-  frame_view whole = tile;
-  const auto row_bytes = static_cast<std::int64_t>(dtype_size(tile.type)) * [&] {
-    std::int64_t r = 1;
-    for (std::size_t i = 1; i < tile.shape.size(); ++i) r *= tile.shape[i];
-    return r;
-  }();
-  whole.shape[0] = row_bytes > 0 ? total / row_bytes : 0;
-  whole.data = std::span<const std::byte>(gather_.data(), static_cast<std::size_t>(total));
-  return publish(whole);
 }
 
 void publisher::encode_loop() {
@@ -197,7 +159,7 @@ publisher_counters publisher::counters() const {
   publisher_counters c;
   if (!queue_) return c;
   const auto q = queue_->counters();
-  c.offered = q.offered + refused_gathered_, c.queued = q.queued, c.dropped = q.dropped;
+  c.offered = q.offered + refused_gathered_.load(), c.queued = q.queued, c.dropped = q.dropped;
   c.refused = q.refused + refused_gathered_;
   c.encoded = encoded_, c.encode_failures = encode_failures_;
   c.recorded = recorded_, c.record_failures = record_failures_;

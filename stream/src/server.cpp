@@ -8,10 +8,16 @@
 #include <websocketpp/config/asio_no_tls.hpp>
 #include <websocketpp/server.hpp>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -466,6 +472,22 @@ struct server::impl {
   }
 
   // --- plain TCP -----------------------------------------------------------------------------------
+  // The system default may not suit an application-limited stream sharing a link with bulk flows
+  // (benchmarks.md#stream); an unknown or unavailable algorithm is logged once and ignored.
+  void set_congestion_control(int fd, const std::string& peer) {
+    if (opt.tcp_congestion.empty()) return;
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, opt.tcp_congestion.data(),
+                     static_cast<socklen_t>(opt.tcp_congestion.size())) != 0 &&
+        !warned_congestion) {
+      warned_congestion = true;
+      log_line(
+          "toru::stream: cannot use TCP congestion control '{}' for {}: {} (logged once; the system default "
+          "is used)",
+          opt.tcp_congestion, peer, std::strerror(errno));
+    }
+  }
+  bool warned_congestion = false;
+
   void accept_tcp() {
     auto conn = std::make_shared<tcp_conn>(io);
     tcp_acceptor->async_accept(conn->sock, [this, conn](const asio::error_code& ec) {
@@ -481,6 +503,7 @@ struct server::impl {
         conn->sock.close(e2);
       } else {
         conn->sock.set_option(asio::ip::tcp::no_delay(true), e2);
+        set_congestion_control(conn->sock.native_handle(), peer);
         auto s = new_session(peer);
         s->tcp = conn;
         tcp_read(s);

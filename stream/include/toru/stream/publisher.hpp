@@ -11,12 +11,18 @@
 //     if (rank == 0) pub.publish(toru::stream::make_frame<double>("spectrum", step, t, {nk}, ek));
 //   }
 //
-// Frames from all ranks: publish_gathered() (collective) concatenates the ranks' tiles along
-// axis 0 at the root, which owns the queue, the thread, the recording and the server. Tiled
-// instead: give every rank its own publisher on MPI_COMM_SELF (its own port and directory) and
-// set frame_view::origin/global_shape.
+// Frames from all ranks: publish_gathered() (collective, every rank in the same order)
+// concatenates the ranks' tiles along axis 0 at the root, which owns the queue, the thread, the
+// recording and the server. It never waits for the gather: each call copies the tile, starts a
+// non-blocking exchange of the tiles' sizes (MPI_Iallgather) and completes the previous calls'
+// (the sizes of call k-1 start its MPI_Igatherv; the data of call k-2 is published at the root),
+// so a gathered frame enters the queue two calls later, or at complete_gathers(). Errors in a
+// gathered call (ranks disagree on name, dtype or extents; a bad tile; too large a frame) are
+// found at the next gathered call, the same on every rank. Tiled instead: give every rank its own
+// publisher on MPI_COMM_SELF (its own port and directory) and set frame_view::origin/global_shape.
 //
-// Thread safety: publish() from one thread at a time; counters() from any thread.
+// Thread safety: publish() from one thread at a time; counters() from any thread. Only the
+// calling thread makes MPI calls (MPI_THREAD_FUNNELED is enough).
 #pragma once
 
 #include <mpi.h>
@@ -68,7 +74,8 @@ class publisher {
   publisher(MPI_Comm comm, publisher_options opt);
   /// One process, no MPI.
   explicit publisher(publisher_options opt);
-  /// Encodes what is queued (up to 10 s), then stops. Not collective.
+  /// Completes pending gathers (so every rank must destroy it, as MPI_Comm_free requires), encodes
+  /// what is queued (up to 10 s), then stops.
   ~publisher();
   publisher(const publisher&) = delete;
   publisher& operator=(const publisher&) = delete;
@@ -76,11 +83,15 @@ class publisher {
   /// Root only (other ranks: a no-op returning dropped). Validates f (throws invalid_argument),
   /// copies it and returns at once.
   push_result publish(const frame_view& f);
-  /// Collective: every rank's tile (same name, dtype and trailing extents; any number of rows,
-  /// zero included) is gathered along axis 0 at the root and published there. Returns the root's
-  /// result on the root and queued elsewhere; refused_oversize on every rank if the whole frame
-  /// exceeds max_frame_bytes.
+  /// Collective, non-blocking: every rank's tile (same name, dtype and trailing extents; any
+  /// number of rows, zero included) is copied and gathered along axis 0 at the root, where it is
+  /// published at the second next gathered call (or complete_gathers). Returns queued (the tile is
+  /// on its way; the frame's fate is in counters()), or refused_oversize if this rank's tile alone
+  /// exceeds max_frame_bytes. Throws, on every rank, an error found in the previous call (that
+  /// call's frame and this call's tile are then not published).
   push_result publish_gathered(const frame_view& tile);
+  /// Collective: waits for every started gather and publishes it at the root (throws as above).
+  void complete_gathers();
 
   /// Waits until every queued frame is encoded (and recorded), up to timeout_s; true if so.
   bool flush(double timeout_s = 10);
@@ -96,6 +107,29 @@ class publisher {
  private:
   void start();
   void encode_loop();
+  // The gather pipeline (publisher_gather.cpp).
+  void finish_data();
+  void finish_sizes();
+
+  struct staged_tile {  // a copy of a gathered call's tile, kept until its gather completes
+    std::string name;
+    std::int64_t step = 0;
+    double time = 0;
+    std::vector<std::int64_t> shape;
+    dtype type = dtype::f64;
+    std::vector<std::byte> data;
+    std::size_t bytes = 0;
+    std::string error;  // this rank's tile was invalid: the message
+  };
+  static constexpr int size_fields = 6;  // per rank: status, dtype, axes, name digest, extents digest, bytes
+  staged_tile staged_[2];
+  int next_stage_ = 0;
+  int sizes_stage_ = -1, data_stage_ = -1;  // the stage whose sizes / data are in flight (-1: none)
+  MPI_Request sizes_req_ = MPI_REQUEST_NULL, data_req_ = MPI_REQUEST_NULL;
+  std::int64_t my_sizes_[size_fields] = {};
+  std::vector<std::int64_t> all_sizes_;
+  std::vector<int> counts_, displs_;
+  std::int64_t data_total_ = 0;
 
   publisher_options opt_;
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -108,7 +142,8 @@ class publisher {
   std::thread thread_;
   std::atomic<bool> stop_{false}, busy_{false};
   std::atomic<std::uint64_t> encoded_{0}, encode_failures_{0}, recorded_{0}, record_failures_{0};
-  std::uint64_t next_seq_ = 0, refused_gathered_ = 0;
+  std::uint64_t next_seq_ = 0;
+  std::atomic<std::uint64_t> refused_gathered_{0};
   bool warned_refused_ = false;
 };
 
