@@ -71,7 +71,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
   // (2 x read + write), unpack (read + write). Between nodes the wire replaces MPI's copies.
   const double copies = f.one_node ? 8 * B / memory_bandwidth : 4 * B / memory_bandwidth;
-  const double wire = f.one_node ? 0 : B / network_bandwidth;
+  const double wire = f.one_node ? 0 : f.wire_seconds >= 0 ? f.wire_seconds : B / network_bandwidth;
   {
     candidate c{{.window = false, .overlap = false, .chunks = 1}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
@@ -92,8 +92,11 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
       c.applicable = false, c.why = "options.path = window";
     // On one node the "communication" is copies by the same cores through the same memory as
     // the FFTs: nothing to hide behind. Across nodes the wire time hides the FFTs but for one chunk.
-    const double hidden = f.one_node ? 0 : std::min(wire, fft / k) * (1 - 1.0 / modelled);
-    c.cost = k * (copies + wire + window_sync - hidden + modelled * chunk_overhead) + fft;
+    // Ranks sharing a core (the emulated torus: 16 namespaces on 2 cores) compute slower, so there is
+    // more to hide, and each chunk hand-off waits for a core: both scale with ranks per core.
+    const double rpc = f.ranks_per_core;
+    const double hidden = f.one_node ? 0 : std::min(wire, rpc * fft / k) * (1 - 1.0 / modelled);
+    c.cost = k * (copies + wire + window_sync - hidden + rpc * modelled * chunk_overhead) + fft;
     t.push_back(c);
   }
   for (auto& c : t)
@@ -107,8 +110,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     t.push_back(w);
     candidate c{{.window = false, .overlap = false, .chunks = 1, .mid = true}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
-    c.cost =
-        kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + B / network_bandwidth) + 1.1 * fft;
+    c.cost = kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + wire) + 1.1 * fft;
     t.push_back(c);
   }
   if (f.overlap_forced && f.overlap_allowed)

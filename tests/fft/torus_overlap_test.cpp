@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <string>
 
+#include <sched.h>
+
 #include "fft_test_util.hpp"
+#include "host_share.hpp"
 #include "mpi_test.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
@@ -61,9 +64,9 @@ TEST(fft_torus_overlap, one_dimensional_plans_follow_the_all_to_all_chunks) {
     const auto X = toru::test::serial_dft1(x, FFTW_FORWARD);
     for (const auto order : {toru::fft::order::natural, toru::fft::order::transposed})
       for (const variant& v : variants) {
-        SCOPED_TRACE(::testing::Message() << "n " << n << " chunks '" << v.chunks << "' algorithm "
-                                          << toru::comm::to_string(v.algorithm) << " threads " << v.threads
-                                          << " order " << static_cast<int>(order));
+        SCOPED_TRACE(::testing::Message()
+                     << "n " << n << " chunks '" << v.chunks << "' algorithm " << toru::comm::to_string(v.algorithm)
+                     << " threads " << v.threads << " order " << static_cast<int>(order));
         const scoped_env env("TORU_ALLTOALL_CHUNKS", v.chunks);
         toru::fft::fft1d<double> plan(
             MPI_COMM_WORLD, n,
@@ -100,9 +103,8 @@ TEST(fft_torus_overlap, three_dimensional_plans_follow_the_all_to_all_chunks) {
       SCOPED_TRACE(::testing::Message() << toru::fft::to_string(decomp) << " chunks '" << v.chunks << "' algorithm "
                                         << toru::comm::to_string(v.algorithm) << " threads " << v.threads);
       const scoped_env env("TORU_ALLTOALL_CHUNKS", v.chunks);
-      toru::fft::options3d o{.decomp = decomp,
-                             .algorithm = v.algorithm,
-                             .comm = {.torus = torus_of(P), .threads = v.threads}};
+      toru::fft::options3d o{
+          .decomp = decomp, .algorithm = v.algorithm, .comm = {.torus = torus_of(P), .threads = v.threads}};
       if (decomp == toru::fft::decomposition::pencil) o.grid = {2, P / 2};
       toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, o);
       std::vector<std::complex<double>> a(plan.alloc_size()), b(plan.alloc_size());
@@ -114,10 +116,19 @@ TEST(fft_torus_overlap, three_dimensional_plans_follow_the_all_to_all_chunks) {
       EXPECT_NE(plan.strategy().find("overlap at the all-to-all's chunks"), std::string::npos) << plan.strategy();
       plan.backward(b.data(), a.data(), toru::fft::scale::full);
       toru::test::error_norm r;
-      toru::test::for_each(plan.inbox(),
-                           [&](N3 g, std::int64_t i) { r.add(a[i], input[toru::test::flat(n, g)]); });
+      toru::test::for_each(plan.inbox(), [&](N3 g, std::int64_t i) { r.add(a[i], input[toru::test::flat(n, g)]); });
       EXPECT_LT(r.rel(), toru::test::tolerance<double>(N)) << plan.strategy();
     }
+}
+
+// Every rank of the test runs on this host: ranks per core is the rank count over the cores this
+// process may use (at least 1), on every rank.
+TEST(fft_torus_overlap, ranks_per_core_counts_the_ranks_on_one_host) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const double expected = std::max(1.0, static_cast<double>(toru::test::nranks()) / CPU_COUNT(&set));
+  EXPECT_DOUBLE_EQ(toru::fft::detail::ranks_per_core(MPI_COMM_WORLD), expected);
 }
 
 }  // namespace
