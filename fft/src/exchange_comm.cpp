@@ -25,12 +25,16 @@ exchange::exchange(comm_ptr c, std::vector<int> send_counts, std::vector<int> se
   impl_->overlap = overlap;
   comm::alltoall_options opts{.algorithm = algorithm};
   if (overlap) {
-    opts.chunks = impl_->chunks;
+    // chunks == 0: the all-to-all's own pipeline depth. The indirect torus schedule needs its many
+    // small (eager) chunks to overlap its two phases; imposing the FFT's few large ones on it
+    // serialised them and doubled the 1D FFT on the emulated torus (docs/fft.md, "Overlap").
+    opts.chunks = chunks;
     impl* self = impl_.get();
     opts.on_chunk = [self](const comm::chunk_info& info) { (*self->current)(info.chunk, info.nchunks); };
   }
   impl_->plan = std::make_unique<comm::alltoallv_plan>(*impl_->comm, send_counts, send_displs, recv_counts, recv_displs,
                                                        type, opts);
+  if (overlap) impl_->chunks = impl_->plan->chunks();
 }
 
 exchange::~exchange() = default;

@@ -25,12 +25,18 @@ int window_blocks(double bytes) { return static_cast<int>(std::clamp(bytes / win
 std::string strategy::name() const {
   if (mid) return window ? "middle layout M, window" : "middle layout M, MPI_Alltoallw";
   if (window) return fmt::format("window, {} blocks", chunks);
+  if (overlap && chunks == 0) return "all-to-all, overlap at the all-to-all's chunks";
   return overlap ? fmt::format("all-to-all, overlap x{}", chunks) : "all-to-all, no overlap";
 }
 
 bool torus_described(const std::string& options_torus) {
   const char* v = std::getenv("TORU_TORUS");
   return !options_torus.empty() || (v && *v);
+}
+
+bool overlap_forced_by_environment() {
+  const char* v = std::getenv("TORU_FFT_OVERLAP");
+  return v && std::string(v) == "force";
 }
 
 bool algorithm_from_environment() {
@@ -65,7 +71,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
   // (2 x read + write), unpack (read + write). Between nodes the wire replaces MPI's copies.
   const double copies = f.one_node ? 8 * B / memory_bandwidth : 4 * B / memory_bandwidth;
-  const double wire = f.one_node ? 0 : B / network_bandwidth;
+  const double wire = f.one_node ? 0 : f.wire_seconds >= 0 ? f.wire_seconds : B / network_bandwidth;
   {
     candidate c{{.window = false, .overlap = false, .chunks = 1}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
@@ -74,7 +80,11 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     t.push_back(c);
   }
   {
-    const int C = f.chunks_requested > 0 ? f.chunks_requested : 4;
+    // On a described torus the exchange keeps the indirect schedule's own chunks (0 here): the FFT
+    // follows them, never the other way round (docs/fft.md, "Overlap on a torus").
+    const bool pipeline_chunks = f.chunks_requested == 0 && f.torus_described && !f.device;
+    const int C = f.chunks_requested > 0 ? f.chunks_requested : pipeline_chunks ? 0 : 4;
+    const int modelled = C > 0 ? C : 16;  // the indirect schedule's usual depth on a slow torus
     candidate c{{.window = false, .overlap = true, .chunks = C}, true, "", 0};
     if (!f.overlap_allowed)
       c.applicable = false, c.why = "options.overlap = false";
@@ -82,8 +92,11 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
       c.applicable = false, c.why = "options.path = window";
     // On one node the "communication" is copies by the same cores through the same memory as
     // the FFTs: nothing to hide behind. Across nodes the wire time hides the FFTs but for one chunk.
-    const double hidden = f.one_node ? 0 : std::min(wire, fft / k) * (1 - 1.0 / C);
-    c.cost = k * (copies + wire + window_sync - hidden + C * chunk_overhead) + fft;
+    // Ranks sharing a core (the emulated torus: 16 namespaces on 2 cores) compute slower, so there is
+    // more to hide, and each chunk hand-off waits for a core: both scale with ranks per core.
+    const double rpc = f.ranks_per_core;
+    const double hidden = f.one_node ? 0 : std::min(wire, rpc * fft / k) * (1 - 1.0 / modelled);
+    c.cost = k * (copies + wire + window_sync - hidden + rpc * modelled * chunk_overhead) + fft;
     t.push_back(c);
   }
   for (auto& c : t)
@@ -97,10 +110,12 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     t.push_back(w);
     candidate c{{.window = false, .overlap = false, .chunks = 1, .mid = true}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
-    c.cost =
-        kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + B / network_bandwidth) + 1.1 * fft;
+    c.cost = kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + wire) + 1.1 * fft;
     t.push_back(c);
   }
+  if (f.overlap_forced && f.overlap_allowed)
+    for (auto& c : t)
+      if (!c.s.overlap) c.applicable = false, c.why = "TORU_FFT_OVERLAP=force";
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "host_share.hpp"
 #include "node_window.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/fft/options.hpp"
@@ -36,6 +37,9 @@ struct plan_facts {
   exchange_path path = exchange_path::automatic;
   bool algorithm_forced = false;  // options.algorithm or TORU_ALLTOALL_ALGORITHM set
   bool torus_described = false;   // options.comm.torus or TORU_TORUS: ranks are nodes of a torus
+  double ranks_per_core = 1;      // ranks sharing one host core (host_share.hpp), >= 1
+  double wire_seconds = -1;       // one exchange at the described torus's bound; < 0: B / 1 GB/s
+  bool overlap_forced = false;    // TORU_FFT_OVERLAP=force on some rank: only the overlapped candidate
   bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
   bool mid_required = false;      // ... and the output layout is M (transposed order)
   int mid_exchanges = 0;          // transposes per forward transform through M
@@ -64,6 +68,10 @@ int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vecto
 /// exchanges belong on the torus (an emulated torus on one host must not take the window).
 bool torus_described(const std::string& options_torus);
 
+/// Whether TORU_FFT_OVERLAP=force asks for the overlapped all-to-all (tests and forced benchmarks:
+/// the model would not choose it for small sizes or on one node).
+bool overlap_forced_by_environment();
+
 /// Whether TORU_ALLTOALL_ALGORITHM forces an algorithm (then the all-to-all path is what is asked).
 bool algorithm_from_environment();
 
@@ -81,6 +89,10 @@ plan_facts option_facts(MPI_Comm comm, const Options& opts, bool device, double 
   f.path = opts.path;
   f.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
   f.torus_described = torus_described(opts.comm.torus);
+  f.ranks_per_core = ranks_per_core(comm);
+  int forced = overlap_forced_by_environment() ? 1 : 0, any = 0;
+  check_mpi(MPI_Allreduce(&forced, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  f.overlap_forced = any == 1;
   return f;
 }
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# toru's FFTs against FFTW-MPI on the emulated torus (../shared/testbeds/torus-netns.sh): one rank
+# per network namespace, links shaped by tbf, the plans told the torus through TORU_TORUS. Runs
+# toru-fft-bench once on the testbed (toru default, toru without overlap, FFTW-MPI, all on the same
+# data) and once more with TORU_FFT_OVERLAP=force (the overlapped plan whatever the model says), then
+# prints per row the times, toru's % of the FFT ceiling (k all-to-alls at the torus bound T_min,
+# from `toru-fft-bench --simulate` on the same torus) and the speed-up over FFTW-MPI. Not a test.
+#
+#   bench/fft-torus.sh BUILD_DIR                 # brings the torus up, runs, tears it down
+#
+# Environment: TORUS_DIMS="2 2 4", RATE_X/RATE_Y/RATE_Z (default 20mbit/20mbit/10mbit: 1/10 of the
+# testbed's default rates, so that the links and not the 2-core host are the limit),
+# TORUS_PREFIX=f13t, FFT_TORUS_N3="128 64", FFT_TORUS_N1="4194304 1048576", FFT_TORUS_REPS=3,
+# FFT_TORUS_WARMUP=1, FFT_TORUS_DECOMP=auto (or slab, pencil), FFT_TORUS_FORCED=1 (0: skip the
+# forced-overlap run), FFT_TORUS_KEEP=1 (leave the namespaces up), FFT_TORUS_OUT=DIR (JSON kept there).
+# Every timed run holds /tmp/toru-bench.lock (flock), so that no other benchmark shares the host.
+set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  [[ $# -lt 1 ]] && exit 2 || exit 0
+fi
+build=$1
+exe=$build/apps/toru-fft-bench/toru-fft-bench
+[[ -x $exe ]] || { echo "fft-torus.sh: $exe: not found or not executable (build target toru-fft-bench)" >&2; exit 2; }
+exe=$(realpath "$exe")
+here=$(cd "$(dirname "$0")" && pwd)
+testbed=${TORUS_NETNS:-$here/../../shared/testbeds/torus-netns.sh}
+[[ -f $testbed ]] || testbed=/work/shared/testbeds/torus-netns.sh
+[[ -f $testbed ]] || { echo "fft-torus.sh: torus-netns.sh not found (set TORUS_NETNS)" >&2; exit 2; }
+
+export TORUS_DIMS=${TORUS_DIMS:-"2 2 4"} TORUS_PREFIX=${TORUS_PREFIX:-f13t}
+export RATE_X=${RATE_X:-20mbit} RATE_Y=${RATE_Y:-20mbit} RATE_Z=${RATE_Z:-10mbit}
+export TORUS_IPERF=0 TORUS_MPI_TIMEOUT=${TORUS_MPI_TIMEOUT:-1500}
+n3=${FFT_TORUS_N3:-"128 64"} n1=${FFT_TORUS_N1:-"4194304 1048576"}
+reps=${FFT_TORUS_REPS:-3} warmup=${FFT_TORUS_WARMUP:-1} decomp=${FFT_TORUS_DECOMP:-auto}
+out=${FFT_TORUS_OUT:-$(mktemp -d /tmp/fft-torus.XXXXXX)}
+mkdir -p "$out"
+
+# The torus spec toru reads: each axis with its link rate (tc's mbit = 10^6 bit/s = toru's Mb/s).
+read -r -a dims <<<"$TORUS_DIMS"
+rates=("$RATE_X" "$RATE_Y" "$RATE_Z")
+spec=""
+for i in 0 1 2; do
+  r=${rates[$i]%mbit}
+  spec+="${spec:+x}${dims[$i]}[bw=${r}Mb/s]"
+done
+echo "fft-torus.sh: torus $spec, $(date -u +%FT%TZ), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+cleanup() { [[ ${FFT_TORUS_KEEP:-0} == 1 ]] || bash "$testbed" down >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+bash "$testbed" up >/dev/null
+
+args=(--n3 $n3 --n1 $n1 --reps "$reps" --warmup "$warmup" --decomposition "$decomp" --json)
+"$exe" --simulate --torus "$spec" --n3 $n3 --n1 $n1 --json >"$out/simulate.json"
+run() {  # run NAME [mpirun options]
+  local name=$1
+  shift
+  echo "fft-torus.sh: $name: start $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  flock /tmp/toru-bench.lock bash "$testbed" run -x TORU_TORUS="$spec" "$@" "$exe" "${args[@]}" >"$out/$name.raw"
+  # mpirun's and the testbed's own lines around the JSON array.
+  sed -n '/^\[/,/^\]/p' "$out/$name.raw" >"$out/$name.json"
+}
+run default
+[[ ${FFT_TORUS_FORCED:-1} == 1 ]] && run forced -x TORU_FFT_OVERLAP=force
+
+python3 - "$out" <<'EOF'
+import json, os, sys
+out = sys.argv[1]
+sim = {(r["kind"], round(r["n"])): r for r in json.load(open(os.path.join(out, "simulate.json")))}
+forced = {}
+if os.path.exists(os.path.join(out, "forced.json")):
+    forced = {(r["kind"], str(r["n"])): r for r in json.load(open(os.path.join(out, "forced.json")))}
+print(f"{'transform':<16} {'toru':>8} {'no ovl':>8} {'forced':>8} {'FFTW-MPI':>9} {'% ceil':>7} {'x FFTW':>7}  strategy")
+for r in json.load(open(os.path.join(out, "default.json"))):
+    if r["kind"] == "1d":
+        key, k, name = ("1d", round(r["points"])), 3, f"1D {r['points']}"
+    else:
+        key, k, name = ("3d-slab", round(r["points"])), 2, f"3D {r['n']} {r.get('decomposition', '')}"
+    # Pencils exchange in rows and columns of the grid, not over the whole torus: no slab ceiling.
+    s = sim.get(key) if r.get("decomposition", "slab") == "slab" else None
+    ceiling = k * s["alltoall_bound_s"] if s else float("nan")
+    f = forced.get((r["kind"], str(r["n"])))
+    ft = f"{f['toru_median_s']:8.3f}" if f else f"{'-':>8}"
+    print(f"{name:<16} {r['toru_median_s']:8.3f} {r['toru_no_overlap_median_s']:8.3f} {ft} "
+          f"{r['fftw_mpi_median_s']:9.3f} {100 * ceiling / r['toru_median_s']:6.1f}% "
+          f"{r['fftw_mpi_median_s'] / r['toru_median_s']:6.2f}x  {r['strategy']}"
+          + (f" | forced: {f['strategy']}" if f else ""))
+print(f"(JSON in {out}; % ceil = k all-to-alls at T_min / toru's median, k = 3 for 1D, 2 for slabs; none for pencils)")
+EOF

@@ -1,0 +1,62 @@
+#include "host_share.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "toru/core/mpi.hpp"
+#include "toru/topology/network_model.hpp"
+
+namespace toru::fft::detail {
+
+namespace {
+
+std::uint64_t host_key() {
+  std::string id;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  if (!(f >> id)) {
+    // No boot id (not Linux): the host name, which a namespace may change but is the next best.
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    id = name;
+  }
+  return std::hash<std::string>{}(id);
+}
+
+int host_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+}  // namespace
+
+double ranks_per_core(MPI_Comm comm) {
+  const int P = mpi_size(comm);
+  const std::uint64_t mine = host_key();
+  std::vector<std::uint64_t> keys(static_cast<std::size_t>(P));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, keys.data(), 1, MPI_UINT64_T, comm), "MPI_Allgather");
+  const auto sharing = std::count(keys.begin(), keys.end(), mine);
+  double local = std::max(1.0, static_cast<double>(sharing) / host_cores()), worst = 1;
+  check_mpi(MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  return worst;
+}
+
+double torus_wire_seconds(const comm::communicator& c, double bytes_per_rank) {
+  if (!c.torus_given() || c.size() < 2) return -1;
+  try {
+    return topology::alltoall_bound(c.torus(), bytes_per_rank / c.size());
+  } catch (const std::exception&) {
+    return -1;  // a torus the bound cannot handle: the generic network figure stays
+  }
+}
+
+}  // namespace toru::fft::detail

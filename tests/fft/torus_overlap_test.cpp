@@ -1,0 +1,134 @@
+// The overlapped pipeline on a described torus, against serial FFTW: the local FFTs follow the
+// all-to-all's own chunks (strategy "overlap at the all-to-all's chunks"), which need not divide the
+// FFT's rows evenly nor match anything the FFT planned. TORU_ALLTOALL_CHUNKS forces odd chunk counts
+// (set equally on every rank before the plans are made); the pipelined indirect algorithm is forced
+// so that chunks really arrive one by one, with and without its phase-B thread. TORU_FFT_OVERLAP=force
+// makes the plans overlap at these small sizes, where the model rightly would not.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <sched.h>
+
+#include "fft_test_util.hpp"
+#include "host_share.hpp"
+#include "mpi_test.hpp"
+#include "toru/fft/fft1d.hpp"
+#include "toru/fft/fft3d.hpp"
+
+namespace {
+
+using toru::comm::alltoall_algorithm;
+using toru::test::cnoise;
+using N3 = std::array<std::int64_t, 3>;
+
+// A two-axis torus where the rank count allows one (a plane and a line), else a ring.
+std::string torus_of(int P) { return P == 4 ? "2x2" : std::to_string(P); }
+
+// Sets an environment variable for the scope (empty: unset).
+class scoped_env {
+ public:
+  scoped_env(const char* name, const std::string& v) : name_(name) {
+    if (v.empty())
+      unsetenv(name);
+    else
+      setenv(name, v.c_str(), 1);
+  }
+  ~scoped_env() { unsetenv(name_); }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+ private:
+  const char* name_;
+};
+
+struct variant {
+  std::string chunks;  // TORU_ALLTOALL_CHUNKS
+  alltoall_algorithm algorithm;
+  int threads;
+};
+
+const variant variants[] = {{"", alltoall_algorithm::automatic, 1},
+                            {"7", alltoall_algorithm::indirect, 1},
+                            {"3", alltoall_algorithm::indirect, 0},
+                            {"13", alltoall_algorithm::indirect, 1}};
+
+TEST(fft_torus_overlap, one_dimensional_plans_follow_the_all_to_all_chunks) {
+  const int P = toru::test::nranks();
+  const scoped_env force("TORU_FFT_OVERLAP", "force");
+  // n1 x n2 = 9 x 35 and 25 x 28: rows split unevenly over 2-4 ranks and over the chunks.
+  for (const std::int64_t n : {std::int64_t{9 * 35}, std::int64_t{700}}) {
+    std::vector<std::complex<double>> x(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = cnoise(static_cast<std::uint64_t>(i), 11);
+    const auto X = toru::test::serial_dft1(x, FFTW_FORWARD);
+    for (const auto order : {toru::fft::order::natural, toru::fft::order::transposed})
+      for (const variant& v : variants) {
+        SCOPED_TRACE(::testing::Message()
+                     << "n " << n << " chunks '" << v.chunks << "' algorithm " << toru::comm::to_string(v.algorithm)
+                     << " threads " << v.threads << " order " << static_cast<int>(order));
+        const scoped_env env("TORU_ALLTOALL_CHUNKS", v.chunks);
+        toru::fft::fft1d<double> plan(
+            MPI_COMM_WORLD, n,
+            {.output = order, .algorithm = v.algorithm, .comm = {.torus = torus_of(P), .threads = v.threads}});
+        EXPECT_NE(plan.strategy().find("overlap at the all-to-all's chunks"), std::string::npos) << plan.strategy();
+        std::vector<std::complex<double>> a(plan.alloc_size()), b(plan.alloc_size());
+        for (std::int64_t i = 0; i < plan.in_count(); ++i) a[i] = x[plan.in_start() + i];
+        plan.forward(a.data(), b.data());
+        if (order == toru::fft::order::natural) {
+          toru::test::error_norm e;
+          for (std::int64_t i = 0; i < plan.out_count(); ++i) e.add(b[i], X[plan.out_start() + i]);
+          EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n)));
+        }
+        // The round trip checks the backward pipeline (and the transposed order's layout).
+        plan.backward(b.data(), a.data(), toru::fft::scale::full);
+        toru::test::error_norm r;
+        for (std::int64_t i = 0; i < plan.in_count(); ++i) r.add(a[i], x[plan.in_start() + i]);
+        EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(n)));
+      }
+  }
+}
+
+TEST(fft_torus_overlap, three_dimensional_plans_follow_the_all_to_all_chunks) {
+  const int P = toru::test::nranks();
+  const scoped_env force("TORU_FFT_OVERLAP", "force");
+  const N3 n{7, 10, 9};
+  std::vector<std::complex<double>> input(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = cnoise(i, 13);
+  const auto ref = toru::test::serial_dft3(n, input, FFTW_FORWARD);
+  const double N = static_cast<double>(n[0] * n[1] * n[2]);
+  for (const auto decomp : {toru::fft::decomposition::slab, toru::fft::decomposition::pencil})
+    for (const variant& v : variants) {
+      if (decomp == toru::fft::decomposition::pencil && P % 2 != 0) continue;
+      SCOPED_TRACE(::testing::Message() << toru::fft::to_string(decomp) << " chunks '" << v.chunks << "' algorithm "
+                                        << toru::comm::to_string(v.algorithm) << " threads " << v.threads);
+      const scoped_env env("TORU_ALLTOALL_CHUNKS", v.chunks);
+      toru::fft::options3d o{
+          .decomp = decomp, .algorithm = v.algorithm, .comm = {.torus = torus_of(P), .threads = v.threads}};
+      if (decomp == toru::fft::decomposition::pencil) o.grid = {2, P / 2};
+      toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, o);
+      std::vector<std::complex<double>> a(plan.alloc_size()), b(plan.alloc_size());
+      toru::test::for_each(plan.inbox(), [&](N3 g, std::int64_t i) { a[i] = input[toru::test::flat(n, g)]; });
+      plan.forward(a.data(), b.data());
+      toru::test::error_norm e;
+      toru::test::for_each(plan.outbox(), [&](N3 g, std::int64_t i) { e.add(b[i], ref[toru::test::flat(n, g)]); });
+      EXPECT_LT(e.rel(), toru::test::tolerance<double>(N)) << plan.strategy();
+      EXPECT_NE(plan.strategy().find("overlap at the all-to-all's chunks"), std::string::npos) << plan.strategy();
+      plan.backward(b.data(), a.data(), toru::fft::scale::full);
+      toru::test::error_norm r;
+      toru::test::for_each(plan.inbox(), [&](N3 g, std::int64_t i) { r.add(a[i], input[toru::test::flat(n, g)]); });
+      EXPECT_LT(r.rel(), toru::test::tolerance<double>(N)) << plan.strategy();
+    }
+}
+
+// Every rank of the test runs on this host: ranks per core is the rank count over the cores this
+// process may use (at least 1), on every rank.
+TEST(fft_torus_overlap, ranks_per_core_counts_the_ranks_on_one_host) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const double expected = std::max(1.0, static_cast<double>(toru::test::nranks()) / CPU_COUNT(&set));
+  EXPECT_DOUBLE_EQ(toru::fft::detail::ranks_per_core(MPI_COMM_WORLD), expected);
+}
+
+}  // namespace
