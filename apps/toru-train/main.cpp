@@ -64,9 +64,10 @@ int main(int argc, char** argv) {
                  "sums, workers update) or auto (the cost model picks; with --tune, measurement)")
       ->check(CLI::IsMember({"allreduce", "cgdp", "cgdp-sum", "auto"}))
       ->capture_default_str();
-  app.add_option("--device", s.device,
-                 "where the workers compute: cpu, or cuda (one GPU per rank; with --engine cgdp, gradients go to "
-                 "pinned host buffers and the host sums and updates; with --memory-budget, the swap plan runs on the GPU)")
+  app.add_option(
+         "--device", s.device,
+         "where the workers compute: cpu, or cuda (one GPU per rank; with --engine cgdp, gradients go to "
+         "pinned host buffers and the host sums and updates; with --memory-budget, the swap plan runs on the GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   app.add_option("--chunk-layers", s.chunk_layers, "CGDP: layers per chunk (0: the cost model's best)")
