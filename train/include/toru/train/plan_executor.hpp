@@ -50,7 +50,8 @@ struct executor_options {
   swap::device_spec device = swap::device_preset("v100-nvlink2");
   bool split_weight_grad = true;  // conv/linear weight and data gradients as two steps
   // Calibration at the planned batch: after this many training steps, the next one re-plans with
-  // the per-op times measured in the last step (swap::sim_options::measured_op_seconds; recompute
+  // each op's fastest time measured in those steps (interference on a shared host only adds time;
+  // swap::sim_options::measured_op_seconds; recompute
   // clones take their forward op's time), so the planner's times are this model's at this batch on
   // this device, not a rate fitted elsewhere. 0: plan with `device` only. A fixed plan is kept.
   int calibrate_after = 1;
