@@ -14,6 +14,7 @@
 #include "split.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
+#include "wisdom.hpp"
 #if TORU_ENABLE_CUDA
 #include "backend_cufft.hpp"
 #endif
@@ -217,19 +218,20 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
 
   int choice = cheapest(table_);
   if (opts.planner == effort::measure && !device) {
-    std::vector<double> seconds(table_.size(), 0);
     const std::size_t bytes = checked_bytes(alloc, sizeof(cpx), "FFT planning buffer");
     aligned_buffer in(bytes), out(bytes);
     std::memset(in.get(), 0, bytes);
     char* base = regions_.base();
     const work_buffers wb{base, base + regions_.bytes, nullptr};
-    for (std::size_t i = 0; i < table_.size(); ++i) {
-      if (!table_[i].applicable) continue;
+    const std::string key =
+        fmt::format("fft1d {} {} n1 {} ranks {} {} overlap {} chunks {} path {} algorithm {} torus {}",
+                    sizeof(T) == 4 ? "float" : "double", n, n1, P, to_string(opts.output), opts.overlap, opts.chunks,
+                    to_string(opts.path), static_cast<int>(opts.algorithm), facts.torus_described);
+    choice = measured_choice(comm_->mpi(), key, table_, [&](int i) {
       std::vector<std::unique_ptr<step<T>>> f, b;
       build(table_[i].s, f, b);
-      seconds[i] = time_steps(comm_->mpi(), f, in.get(), out.get(), wb);
-    }
-    choice = fastest(comm_->mpi(), table_, seconds);
+      return time_steps(comm_->mpi(), f, in.get(), out.get(), wb);
+    });
   }
   strategy_ = table_[choice].s;
   build(strategy_, fwd_, bwd_);

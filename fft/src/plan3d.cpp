@@ -15,6 +15,7 @@
 #include "toru/core/agreement.hpp"
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
+#include "wisdom.hpp"
 #if TORU_ENABLE_CUDA
 #include "backend_cufft.hpp"
 #endif
@@ -211,6 +212,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.fft_flops = 5 * N * std::log2(std::max(N, 2.0)) / P;
   facts.mid_possible = L.vector_mid;
   facts.mid_required = L.vector_mid && !natural;
+  facts.window_copies = 8;  // strided: calibrated (strategy.hpp)
+  facts.mid_window_copies = 10;
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,
@@ -236,7 +239,9 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
 #if TORU_ENABLE_CUDA
       if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, std::move(dims), chunk_batches(units, C));
 #endif
-      return std::make_unique<fft_lines<T>>(fft(kind, std::move(dims), chunk_batches(units, C), true));
+      // The window's transposes run the line FFTs out of place from the shared buffer.
+      auto oop = st.window && !st.mid ? fft(kind, dims, chunk_batches(units, C), false) : nullptr;
+      return std::make_unique<fft_lines<T>>(fft(kind, std::move(dims), chunk_batches(units, C), true), std::move(oop));
     };
     auto transpose = [&](const comm_ptr& c, transpose_geometry g,
                          std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
@@ -332,20 +337,24 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   int choice = cheapest(table_);
   if (opts.planner == effort::measure && !device) {
     // Time every applicable candidate on scratch buffers (forward, once to warm up, then the best
-    // of two), max over ranks; rank 0's choice holds everywhere.
-    std::vector<double> seconds(table_.size(), 0);
+    // of two), max over ranks; rank 0's choice holds everywhere. Cached in the wisdom file.
     const std::size_t bytes = checked_bytes(L.alloc, sizeof(cpx), "FFT planning buffer");
     aligned_buffer in(bytes), out(bytes);
     std::memset(in.get(), 0, bytes);
     const work_buffers wb = buffers(nullptr);
-    for (std::size_t i = 0; i < table_.size(); ++i) {
-      if (!table_[i].applicable) continue;
-      std::vector<std::unique_ptr<step<T>>> f, b;
-      build(table_[i].s, f, b);
-      seconds[i] = time_steps(all->mpi(), f, in.get(), out.get(), wb);
-    }
-    choice = fastest(all->mpi(), table_, seconds);
-    measured_ = seconds;
+    const std::string key =
+        fmt::format("fft3d {} {} {}x{}x{} ranks {} {} {}x{} {} overlap {} chunks {} path {} algorithm {} torus {}",
+                    r2c ? "r2c" : "c2c", sizeof(T) == 4 ? "float" : "double", n0, n1, n2, P, to_string(L.decomp), L.p0,
+                    L.p1, to_string(opts.output), opts.overlap, opts.chunks, to_string(opts.path),
+                    static_cast<int>(opts.algorithm), facts.torus_described);
+    choice = measured_choice(
+        all->mpi(), key, table_,
+        [&](int i) {
+          std::vector<std::unique_ptr<step<T>>> f, b;
+          build(table_[i].s, f, b);
+          return time_steps(all->mpi(), f, in.get(), out.get(), wb);
+        },
+        &measured_);
   }
   strategy_ = table_[choice].s;
   build(strategy_, fwd_, bwd_);

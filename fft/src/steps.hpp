@@ -38,21 +38,39 @@ class line_op {
  public:
   virtual ~line_op() = default;
   virtual void apply(std::complex<T>* stage, std::int64_t u0, std::int64_t u1) const = 0;
+  /// The same work reading units [u0, u1) of `from` (a stage of `unit` elements per unit, scratch
+  /// afterwards) and leaving the result in `stage`: the node window's transposes land in a shared
+  /// buffer, and an out-of-place FFT from there saves the copy into the plan's buffer.
+  virtual void apply_from(std::complex<T>* from, std::complex<T>* stage, std::int64_t u0, std::int64_t u1,
+                          std::int64_t unit) const {
+    if (u1 <= u0) return;
+    std::memcpy(static_cast<void*>(stage + u0 * unit), from + u0 * unit,
+                static_cast<std::size_t>((u1 - u0) * unit) * sizeof(std::complex<T>));
+    apply(stage, u0, u1);
+  }
 };
 
 /// In-place batched FFT of units (unit = local_fft unit).
 template <class T>
 class fft_lines final : public line_op<T> {
  public:
-  explicit fft_lines(std::unique_ptr<local_fft<T>> fft) : fft_(std::move(fft)) {}
+  /// out_of_place (optional): the same transform planned from one buffer to another, for apply_from.
+  explicit fft_lines(std::unique_ptr<local_fft<T>> fft, std::unique_ptr<local_fft<T>> out_of_place = nullptr)
+      : fft_(std::move(fft)), oop_(std::move(out_of_place)) {}
   void apply(std::complex<T>* stage, std::int64_t u0, std::int64_t u1) const override {
     if (u1 <= u0) return;
     auto* p = stage + u0 * fft_->unit_complex();
     fft_->execute(u1 - u0, p, p);
   }
+  void apply_from(std::complex<T>* from, std::complex<T>* stage, std::int64_t u0, std::int64_t u1,
+                  std::int64_t unit) const override {
+    if (!oop_ || unit != oop_->unit_complex()) return line_op<T>::apply_from(from, stage, u0, u1, unit);
+    if (u1 <= u0) return;
+    oop_->execute(u1 - u0, from + u0 * unit, stage + u0 * unit);
+  }
 
  private:
-  std::unique_ptr<local_fft<T>> fft_;
+  std::unique_ptr<local_fft<T>> fft_, oop_;
 };
 
 /// A batched FFT over the whole stage: from src to dst (first step) or in place.

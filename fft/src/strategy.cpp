@@ -63,7 +63,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
       c.applicable = false, c.why = "options.path = alltoall";
     else if (f.algorithm_forced)
       c.applicable = false, c.why = "an all-to-all algorithm is forced";
-    c.cost = k * (4 * B / memory_bandwidth + window_sync) + fft;
+    c.cost = k * (f.window_copies * B / memory_bandwidth + window_sync) + fft;
     window_ok = c.applicable;
     window_why = c.why;
     t.push_back(c);
@@ -106,7 +106,7 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     // element transpose), and the axis-0 FFT runs strided (about 10 % slower, docs/fft.md).
     const double kb = f.mid_exchanges;
     candidate w{{.window = true, .overlap = false, .chunks = 1, .mid = true}, window_ok, window_why, 0};
-    w.cost = kb * (4 * B / memory_bandwidth + window_sync) + 1.1 * fft;
+    w.cost = kb * (f.mid_window_copies * B / memory_bandwidth + window_sync) + 1.1 * fft;
     t.push_back(w);
     candidate c{{.window = false, .overlap = false, .chunks = 1, .mid = true}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";

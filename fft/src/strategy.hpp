@@ -43,6 +43,13 @@ struct plan_facts {
   bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
   bool mid_required = false;      // ... and the output layout is M (transposed order)
   int mid_exchanges = 0;          // transposes per forward transform through M
+  // Memory traffic of one window transpose, in streaming copies of B bytes (read + write = 2 per
+  // copy). The 1D plan's two-axis transposes: write into the peers (2) plus copy-out (2). The 3D
+  // plans' strided writes, calibrated on the idle 2-core machine (docs/fft.md, "Strategy"): the
+  // element-wise window measured no faster than the all-to-all's 8, the M window slower than
+  // MPI_Alltoallw's 6.
+  double window_copies = 4;
+  double mid_window_copies = 4;
 };
 
 struct candidate {

@@ -150,20 +150,28 @@ void transpose_step<T>::run_window(const cpx* src, cpx* dst) const {
     auto* out = reinterpret_cast<cpx*>(window_->buffer(d, parity)) + b0;
     const std::int64_t line_a_stride = (g_.dst_t_outer ? 1 : T_) * nb;
     const std::int64_t line_t_stride = (g_.dst_t_outer ? A : 1) * nb;
+    const events::scope ev("fft.window.write", static_cast<std::uint64_t>(T_ * A * B) * sizeof(cpx));
     for (std::int64_t t = 0; t < T_; ++t)
       transpose_tiled(src + t * src_t_stride + a0, src_j_stride, out + t * line_t_stride, line_a_stride, B, A);
   }
-  window_->fence();
-  // The own buffer is exactly the destination stage: copy it out in blocks and transform each
-  // block while it is in cache.
-  const auto* mine = reinterpret_cast<const cpx*>(window_->buffer(g_.me, parity));
+  {
+    const events::scope ev("fft.window.fence");
+    window_->fence();
+  }
+  // The own buffer is exactly the destination stage. With a line op, its FFTs read the buffer and
+  // write dst (no copy: the element moved once, in the write above); without one, it is copied out.
+  // Blocks of units keep each FFT's input in cache.
+  const events::scope ev("fft.window.out");
+  auto* mine = reinterpret_cast<cpx*>(window_->buffer(g_.me, parity));
   const std::int64_t unit = g_.group * nb;
   for (int c = 0; c < chunks_; ++c) {
     const std::int64_t u0 = c * units_ / chunks_, u1 = (c + 1) * units_ / chunks_;
     if (u1 <= u0) continue;
-    std::memcpy(static_cast<void*>(dst + u0 * unit), mine + u0 * unit,
-                static_cast<std::size_t>((u1 - u0) * unit) * sizeof(cpx));
-    if (op_) op_->apply(dst, u0, u1);
+    if (op_)
+      op_->apply_from(mine, dst, u0, u1, unit);
+    else
+      std::memcpy(static_cast<void*>(dst + u0 * unit), mine + u0 * unit,
+                  static_cast<std::size_t>((u1 - u0) * unit) * sizeof(cpx));
   }
 }
 

@@ -4,7 +4,12 @@
 // its communicator).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "fft_test_util.hpp"
@@ -13,6 +18,7 @@
 #include "toru/core/error.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "wisdom.hpp"
 
 namespace {
 
@@ -72,6 +78,40 @@ std::string check_1d(std::int64_t n, toru::fft::options1d opts, bool in_place) {
   for (std::int64_t i = 0; i < plan.in_count(); ++i) r.add(back[i], x[plan.in_start() + i]);
   EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(n)));
   return plan.strategy();
+}
+
+// r2c forward against serial FFTW's r2c, then c2r back; returns the strategy string.
+std::string check_r2c_3d(std::array<std::int64_t, 3> n, toru::fft::options3d opts) {
+  SCOPED_TRACE(::testing::Message() << "r2c " << n[0] << "x" << n[1] << "x" << n[2] << " "
+                                    << toru::fft::to_string(opts.output) << " " << toru::fft::to_string(opts.decomp));
+  toru::fft::fft3d_r2c<double> plan(MPI_COMM_WORLD, n, opts);
+  const std::array<std::int64_t, 3> nh{n[0], n[1], n[2] / 2 + 1};
+  const std::int64_t N = n[0] * n[1] * n[2];
+  std::vector<double> x(static_cast<std::size_t>(N));
+  for (std::int64_t i = 0; i < N; ++i) x[i] = toru::test::noise(static_cast<std::uint64_t>(i), 29);
+  const auto X = toru::test::serial_r2c3(n, x);
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size());
+  auto* real = reinterpret_cast<double*>(a.data());
+  toru::test::for_each(plan.inbox(), [&](auto g, std::int64_t i) { real[i] = x[toru::test::flat(n, g)]; });
+  plan.forward(real, b.data());
+  toru::test::error_norm e;
+  toru::test::for_each(plan.outbox(), [&](auto k, std::int64_t i) { e.add(b[i], X[toru::test::flat(nh, k)]); });
+  EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
+  plan.backward(b.data(), real, toru::fft::scale::full);
+  toru::test::error_norm r;
+  toru::test::for_each(plan.inbox(), [&](auto g, std::int64_t i) { r.add(real[i], x[toru::test::flat(n, g)]); });
+  EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
+  return plan.strategy();
+}
+
+// Rank 0's string, on every rank.
+std::string rank0(const std::string& s) {
+  int len = static_cast<int>(s.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string s0 = s;
+  s0.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(s0.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return s0;
 }
 
 bool window_disabled() {
@@ -142,6 +182,66 @@ TEST(FftWindow, MeasureAgreesOnEveryRankAndIsCorrect) {
       EXPECT_EQ(s, s0);
     }
   }
+}
+
+TEST(FftWindow, EstimateAgreesOnEveryRankOnUnevenSizes) {
+  // Prime and uneven sizes split unevenly over 3 ranks: each rank's exchange differs in size, the
+  // strategy must not (a rank that picks another exchange hangs the next collective). Runs with and
+  // without the window (TORU_FFT_WINDOW=0).
+  const std::array<std::array<std::int64_t, 3>, 4> sizes{{{13, 7, 11}, {31, 5, 2}, {11, 13, 7}, {5, 3, 17}}};
+  for (auto n : sizes)
+    for (auto d : {decomposition::automatic, decomposition::slab, decomposition::pencil})
+      for (auto o : {order::natural, order::transposed}) {
+        const toru::fft::options3d opts{.decomp = d, .output = o};
+        for (bool r2c : {false, true}) {
+          std::string s;
+          try {
+            s = r2c ? check_r2c_3d(n, opts) : check_3d(MPI_COMM_WORLD, n, opts, false);
+          } catch (const toru::error& err) {
+            EXPECT_NE(d, decomposition::automatic) << err.what();
+            EXPECT_EQ(err.code(), toru::errc::invalid_argument) << err.what();
+            continue;
+          }
+          EXPECT_EQ(s, rank0(s)) << (r2c ? "r2c " : "c2c ") << n[0] << "x" << n[1] << "x" << n[2];
+        }
+      }
+  for (std::int64_t n : {1001, 310, 97})
+    for (auto o : {order::natural, order::transposed}) {
+      const std::string s = check_1d(n, {.output = o}, false);
+      EXPECT_EQ(s, rank0(s)) << "1D " << n;
+    }
+}
+
+TEST(FftWindow, MeasureChoiceComesFromWisdomTheSecondTime) {
+  // One file for all ranks: rank 0's name (only rank 0 reads and writes it).
+  std::string path = "/tmp/toru_fft_wisdom_test_" + std::to_string(::getpid()) + ".json";
+  path = rank0(path);
+  if (toru::test::rank() == 0) std::remove(path.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+  ::setenv("TORU_FFT_WISDOM", path.c_str(), 1);
+  const toru::fft::options3d m3{.planner = effort::measure};
+  const toru::fft::options1d m1{.planner = effort::measure};
+  const long t0 = toru::fft::detail::measured_timings();
+  const std::string a3 = check_3d(MPI_COMM_WORLD, {16, 12, 10}, m3, false);
+  const std::string a1 = check_1d(2310, m1, false);
+  const long t1 = toru::fft::detail::measured_timings();
+  EXPECT_GT(t1, t0) << "the first plans must time their candidates";
+  // Same keys: the recorded choice, no timing, on every rank.
+  EXPECT_EQ(check_3d(MPI_COMM_WORLD, {16, 12, 10}, m3, false), a3);
+  EXPECT_EQ(check_1d(2310, m1, false), a1);
+  EXPECT_EQ(toru::fft::detail::measured_timings(), t1);
+  // Another key (output order) is timed again.
+  check_3d(MPI_COMM_WORLD, {16, 12, 10}, {.output = order::transposed, .planner = effort::measure}, false);
+  EXPECT_GT(toru::fft::detail::measured_timings(), t1);
+  if (toru::test::rank() == 0) {
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("fft3d c2c double 16x12x10"), std::string::npos) << text;
+    EXPECT_NE(text.find(a3), std::string::npos) << text;
+  }
+  ::unsetenv("TORU_FFT_WISDOM");
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (toru::test::rank() == 0) std::remove(path.c_str());
 }
 
 TEST(FftWindow, ForcedWindowRefusedWhenDisabled) {

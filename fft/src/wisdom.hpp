@@ -1,0 +1,27 @@
+// effort::measure's strategy choice, cached like FFTW's wisdom (docs/fft.md, "Wisdom"): with
+// TORU_FFT_WISDOM naming a JSON file, a plan whose key is there takes the recorded strategy without
+// timing anything; otherwise it times its candidates and records the winner. Rank 0 of the plan's
+// communicator reads and writes the file and broadcasts, so every rank builds the same plan.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "strategy.hpp"
+
+namespace toru::fft::detail {
+
+/// Collective over comm: the index of the chosen candidate. `key` names the plan (sizes, ranks,
+/// layout, flags: whatever changes the table or the timings); rank 0's key is the one looked up.
+/// time(i) times candidate i (collective, max over ranks taken by fastest()); `seconds`, when
+/// given, receives the timings (left empty when the choice came from the wisdom file).
+int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<candidate>& table,
+                    const std::function<double(int)>& time, std::vector<double>* seconds = nullptr);
+
+/// Candidates timed by measured_choice in this process (for the test that wisdom skips timing).
+long measured_timings();
+
+}  // namespace toru::fft::detail
