@@ -63,6 +63,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
       c.applicable = false, c.why = "options.path = alltoall";
     else if (f.algorithm_forced)
       c.applicable = false, c.why = "an all-to-all algorithm is forced";
+    else if (f.torus_described)
+      c.applicable = false, c.why = "a torus is described (its links carry the exchange)";
     c.cost = k * (f.window_copies * B / memory_bandwidth + window_sync) + fft;
     window_ok = c.applicable;
     window_why = c.why;
