@@ -25,7 +25,6 @@ exe=$build/apps/toru-fft-bench/toru-fft-bench
 exe=$(realpath "$exe")
 here=$(cd "$(dirname "$0")" && pwd)
 testbed=${TORUS_NETNS:-$here/../../shared/testbeds/torus-netns.sh}
-[[ -f $testbed ]] || testbed=/work/shared/testbeds/torus-netns.sh
 [[ -f $testbed ]] || { echo "fft-torus.sh: torus-netns.sh not found (set TORUS_NETNS)" >&2; exit 2; }
 
 export TORUS_DIMS=${TORUS_DIMS:-"2 2 4"} TORUS_PREFIX=${TORUS_PREFIX:-f13t}

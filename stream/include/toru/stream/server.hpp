@@ -30,7 +30,7 @@ struct server_options {
   int http_port = 0;  // HTTP + WebSocket; 0: any free port, -1: off
   int tcp_port = -1;  // plain TCP; 0: any free port, -1: off
   flow_options flow{};
-  bool paced = true;                // false: the baseline, every frame sent as soon as it exists, no flow control
+  bool paced = true;  // false: the baseline, every frame sent as soon as it exists, no flow control
   // TCP viewers' congestion control (Linux TCP_CONGESTION; empty: the system's). cubic because BBR,
   // the default on many systems, underestimates a new application-limited flow's share of a link
   // an established flow fills, for seconds (benchmarks.md#stream); cubic is built into every Linux.
