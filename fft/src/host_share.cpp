@@ -1,6 +1,5 @@
 #include "host_share.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "toru/core/mpi.hpp"
 #include "toru/topology/network_model.hpp"
+#include "toru/topology/node.hpp"
 
 namespace toru::fft::detail {
 
@@ -30,11 +30,14 @@ std::uint64_t host_key() {
   return std::hash<std::string>{}(id);
 }
 
-int host_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+// Hardware threads this node offers its processes (hwloc: the container's cpuset, not one rank's
+// binding). Never throws: ranks_per_core is collective and one rank's failure must not hang the rest.
+int host_pus() {
+  try {
+    return host_pus();
+  } catch (const std::exception&) {
+    return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  }
 }
 
 }  // namespace
@@ -45,7 +48,7 @@ double ranks_per_core(MPI_Comm comm) {
   std::vector<std::uint64_t> keys(static_cast<std::size_t>(P));
   check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, keys.data(), 1, MPI_UINT64_T, comm), "MPI_Allgather");
   const auto sharing = std::count(keys.begin(), keys.end(), mine);
-  double local = std::max(1.0, static_cast<double>(sharing) / host_cores()), worst = 1;
+  double local = std::max(1.0, static_cast<double>(sharing) / host_pus()), worst = 1;
   check_mpi(MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
   return worst;
 }

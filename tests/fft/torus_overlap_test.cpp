@@ -9,13 +9,12 @@
 #include <cstdlib>
 #include <string>
 
-#include <sched.h>
-
 #include "fft_test_util.hpp"
 #include "host_share.hpp"
 #include "mpi_test.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/topology/node.hpp"
 
 namespace {
 
@@ -124,11 +123,12 @@ TEST(fft_torus_overlap, three_dimensional_plans_follow_the_all_to_all_chunks) {
 // Every rank of the test runs on this host: ranks per core is the rank count over the cores this
 // process may use (at least 1), on every rank.
 TEST(fft_torus_overlap, ranks_per_core_counts_the_ranks_on_one_host) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  const double expected = std::max(1.0, static_cast<double>(toru::test::nranks()) / CPU_COUNT(&set));
+  // Every rank of the test is on this host: the grouping by host must count all of them, and a
+  // communicator of one rank counts one.
+  const int pus = toru::topology::probe_node().pus;
+  const double expected = std::max(1.0, static_cast<double>(toru::test::nranks()) / pus);
   EXPECT_DOUBLE_EQ(toru::fft::detail::ranks_per_core(MPI_COMM_WORLD), expected);
+  EXPECT_DOUBLE_EQ(toru::fft::detail::ranks_per_core(MPI_COMM_SELF), std::max(1.0, 1.0 / pus));
 }
 
 }  // namespace
