@@ -24,36 +24,20 @@
 #include "toru/train/device_memory.hpp"
 #include "toru/train/model.hpp"
 #include "toru/train/plan_executor.hpp"
+#include "util.hpp"
 
 namespace tt = toru::train;
 namespace ts = toru::swap;
 
 namespace {
 
+using toru::train::test::batch;
+using toru::train::test::make_batches;
+
 #define TORU_REQUIRE_GPU()                                                                        \
   do {                                                                                            \
     if (toru::gpu_count() == 0) GTEST_SKIP() << "no CUDA device: " << toru::gpu_absence_reason(); \
   } while (0)
-
-struct batch {
-  std::vector<float> x;
-  std::vector<std::int32_t> y;
-};
-
-std::vector<batch> make_batches(const tt::model& m, int steps) {
-  std::mt19937_64 gen(11);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::int64_t n = 1;
-  for (auto e : m.input_shape()) n *= e;
-  std::vector<batch> out(static_cast<std::size_t>(steps));
-  for (auto& b : out) {
-    b.x.resize(static_cast<std::size_t>(n));
-    for (auto& v : b.x) v = nd(gen);
-    b.y.resize(static_cast<std::size_t>(m.batch()));
-    for (auto& v : b.y) v = static_cast<std::int32_t>(gen() % static_cast<std::uint64_t>(m.classes()));
-  }
-  return out;
-}
 
 std::vector<float> to_host(std::span<const float> s) {
   std::vector<float> h(s.size());
@@ -107,7 +91,7 @@ need without_plan(const ts::graph& g) {
 void check(const ts::graph& g, ts::strategy s) {
   SCOPED_TRACE(g.name + " " + std::string(ts::to_string(s)));
   tt::model ref(g, cuda(0, false));
-  const auto data = make_batches(ref, 3);
+  const auto data = make_batches(ref, 3, 11);
   const auto ref_loss = train(ref, data);
   const auto n = without_plan(g);
   for (double f : {0.6, 0.7, 0.8, 0.9}) {
@@ -169,7 +153,7 @@ TEST(swap_exec_gpu, budget_too_small_is_refused_and_a_model_too_big_trains_with_
   EXPECT_THROW(tt::plan_executor::install(m, options(ts::strategy::none, budget)), toru::error);
   auto ex = tt::plan_executor::install(m, options(ts::strategy::automatic, budget));
   tt::model ref(g, cuda(0, false));
-  const auto data = make_batches(ref, 2);
+  const auto data = make_batches(ref, 2, 11);
   EXPECT_EQ(train(m, data), train(ref, data));
   EXPECT_EQ(ex->last_step().measured_peak, ex->planned_peak());
   EXPECT_LE(m.memory().high_water(), budget);

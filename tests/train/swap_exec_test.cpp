@@ -14,31 +14,15 @@
 #include "toru/train/emulated_device.hpp"
 #include "toru/train/model.hpp"
 #include "toru/train/plan_executor.hpp"
+#include "util.hpp"
 
 namespace tt = toru::train;
 namespace ts = toru::swap;
 
 namespace {
 
-struct batch {
-  std::vector<float> x;
-  std::vector<std::int32_t> y;
-};
-
-std::vector<batch> make_batches(const tt::model& m, int steps, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::int64_t n = 1;
-  for (auto e : m.input_shape()) n *= e;
-  std::vector<batch> out(static_cast<std::size_t>(steps));
-  for (auto& b : out) {
-    b.x.resize(static_cast<std::size_t>(n));
-    for (auto& v : b.x) v = nd(gen);
-    b.y.resize(static_cast<std::size_t>(m.batch()));
-    for (auto& v : b.y) v = static_cast<std::int32_t>(gen() % static_cast<std::uint64_t>(m.classes()));
-  }
-  return out;
-}
+using toru::train::test::batch;
+using toru::train::test::make_batches;
 
 // Forward, backward and a plain SGD update; returns the losses.
 std::vector<double> train(tt::model& m, const std::vector<batch>& data) {

@@ -33,6 +33,27 @@ inline std::vector<std::int32_t> random_labels(std::size_t n, int classes, std::
   return v;
 }
 
+/// One step's data: normal-distributed inputs and uniform labels for m's input shape and classes.
+struct batch {
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+};
+
+inline std::vector<batch> make_batches(const model& m, int steps, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::int64_t n = 1;
+  for (auto e : m.input_shape()) n *= e;
+  std::vector<batch> out(static_cast<std::size_t>(steps));
+  for (auto& b : out) {
+    b.x.resize(static_cast<std::size_t>(n));
+    for (auto& v : b.x) v = nd(gen);
+    b.y.resize(static_cast<std::size_t>(m.batch()));
+    for (auto& v : b.y) v = static_cast<std::int32_t>(gen() % static_cast<std::uint64_t>(m.classes()));
+  }
+  return out;
+}
+
 /// ||a - b||_2 / ||b||_2 (absolute ||a - b||_2 when ||b||_2 < 1e-6).
 inline double rel_error(std::span<const float> a, std::span<const float> b) {
   double d = 0, n = 0;
