@@ -34,7 +34,7 @@ std::uint64_t host_key() {
 // binding). Never throws: ranks_per_core is collective and one rank's failure must not hang the rest.
 int host_pus() {
   try {
-    return host_pus();
+    return std::max(1, topology::probe_node().pus);
   } catch (const std::exception&) {
     return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   }
