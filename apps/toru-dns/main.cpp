@@ -275,13 +275,24 @@ int run(const settings& cli, MPI_Comm comm) {
                pub->tcp_port() >= 0 ? fmt::format(", TCP port {}", pub->tcp_port()) : "",
                s.stream_record.empty() ? "" : ", recording to " + s.stream_record);
   double publish_s = 0;  // on the critical path: the slice, the spectrum and the copies into the queue
+  // Its parts, so the direct measure says where the time goes: the local pass over the modes and
+  // the reduction's start (tap_start_s), its completion and the 2-D FFT on the root
+  // (tap_collect_s), the copies into the queue (queue_s, with any wait for a free slot).
+  double tap_start_s = 0, tap_collect_s = 0, queue_s = 0;
+  std::int64_t streamed_steps = 0;
   std::unique_ptr<dns::slice_tap> tap;
   if (pub) tap = std::make_unique<dns::slice_tap>(sol.grid(), 0);
-  auto publish_tap = [&](std::optional<dns::slice_tap::frames> f) {
+  auto since = [](clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); };
+  auto publish_tap = [&]() {
+    auto t0 = clock_type::now();
+    auto f = tap->collect();
+    tap_collect_s += since(t0);
     if (!f || rank != 0) return;
+    t0 = clock_type::now();
     pub->publish(toru::stream::make_frame<float>("u_x at z=0", f->step, f->t, {s.n, s.n}, f->plane));
     pub->publish(toru::stream::make_frame<double>("energy spectrum", f->step, f->t,
                                                   {static_cast<std::int64_t>(f->spectrum.size())}, f->spectrum));
+    queue_s += since(t0);
   };
 #endif
   std::vector<double> step_times, fft_times;
@@ -312,10 +323,15 @@ int run(const settings& cli, MPI_Comm comm) {
     if (pub && (steps_run % s.stream_every == 0 || (done && tap->pending()))) {
       const auto p0 = clock_type::now();
       // What the previous streamed step started has long been reduced: publish it, start this one.
-      publish_tap(tap->collect());
-      if (steps_run % s.stream_every == 0) tap->start(sol.u(), sol.step(), sol.t());
-      if (done) publish_tap(tap->collect());
-      publish_s += std::chrono::duration<double>(clock_type::now() - p0).count();
+      publish_tap();
+      if (steps_run % s.stream_every == 0) {
+        const auto s0 = clock_type::now();
+        tap->start(sol.u(), sol.step(), sol.t());
+        tap_start_s += since(s0);
+        ++streamed_steps;
+      }
+      if (done) publish_tap();
+      publish_s += since(p0);
     }
 #endif
     while (next_spectrum < spectra_at.size() && spectra_at[next_spectrum] <= sol.t() + eps_time)
@@ -417,7 +433,9 @@ int run(const settings& cli, MPI_Comm comm) {
       pub->flush(2);
       const auto c = pub->counters();
       summary["stream"] = {{"offered", c.offered},   {"dropped", c.dropped},           {"encoded", c.encoded},
-                           {"recorded", c.recorded}, {"acknowledged", c.acknowledged}, {"publish_s", publish_s}};
+                           {"recorded", c.recorded}, {"acknowledged", c.acknowledged}, {"publish_s", publish_s},
+                           {"blocked", c.blocked},   {"blocked_s", c.blocked_s},       {"tap_start_s", tap_start_s},
+                           {"tap_collect_s", tap_collect_s}, {"queue_s", queue_s}, {"streamed_steps", streamed_steps}};
     }
 #endif
     if (tg1600) {

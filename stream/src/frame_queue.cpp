@@ -7,9 +7,11 @@
 
 namespace toru::stream {
 
-frame_queue::frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy)
-    : slots_(slots), slot_bytes_(slot_bytes), policy_(policy) {
+frame_queue::frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy, double block_timeout_s)
+    : slots_(slots), slot_bytes_(slot_bytes), policy_(policy), block_timeout_s_(block_timeout_s) {
   expect(slots >= 1 && slots <= 1024, "queue slots", "1 to 1024", std::to_string(slots));
+  expect(block_timeout_s >= 0 && block_timeout_s <= 3600, "block timeout", "0 to 3600 s",
+         std::to_string(block_timeout_s));
   for (auto& s : slots_) {
     s.data.resize(slot_bytes);
     s.name.reserve(256);
@@ -23,17 +25,38 @@ push_result frame_queue::push(const frame_view& f) {
   std::size_t pick = slots_.size();
   push_result result = push_result::queued;
   {
-    std::lock_guard lock(m_);
+    std::unique_lock lock(m_);
     ++c_.offered;
     if (f.data.size() > slot_bytes_) {
       ++c_.refused;
       return push_result::refused_oversize;
     }
-    for (std::size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].st == state::free) {
-        pick = i;
-        break;
+    auto find_free = [&] {
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].st == state::free) return pick = i, true;
+      return false;
+    };
+    find_free();
+    if (pick == slots_.size() && policy_ == full_policy::block) {
+      // Waits for the encoder/recorder only (viewers read the log it fills and never hold a slot).
+      // While stuck (the last wait timed out and nothing was freed since), drop at once rather
+      // than costing the simulation another timeout per frame.
+      bool got = false;
+      if (!stuck_ && !closed_) {
+        const auto t0 = std::chrono::steady_clock::now();
+        got = freed_.wait_for(lock, std::chrono::duration<double>(block_timeout_s_),
+                              [&] { return find_free() || closed_; }) &&
+              pick != slots_.size();
+        ++c_.blocked;
+        c_.blocked_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
+      if (!got) {
+        stuck_ = true;
+        ++c_.dropped;
+        ++c_.block_timeouts;
+        return push_result::dropped;
+      }
+    }
     if (pick == slots_.size()) {
       if (policy_ == full_policy::drop_newest) {
         ++c_.dropped;
@@ -95,8 +118,12 @@ std::optional<frame_queue::item> frame_queue::take(int timeout_ms) {
 }
 
 void frame_queue::done(const item& it) {
-  std::lock_guard lock(m_);
-  slots_[it.slot].st = state::free;
+  {
+    std::lock_guard lock(m_);
+    slots_[it.slot].st = state::free;
+    stuck_ = false;
+  }
+  freed_.notify_one();
 }
 
 void frame_queue::close() {
@@ -105,6 +132,7 @@ void frame_queue::close() {
     closed_ = true;
   }
   cv_.notify_all();
+  freed_.notify_all();
 }
 
 queue_counters frame_queue::counters() const {

@@ -42,7 +42,9 @@ void publisher::start() {
          std::to_string(opt_.max_frame_bytes));
   expect(opt_.encoding != codec::png, "options.encoding", "raw, zstd or lz4 (png is for 2-D frames: image_encoding)",
          "png");
-  queue_ = std::make_unique<frame_queue>(opt_.queue_slots, opt_.max_frame_bytes, opt_.when_full);
+  const full_policy when_full =
+      opt_.when_full.value_or(opt_.record_dir.empty() ? full_policy::latest_wins : full_policy::block);
+  queue_ = std::make_unique<frame_queue>(opt_.queue_slots, opt_.max_frame_bytes, when_full, opt_.block_timeout_s);
   if (!opt_.record_dir.empty())
     store_ = std::make_unique<segment_store>(store_options{.dir = opt_.record_dir,
                                                            .sync = opt_.sync,
@@ -80,6 +82,14 @@ push_result publisher::publish(const frame_view& f) {
   if (!queue_) return push_result::dropped;
   validate(f);
   const auto r = queue_->push(f);
+  if (r == push_result::dropped && !warned_block_ && queue_->counters().block_timeouts > 0) {
+    warned_block_ = true;
+    log::write(log::level::warn,
+               fmt::format("toru::stream: frame '{}' step {} dropped: the encoder/recorder freed no queue slot within "
+                           "block_timeout_s = {} s; frames are dropped without waiting until it does (logged once; "
+                           "see counters().block_timeouts)",
+                           f.name, f.step, opt_.block_timeout_s));
+  }
   if (r == push_result::refused_oversize && !warned_refused_) {
     warned_refused_ = true;
     log::write(log::level::warn,
@@ -108,7 +118,11 @@ void publisher::encode_loop() {
       if (store_ && opt_.sync == sync_policy::interval && store_->acknowledged() < store_->size()) store_->sync();
       continue;
     }
-    busy_ = true;
+    // Counted however the frame ends, so flush() knows when every taken frame is through.
+    struct finish {
+      std::atomic<std::uint64_t>& n;
+      ~finish() { ++n; }
+    } finished{finished_};
     const frame_view& f = it->view;
     const codec c = f.shape.size() == 2 ? opt_.image_encoding : opt_.encoding;
     const std::uint64_t seq = store_ ? store_->size() : next_seq_;
@@ -122,7 +136,6 @@ void publisher::encode_loop() {
                    fmt::format("toru::stream: frame '{}' not encoded: {} (logged once)", f.name, e.what()));
       warned_encode = true;
       queue_->done(*it);
-      busy_ = false;
       continue;
     }
     const std::int64_t step = f.step;
@@ -131,7 +144,6 @@ void publisher::encode_loop() {
     if (store_) {
       if (!store_->append(msg, step, time)) {
         ++record_failures_;
-        busy_ = false;
         continue;
       }
       ++recorded_;
@@ -140,14 +152,14 @@ void publisher::encode_loop() {
     next_seq_ = seq + 1;
     ++encoded_;
     if (server_) server_->notify();
-    busy_ = false;
   }
 }
 
 bool publisher::flush(double timeout_s) {
   if (!queue_) return true;
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (queue_->size() > 0 || busy_) {
+  // Every frame queued is either taken by the encoder or still waiting (replaced ones are neither).
+  while (queue_->size() > 0 || queue_->counters().taken > finished_) {
     if (std::chrono::steady_clock::now() > until) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -163,6 +175,7 @@ publisher_counters publisher::counters() const {
   c.refused = q.refused + refused_gathered_;
   c.encoded = encoded_, c.encode_failures = encode_failures_;
   c.recorded = recorded_, c.record_failures = record_failures_;
+  c.blocked = q.blocked, c.block_timeouts = q.block_timeouts, c.blocked_s = q.blocked_s;
   c.acknowledged = store_ ? store_->acknowledged() : 0;
   return c;
 }

@@ -109,6 +109,14 @@ struct server::impl {
     ws.set_max_message_size(opt.max_client_message);
     ws.set_max_http_body_size(opt.max_client_message);
     ws.set_open_handshake_timeout(static_cast<long>(opt.hello_timeout_s * 1000));
+    // Browser viewers get the same congestion control as TCP viewers (before the handshake, so
+    // from the connection's first data on).
+    ws.set_socket_init_handler([this](websocketpp::connection_hdl, asio::ip::tcp::socket& sock) {
+      asio::error_code ec;
+      const auto ep = sock.remote_endpoint(ec);
+      set_congestion_control(sock.native_handle(),
+                             ec ? std::string("?") : fmt::format("{}:{}", ep.address().to_string(), ep.port()));
+    });
     ws.set_http_handler([this](websocketpp::connection_hdl h) { on_http(h); });
     ws.set_open_handler([this](websocketpp::connection_hdl h) { on_ws_open(h); });
     ws.set_close_handler([this](websocketpp::connection_hdl h) { on_ws_close(h); });
@@ -349,8 +357,25 @@ struct server::impl {
     for (auto& [id, s] : std::map(sessions)) pump(s);
   }
 
+  // The congestion control the kernel applies to the viewer's connection (read back, not assumed).
+  static std::string congestion_of(int fd) {
+    char name[32] = {};
+    socklen_t n = sizeof name - 1;
+    if (fd < 0 || ::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &n) != 0) return "";
+    return std::string(name, ::strnlen(name, n));
+  }
+  int native_fd(const session& s) const {
+    if (s.ws) return const_cast<session&>(s).ws->get_raw_socket().native_handle();
+    if (s.tcp) return s.tcp->sock.native_handle();
+    return -1;
+  }
+
   json session_json(const session& s, double now) const {
-    json j{{"id", s.id}, {"peer", s.peer}, {"transport", s.ws ? "websocket" : "tcp"}, {"buffered_bytes", buffered(s)}};
+    json j{{"id", s.id},
+           {"peer", s.peer},
+           {"transport", s.ws ? "websocket" : "tcp"},
+           {"buffered_bytes", buffered(s)},
+           {"congestion", congestion_of(native_fd(s))}};
     if (s.fc) {
       const auto& k = s.fc->counters();
       j.update({{"live", s.fc->live()},
@@ -466,8 +491,18 @@ struct server::impl {
     auto it = by_hdl.find(h);
     if (it == by_hdl.end()) return;
     auto s = sessions.at(it->second);
+    // websocketpp itself closes on a frame it refuses (over max_client_message, not valid
+    // WebSocket or UTF-8): that is bad input too, logged and counted like ours.
+    const auto code = ws.get_con_from_hdl(h)->get_local_close_code();
     s->ws.reset();  // already closing: close_session must not close it again
     by_hdl.erase(it);
+    namespace cs = websocketpp::close::status;
+    if (code == cs::message_too_big || code == cs::protocol_error || code == cs::invalid_payload) {
+      const std::string why = code == cs::message_too_big
+                                  ? fmt::format("sent an oversized message (over {} bytes)", opt.max_client_message)
+                                  : fmt::format("sent an invalid WebSocket frame (close code {})", code);
+      return drop(s, why, true);
+    }
     close_session(s);
   }
 

@@ -1,6 +1,7 @@
-// The producer's queue never waits for the consumer: with a consumer that takes nothing (a stalled
-// viewer, a stalled disk), every push returns, and every frame offered is accounted for exactly
-// once (queued, dropped or refused). Asserted by counting, not by timing.
+// The producer's queue: under latest_wins / drop_newest it never waits for the consumer (with a
+// consumer that takes nothing every push returns, and every frame offered is accounted for exactly
+// once: queued, dropped or refused; asserted by counting, not by timing); under block it loses
+// nothing to a slow consumer, counts the wait, and gives up on a stuck one after the timeout.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -113,4 +114,76 @@ TEST(StreamQueue, ConcurrentSlowConsumerEveryFrameAccountedFor) {
   EXPECT_GT(c.dropped, 0u);                                                       // the consumer was slower
   for (std::size_t i = 1; i < seen.size(); ++i) ASSERT_LT(seen[i - 1], seen[i]);  // order kept
   EXPECT_EQ(seen.back(), n - 1);  // the newest frame always gets through
+}
+
+// block (recorded streams): a consumer slower than the producer loses nothing; the producer waits
+// for it and the wait is counted.
+TEST(StreamQueue, BlockLosesNothingWithASlowConsumer) {
+  ts::frame_queue q(2, 1 << 16, ts::full_policy::block, 10);
+  std::vector<std::int32_t> seen;
+  std::thread consumer([&] {
+    while (auto it = q.take(1000)) {
+      seen.push_back(first_value(*it));
+      std::this_thread::sleep_for(std::chrono::microseconds(300));  // slower than the producer
+      q.done(*it);
+    }
+  });
+  std::vector<std::int32_t> v(1000);
+  const int n = 500;
+  for (int i = 0; i < n; ++i) {
+    v[0] = i;
+    ASSERT_EQ(q.push(frame_of(v, i)), ts::push_result::queued) << i;
+  }
+  while (q.size() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  q.close();
+  consumer.join();
+  const auto c = q.counters();
+  EXPECT_EQ(c.offered, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(c.queued, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(c.dropped, 0u);
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(seen[static_cast<std::size_t>(i)], i);  // every frame, in order
+  // 500 pushes into 2 slots against a 0.3 ms consumer: most had to wait, about 0.3 ms each.
+  EXPECT_GT(c.blocked, static_cast<std::uint64_t>(n / 2));
+  EXPECT_GT(c.blocked_s, 0.3e-3 * n / 4);
+  EXPECT_EQ(c.block_timeouts, 0u);
+}
+
+// A recorder that stops (a hung disk) costs the producer one timeout, not one per frame: after it,
+// frames are dropped at once (counted) until the consumer frees a slot, then blocking resumes.
+TEST(StreamQueue, BlockGivesUpOnAStuckConsumer) {
+  ts::frame_queue q(1, 4096, ts::full_policy::block, 0.2);
+  std::vector<std::int32_t> v(10);
+  v[0] = 0;
+  ASSERT_EQ(q.push(frame_of(v, 0)), ts::push_result::queued);
+  auto held = q.take(0);  // the consumer takes the frame and then hangs
+  ASSERT_TRUE(held);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(q.push(frame_of(v, 1)), ts::push_result::dropped);  // waits 0.2 s, then gives up
+  const auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 0.19);
+  for (int i = 2; i < 100; ++i) ASSERT_EQ(q.push(frame_of(v, i)), ts::push_result::dropped);
+  const auto total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(total, waited + 0.15);  // no further waits while stuck
+  auto c = q.counters();
+  EXPECT_EQ(c.dropped, 99u);
+  EXPECT_EQ(c.block_timeouts, 99u);
+  EXPECT_EQ(c.blocked, 1u);
+  q.done(*held);  // the recorder recovers: frames are queued again, and the producer waits again
+  v[0] = 100;
+  EXPECT_EQ(q.push(frame_of(v, 100)), ts::push_result::queued);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto it = q.take(1000);
+    if (it) q.done(*it);
+  });
+  v[0] = 101;
+  EXPECT_EQ(q.push(frame_of(v, 101)), ts::push_result::queued);  // waited for the release, not dropped
+  release.join();
+  c = q.counters();
+  EXPECT_EQ(c.blocked, 2u);
+  EXPECT_EQ(c.dropped, 99u);
+  auto last = q.take(0);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(first_value(*last), 101);
 }

@@ -9,17 +9,27 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <set>
 #include <span>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "toru/stream/codec.hpp"
 #include "toru/stream/publisher.hpp"
+#include "toru/stream/segment_store.hpp"
 #include "toru/stream/viewer_client.hpp"
 
 namespace ts = toru::stream;
@@ -91,6 +101,72 @@ std::string fresh_dir(const std::string& name) {
   const auto d = (fs::temp_directory_path() / ("toru-stream-srv-" + name + "-" + std::to_string(::getpid()))).string();
   fs::remove_all(d);
   return d;
+}
+
+// A WebSocket viewer by hand (RFC 6455): the upgrade, then masked frames. Returns -1 if the
+// server did not switch protocols.
+int ws_connect(int port) {
+  const int fd = raw_connect(port);
+  if (fd < 0) return -1;
+  const std::string req =
+      "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  std::string head;
+  char c;
+  while (head.find("\r\n\r\n") == std::string::npos) {  // byte by byte: frames may follow the head
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 3000) <= 0 || ::recv(fd, &c, 1, 0) != 1) break;
+    head += c;
+  }
+  if (head.rfind("HTTP/1.1 101", 0) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void ws_send(int fd, const std::string& body, int opcode = 1) {
+  std::string m(1, static_cast<char>(0x80 | opcode));
+  const unsigned char mask[4] = {0x12, 0x34, 0x56, 0x78};
+  if (body.size() < 126) {
+    m.push_back(static_cast<char>(0x80 | body.size()));
+  } else {
+    m.push_back(static_cast<char>(0x80 | 126));
+    m.push_back(static_cast<char>((body.size() >> 8) & 0xff));
+    m.push_back(static_cast<char>(body.size() & 0xff));
+  }
+  m.append(reinterpret_cast<const char*>(mask), 4);
+  for (std::size_t i = 0; i < body.size(); ++i) m.push_back(static_cast<char>(body[i] ^ mask[i % 4]));
+  ASSERT_EQ(::send(fd, m.data(), m.size(), MSG_NOSIGNAL), static_cast<ssize_t>(m.size()));
+}
+
+nlohmann::json status_of(ts::publisher& pub) { return nlohmann::json::parse(pub.get_server()->status_json()); }
+
+// Waits until the server's status lists `n` viewers (the snapshot is refreshed every 100 ms).
+nlohmann::json wait_for_viewers(ts::publisher& pub, std::size_t n) {
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  nlohmann::json st;
+  do {
+    st = status_of(pub);
+    if (st.value("viewers", nlohmann::json::array()).size() >= n) break;
+    std::this_thread::sleep_for(20ms);
+  } while (std::chrono::steady_clock::now() < until);
+  return st;
+}
+
+// Checks that message i of the store is frame step i of field(n, .) (decoded, bit for bit).
+void expect_recorded_field(ts::publisher& pub, std::uint64_t i, int n, int step) {
+  const auto m = pub.store()->get(i);
+  ASSERT_TRUE(m) << "record " << i;
+  std::string_view payload;
+  const auto h = ts::parse_message(*m, &payload);
+  ASSERT_EQ(h.seq, i);
+  ASSERT_EQ(h.step, step);
+  const auto data = ts::decode_payload(h, payload);
+  const auto ref = field(n, step);
+  ASSERT_EQ(data.size(), ref.size() * sizeof(float));
+  ASSERT_EQ(std::memcmp(data.data(), ref.data(), data.size()), 0) << "record " << i;
 }
 
 }  // namespace
@@ -341,4 +417,275 @@ TEST(StreamServer, ViewersThatAcceptOnlyRawGetZstdFramesAsRaw) {
   EXPECT_EQ(ts::parse_message(*pub.store()->get(0)).encoding, ts::codec::zstd);
   EXPECT_EQ(ts::parse_message(*pub.store()->get(1)).encoding, ts::codec::lz4);
   fs::remove_all(dir);
+}
+
+// Nothing lost: an encoder (zstd level 19) and a disk (fdatasync per frame) far slower than a
+// producer that publishes back to back into 2 slots. The recorded stream's default policy (block)
+// makes the producer wait for them, counts the wait, and every frame is recorded bit-identically.
+TEST(StreamServer, SlowEncoderAndDiskRecordEveryFrame) {
+  const auto dir = fresh_dir("slow");
+  ts::publisher pub({.queue_slots = 2,
+                     .image_encoding = ts::codec::zstd,
+                     .zstd_level = 19,
+                     .record_dir = dir,
+                     .sync = ts::sync_policy::every_frame,
+                     .serve = false});
+  const int n = 96, frames = 40;
+  std::vector<std::vector<float>> data;
+  for (int s = 0; s < frames; ++s) data.push_back(field(n, s));
+  for (int s = 0; s < frames; ++s)
+    ASSERT_EQ(pub.publish(ts::make_frame<float>("slice", s, 0.1 * s, {n, n}, data[s])), ts::push_result::queued);
+  ASSERT_TRUE(pub.flush(120));
+  const auto c = pub.counters();
+  EXPECT_EQ(c.offered, static_cast<std::uint64_t>(frames));
+  EXPECT_EQ(c.dropped, 0u);
+  EXPECT_EQ(c.recorded, static_cast<std::uint64_t>(frames));
+  EXPECT_EQ(c.acknowledged, static_cast<std::uint64_t>(frames));
+  // A memcpy of 36 KiB against a level-19 compression and an fdatasync: the producer had to wait.
+  EXPECT_GE(c.blocked, static_cast<std::uint64_t>(frames / 2));
+  EXPECT_GT(c.blocked_s, 0.0);
+  EXPECT_EQ(c.block_timeouts, 0u);
+  ASSERT_EQ(pub.store()->size(), static_cast<std::uint64_t>(frames));
+  for (int s = 0; s < frames; ++s) expect_recorded_field(pub, static_cast<std::uint64_t>(s), n, s);
+  fs::remove_all(dir);
+}
+
+// The drop policy on a recorded stream: the same slow recorder, the producer never waits, and
+// every frame is accounted for: recorded (bit-identical, in order) or dropped, counted.
+TEST(StreamServer, DropPolicyIsCountedWhenTheRecorderFallsBehind) {
+  const auto dir = fresh_dir("drop");
+  ts::publisher pub({.queue_slots = 2,
+                     .when_full = ts::full_policy::latest_wins,
+                     .image_encoding = ts::codec::zstd,
+                     .zstd_level = 19,
+                     .record_dir = dir,
+                     .sync = ts::sync_policy::every_frame,
+                     .serve = false});
+  const int n = 96, frames = 40;
+  std::vector<std::vector<float>> data;
+  for (int s = 0; s < frames; ++s) data.push_back(field(n, s));
+  for (int s = 0; s < frames; ++s) pub.publish(ts::make_frame<float>("slice", s, 0.1 * s, {n, n}, data[s]));
+  ASSERT_TRUE(pub.flush(120));
+  const auto c = pub.counters();
+  EXPECT_EQ(c.offered, static_cast<std::uint64_t>(frames));
+  EXPECT_GT(c.dropped, 0u);
+  EXPECT_EQ(c.blocked, 0u);
+  EXPECT_EQ(c.recorded + c.dropped, c.offered);
+  ASSERT_EQ(pub.store()->size(), c.recorded);
+  std::int64_t last = -1;
+  for (std::uint64_t i = 0; i < c.recorded; ++i) {
+    const auto h = ts::parse_message(*pub.store()->get(i));
+    ASSERT_GT(h.step, last);  // order kept, each frame once
+    last = h.step;
+    expect_recorded_field(pub, i, n, static_cast<int>(h.step));
+  }
+  EXPECT_EQ(last, frames - 1);  // the newest frame always gets through
+  fs::remove_all(dir);
+}
+
+// Viewers that read nothing (TCP and WebSocket), asking for every frame from the start, never hold
+// up the recorder: 300 frames of 64 KiB (19 MiB, far beyond what the server may queue for them or
+// the sockets hold) are all recorded while neither has read a byte, with the lossless policy, so a
+// recorder waiting on a viewer would hang this test. The server's memory per viewer stays bounded.
+// Then the TCP viewer reads: it gets every frame from the recording, in order, bit-identical.
+TEST(StreamServer, NonReadingViewersNeverHoldUpTheRecording) {
+  const auto dir = fresh_dir("noread");
+  const std::size_t max_buffered = 1 << 20;
+  ts::publisher pub({.queue_slots = 2,
+                     .image_encoding = ts::codec::raw,
+                     .record_dir = dir,
+                     .sync = ts::sync_policy::none,
+                     .server = {.address = "127.0.0.1",
+                                .http_port = 0,
+                                .tcp_port = 0,
+                                .flow = {.fps = 2000, .max_buffered_bytes = max_buffered},
+                                .stall_timeout_s = 60}});
+  const int tcp = raw_connect(pub.tcp_port());
+  ASSERT_GE(tcp, 0);
+  const int small = 4096;  // the viewers' receive buffers, kept small so the kernel holds little
+  ::setsockopt(tcp, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  raw_send(tcp, 'J', R"({"type":"hello","from":0,"fps":2000,"policy":"catch-up","high_water":100000})");
+  const int ws = ws_connect(pub.http_port());
+  ASSERT_GE(ws, 0);
+  ::setsockopt(ws, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  ws_send(ws, R"({"type":"hello","from":0,"fps":2000,"policy":"catch-up","high_water":100000})");
+  ASSERT_EQ(wait_for_viewers(pub, 2)["viewers"].size(), 2u);
+  const int n = 128, frames = 300;
+  std::vector<std::vector<float>> data;
+  for (int s = 0; s < frames; ++s) data.push_back(field(n, s));
+  std::size_t most = 0;
+  for (int s = 0; s < frames; ++s) {
+    ASSERT_EQ(pub.publish(ts::make_frame<float>("slice", s, 0.1 * s, {n, n}, data[s])), ts::push_result::queued);
+    if (s % 20 == 0)
+      for (const auto& v : status_of(pub)["viewers"]) most = std::max<std::size_t>(most, v.value("buffered_bytes", 0u));
+  }
+  ASSERT_TRUE(pub.flush(60)) << "the recorder waited on a viewer";
+  auto c = pub.counters();
+  EXPECT_EQ(c.recorded, static_cast<std::uint64_t>(frames));
+  EXPECT_EQ(c.dropped, 0u);
+  EXPECT_EQ(c.block_timeouts, 0u);
+  for (const auto& v : wait_for_viewers(pub, 2)["viewers"])
+    most = std::max<std::size_t>(most, v.value("buffered_bytes", 0u));
+  EXPECT_GT(most, 0u);
+  EXPECT_LE(most, max_buffered + n * n * sizeof(float) + 1024);
+  EXPECT_EQ(status_of(pub)["viewers"].size(), 2u);  // slow, not dropped (stall_timeout_s = 60)
+  ::close(ws);
+
+  // The TCP viewer catches up from the recording: every frame, in order, bit-identical.
+  std::string in;
+  std::uint64_t got = 0;
+  const auto until = std::chrono::steady_clock::now() + 30s;
+  char buf[65536];
+  while (got < static_cast<std::uint64_t>(frames) && std::chrono::steady_clock::now() < until) {
+    pollfd p{tcp, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const auto r = ::recv(tcp, buf, sizeof buf, 0);
+    ASSERT_GT(r, 0);
+    in.append(buf, static_cast<std::size_t>(r));
+    while (in.size() >= 5) {
+      std::uint32_t len = 0;
+      for (int i = 0; i < 4; ++i) len |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[1 + i])) << (8 * i);
+      if (in.size() < 5 + len) break;
+      const char kind = in[0];
+      if (kind == 'F') {
+        ASSERT_EQ(in.compare(5, len, *pub.store()->get(got)), 0) << "frame " << got;
+        ++got;
+      }
+      in.erase(0, 5 + len);
+    }
+  }
+  ::close(tcp);
+  EXPECT_EQ(got, static_cast<std::uint64_t>(frames));
+  fs::remove_all(dir);
+}
+
+// The same bad input as over TCP, on the WebSocket side: malformed JSON, a binary message, a
+// message before hello, an unknown type, a message over max_client_message, a viewer that
+// upgrades and sends nothing. Each is dropped with a log line and counted; a good one is served.
+TEST(StreamServer, BadWebSocketInputDropsOnlyTheOffender) {
+  ts::publisher pub({.image_encoding = ts::codec::raw,
+                     .server = {.address = "127.0.0.1",
+                                .http_port = 0,
+                                .tcp_port = 0,
+                                .hello_timeout_s = 0.5,
+                                .max_client_message = 1024}});
+  std::vector<float> f(64, 2.0f);
+  pub.publish(ts::make_frame<float>("f", 0, 0, {8, 8}, f));
+  pub.flush();
+  const auto before = pub.get_server()->counters();
+  std::vector<int> fds;
+  auto expect_dropped = [&](const std::string& body, int opcode, const char* what) {
+    const int fd = ws_connect(pub.http_port());
+    ASSERT_GE(fd, 0) << what;
+    fds.push_back(fd);
+    if (!body.empty()) ws_send(fd, body, opcode);
+    EXPECT_TRUE(closed_by_server(fd, 3s)) << what;
+  };
+  expect_dropped("{not json", 1, "malformed");
+  expect_dropped("[1,2,3]", 1, "not an object");
+  expect_dropped(R"({"type":"hello","fps":"fast"})", 1, "wrong field type");
+  expect_dropped(R"({"type":"report","buffer":3})", 1, "before hello");
+  expect_dropped(R"({"type":"hello"})", 2, "binary");
+  expect_dropped(std::string(5000, ' '), 1, "oversized");
+  expect_dropped("", 1, "silent");
+  for (int fd : fds) ::close(fd);
+  const auto after = pub.get_server()->counters();
+  EXPECT_GE(after.bad_messages - before.bad_messages, 7u);
+  EXPECT_GE(after.dropped - before.dropped, 7u);
+  const auto ok = ts::run_viewer(
+      {.port = pub.tcp_port(), .from = "0", .fps = 100, .low_water = 1, .max_frames = 1, .idle_timeout_s = 5},
+      [](const std::string&, const ts::frame_header& h) { return h.name == "f"; });
+  EXPECT_EQ(ok.played, 1u) << ok.stop_reason;
+}
+
+// A full disk under the lossless policy: frames the disk refuses are counted and logged once with
+// a clear line, the simulation is not stalled (no publish waits for a timeout), and frames that fit
+// are recorded. In a child process: the file-size limit stands in for the full disk.
+TEST(StreamServer, FullDiskRefusesFramesAndNeverStallsThePublisher) {
+  const auto dir = fresh_dir("fulldisk");
+  const auto log_path = dir + ".log";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int lf = ::open(log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (lf < 0 || ::dup2(lf, 2) < 0) ::_exit(10);
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{64 << 10, 64 << 10};
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(11);
+    try {
+      ts::publisher pub({.queue_slots = 2,
+                         .block_timeout_s = 2,
+                         .record_dir = dir,
+                         .sync = ts::sync_policy::every_frame,
+                         .serve = false});
+      std::vector<double> v(750);  // 6000 bytes a frame: about 10 fit
+      double slowest = 0;
+      for (int s = 0; s < 40; ++s) {
+        v[0] = s;
+        const auto t0 = std::chrono::steady_clock::now();
+        pub.publish(ts::make_frame<double>("spectrum", s, s, {750}, v));
+        slowest = std::max(slowest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      if (!pub.flush(30)) ::_exit(12);
+      const auto c = pub.counters();
+      if (c.dropped != 0 || c.block_timeouts != 0) ::_exit(13);
+      if (c.recorded < 5 || c.record_failures < 20 || c.recorded + c.record_failures != 40) ::_exit(14);
+      if (slowest > 1.0) ::_exit(15);  // never waited anywhere near block_timeout_s
+      ::_exit(0);
+    } catch (...) {
+      ::_exit(16);
+    }
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the publisher crashed: signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream lf(log_path);
+  const std::string log((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("the frame is refused and the simulation continues"), std::string::npos) << log;
+  ts::segment_store r({.dir = dir, .read_only = true});
+  EXPECT_GE(r.size(), 5u);
+  fs::remove_all(dir);
+  fs::remove(log_path);
+}
+
+// Both transports' connections get server_options::tcp_congestion, read back from the kernel
+// (getsockopt on the server's socket, in /status); "" leaves the system's default.
+TEST(StreamServer, CongestionControlAppliesToTcpAndWebSocketViewers) {
+  auto read_file = [](const char* path) {
+    std::ifstream f(path);
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    return s;
+  };
+  const std::string system_cc = read_file("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::istringstream allowed(read_file("/proc/sys/net/ipv4/tcp_allowed_congestion_control") + " " +
+                             (::geteuid() == 0 ? read_file("/proc/sys/net/ipv4/tcp_available_congestion_control") : ""));
+  std::string other, a;
+  while (allowed >> a)
+    if (a != system_cc) {
+      other = a;
+      break;
+    }
+  if (system_cc.empty() || other.empty()) GTEST_SKIP() << "no second congestion control this process may set";
+  for (const std::string& want : {other, std::string()}) {
+    ts::publisher pub(
+        {.serve = true,
+         .server = {.address = "127.0.0.1", .http_port = 0, .tcp_port = 0, .tcp_congestion = want}});
+    const int tcp = raw_connect(pub.tcp_port());
+    raw_send(tcp, 'J', R"({"type":"hello"})");
+    const int ws = ws_connect(pub.http_port());
+    ASSERT_GE(ws, 0);
+    ws_send(ws, R"({"type":"hello"})");
+    const auto st = wait_for_viewers(pub, 2);
+    ASSERT_EQ(st["viewers"].size(), 2u);
+    std::set<std::string> transports;
+    for (const auto& v : st["viewers"]) {
+      transports.insert(v["transport"].get<std::string>());
+      EXPECT_EQ(v["congestion"], want.empty() ? system_cc : want) << v.dump();
+    }
+    EXPECT_EQ(transports, (std::set<std::string>{"tcp", "websocket"}));
+    ::close(tcp);
+    ::close(ws);
+  }
 }

@@ -36,6 +36,8 @@ ls "$WORK/live"/*-field.png >/dev/null 2>&1 || fail "no PNG field frames dumped"
 ls "$WORK/live"/*-energy_spectrum.bin >/dev/null 2>&1 || fail "no spectrum frames dumped"
 wait $DEMO || fail "the demo failed: $(cat "$WORK/demo.err")"
 grep -q '"recorded":80' "$WORK/demo.out" || fail "the demo did not record 80 frames: $(cat "$WORK/demo.out")"
+# A recorded stream blocks rather than drops when its encoder falls behind (under a loaded ctest -j).
+grep -q '"dropped":0,' "$WORK/demo.out" || fail "the demo dropped frames: $(cat "$WORK/demo.out")"
 
 # The recording, served by --store, replayed from frame 0 without loss.
 "$VIEW" --store "$WORK/rec" --port -1 --tcp-port 0 --address 127.0.0.1 --json --seconds 20 \

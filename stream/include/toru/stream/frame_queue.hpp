@@ -1,9 +1,12 @@
 // The bounded, pre-allocated queue between the simulation and the publisher's encoder thread.
-// push() copies a frame into a free slot and returns at once: it never waits for the consumer
-// (the only lock is held for a few index updates, never during a copy, encode or send). When no
-// slot is free the policy decides: latest_wins replaces the oldest frame not yet taken (ZeroMQ
-// CONFLATE / ADIOS2 SST AlwaysProvideLatest), drop_newest refuses the new one. Either way the
-// loss is counted.
+// push() copies a frame into a free slot (the only lock is held for a few index updates, never
+// during a copy, encode or send). When no slot is free the policy decides: latest_wins replaces
+// the oldest frame not yet taken (ZeroMQ CONFLATE / ADIOS2 SST AlwaysProvideLatest), drop_newest
+// refuses the new one (either way the loss is counted), and block waits for the consumer to free
+// a slot: lossless, for recordings. The consumer is the encoder/recorder, never a viewer, so block
+// waits on local encoding and disk throughput only; the time waited is counted. A wait longer than
+// block_timeout_s (a hung disk) drops that frame, and later pushes drop at once, without waiting,
+// until the consumer frees a slot again: the simulation never hangs on a stuck recorder.
 //
 // Thread safety: one producer thread and one consumer thread (more producers are serialised by
 // the lock but each push may then drop).
@@ -21,25 +24,29 @@
 
 namespace toru::stream {
 
-enum class full_policy { latest_wins, drop_newest };
+enum class full_policy { latest_wins, drop_newest, block };
 
 enum class push_result {
   queued,            // in a free slot
   replaced_oldest,   // latest_wins: an older, unsent frame was dropped for it
-  dropped,           // drop_newest: the queue was full, this frame was dropped
+  dropped,           // drop_newest: the queue was full, this frame was dropped (block: the wait timed out)
   refused_oversize,  // larger than the slot size: never queued
 };
 
 struct queue_counters {
   std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0, taken = 0;
+  std::uint64_t blocked = 0;          // block: pushes that waited for a free slot
+  std::uint64_t block_timeouts = 0;   // block: pushes dropped after block_timeout_s (or while stuck)
+  double blocked_s = 0;               // block: seconds the producer waited, in all
 };
 
 class frame_queue {
  public:
   /// slots >= 1 frames of at most slot_bytes payload each, allocated here and never again.
-  frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy);
+  frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy, double block_timeout_s = 10);
 
-  /// Copies f (already validated) into a slot. Never blocks on the consumer.
+  /// Copies f (already validated) into a slot. Waits for the consumer only under full_policy::block
+  /// (at most block_timeout_s).
   push_result push(const frame_view& f);
 
   /// A frame taken by the consumer; release it with done().
@@ -68,10 +75,12 @@ class frame_queue {
     frame_view meta;
   };
   mutable std::mutex m_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, freed_;
   std::vector<slot> slots_;
   std::size_t slot_bytes_;
   full_policy policy_;
+  double block_timeout_s_;
+  bool stuck_ = false;  // a block wait timed out and no slot has been freed since
   std::uint64_t next_order_ = 0;
   queue_counters c_;
   bool closed_ = false;

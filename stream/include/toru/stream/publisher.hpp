@@ -1,8 +1,11 @@
 // toru::stream::publisher: the producer side, inside a simulation. publish() copies a frame into
-// a bounded, pre-allocated queue and returns at once; it never waits for a viewer, the network or
-// the disk. A background thread encodes (raw, zstd, lz4; PNG through a colour map for 2-D
-// frames), records to the segment store (optional) and hands the frame to the server, which
-// paces it out to each viewer under that viewer's flow control.
+// a bounded, pre-allocated queue and returns; it never waits for a viewer or the network. A
+// background thread encodes (raw, zstd, lz4; PNG through a colour map for 2-D frames), records to
+// the segment store (optional) and adds the frame to the log the server reads, which paces it
+// out to each viewer under that viewer's flow control: viewers read the log and skip, they never
+// hold up the recorder. A recorded stream is lossless by default (when_full = block: publish()
+// waits for a free slot when the encoder or the disk falls behind, counted in blocked_s); a live-
+// only stream keeps the newest frames (latest_wins) and never waits.
 //
 //   toru::stream::publisher pub(MPI_COMM_WORLD, {.record_dir = "run/stream", .server = {.http_port = 8080}});
 //   for (step ...) {
@@ -31,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,7 +50,12 @@ namespace toru::stream {
 struct publisher_options {
   std::size_t queue_slots = 2;              // frames waiting for the encoder, at most
   std::size_t max_frame_bytes = 16u << 20;  // larger frames are refused (counted, logged once)
-  full_policy when_full = full_policy::latest_wins;
+  // When every slot is full. Unset: block if recording (every frame produced is recorded; the
+  // wait is on local encoding and disk throughput, never on a viewer), latest_wins if not.
+  std::optional<full_policy> when_full = std::nullopt;
+  // block: a wait longer than this (a hung disk) drops the frame, logged, and frames are dropped
+  // without waiting until the encoder frees a slot (counters().block_timeouts).
+  double block_timeout_s = 5;
   codec encoding = codec::raw;        // frames that are not 2-D (browsers decode raw and PNG; zstd/lz4 for scripts)
   codec image_encoding = codec::png;  // 2-D frames (raw, zstd or lz4 keep them exact)
   int zstd_level = 1;
@@ -66,6 +75,8 @@ struct publisher_counters {
   std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0;    // publish() on the root
   std::uint64_t encoded = 0, encode_failures = 0;                     // encoder thread
   std::uint64_t recorded = 0, acknowledged = 0, record_failures = 0;  // recording
+  std::uint64_t blocked = 0, block_timeouts = 0;  // when_full = block: publishes that waited / gave up
+  double blocked_s = 0;                           // the time publish() waited for a free slot, in all
 };
 
 class publisher {
@@ -81,7 +92,7 @@ class publisher {
   publisher& operator=(const publisher&) = delete;
 
   /// Root only (other ranks: a no-op returning dropped). Validates f (throws invalid_argument),
-  /// copies it and returns at once.
+  /// copies it and returns (under when_full = block, once a slot is free).
   push_result publish(const frame_view& f);
   /// Collective, non-blocking: every rank's tile (same name, dtype and trailing extents; any
   /// number of rows, zero included) is copied and gathered along axis 0 at the root, where it is
@@ -140,11 +151,12 @@ class publisher {
   std::unique_ptr<server> server_;
   std::vector<std::byte> gather_;
   std::thread thread_;
-  std::atomic<bool> stop_{false}, busy_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> finished_{0};  // frames the encoder took and is done with
   std::atomic<std::uint64_t> encoded_{0}, encode_failures_{0}, recorded_{0}, record_failures_{0};
   std::uint64_t next_seq_ = 0;
   std::atomic<std::uint64_t> refused_gathered_{0};
-  bool warned_refused_ = false;
+  bool warned_refused_ = false, warned_block_ = false;
 };
 
 }  // namespace toru::stream
