@@ -106,6 +106,9 @@ print(json.dumps({
     "noise_floor_wall_pct": summary(noise_wall) if noise_wall else None,
     "publish_share_pct": summary(pub),
     "publish_ms_per_step": summary([1000 * j["stream"]["publish_s"] / steps for j in on]),
+    # Where rank 0's streaming time goes, per streamed step (toru-dns's JSON).
+    "parts_ms_per_step": {k: summary([1000 * j["stream"].get(k, 0) / steps for j in on])
+                          for k in ("tap_start_s", "tap_collect_s", "queue_s", "blocked_s")},
     "step_ms_off": summary([1000 * j["time_per_step_mean"] for j in off]),
     "step_ms_on": summary([1000 * j["time_per_step_mean"] for j in on]),
     "frames_offered_encoded_dropped": [[j["stream"].get("offered"), j["stream"].get("encoded"), j["stream"].get("dropped")] for j in on],

@@ -432,10 +432,18 @@ int run(const settings& cli, MPI_Comm comm) {
     if (pub) {
       pub->flush(2);
       const auto c = pub->counters();
-      summary["stream"] = {{"offered", c.offered},   {"dropped", c.dropped},           {"encoded", c.encoded},
-                           {"recorded", c.recorded}, {"acknowledged", c.acknowledged}, {"publish_s", publish_s},
-                           {"blocked", c.blocked},   {"blocked_s", c.blocked_s},       {"tap_start_s", tap_start_s},
-                           {"tap_collect_s", tap_collect_s}, {"queue_s", queue_s}, {"streamed_steps", streamed_steps}};
+      summary["stream"] = {{"offered", c.offered},
+                           {"dropped", c.dropped},
+                           {"encoded", c.encoded},
+                           {"recorded", c.recorded},
+                           {"acknowledged", c.acknowledged},
+                           {"publish_s", publish_s},
+                           {"blocked", c.blocked},
+                           {"blocked_s", c.blocked_s},
+                           {"tap_start_s", tap_start_s},
+                           {"tap_collect_s", tap_collect_s},
+                           {"queue_s", queue_s},
+                           {"streamed_steps", streamed_steps}};
     }
 #endif
     if (tg1600) {

@@ -127,9 +127,10 @@ int serve_demo(const settings& s) {
   while (keep_going(s, start) && s.seconds > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto c = pub.counters();
   if (s.json) {
-    json j{{"frames", step},       {"offered", c.offered},   {"dropped", c.dropped},          {"refused", c.refused},
-           {"encoded", c.encoded}, {"recorded", c.recorded}, {"acknowledged", c.acknowledged},
-           {"blocked", c.blocked}, {"blocked_s", c.blocked_s}};
+    json j{
+        {"frames", step},          {"offered", c.offered},   {"dropped", c.dropped},           {"refused", c.refused},
+        {"encoded", c.encoded},    {"recorded", c.recorded}, {"acknowledged", c.acknowledged}, {"blocked", c.blocked},
+        {"blocked_s", c.blocked_s}};
     if (pub.get_server()) j["server"] = json::parse(pub.get_server()->status_json());
     std::puts(j.dump().c_str());
   }

@@ -44,9 +44,9 @@ push_result frame_queue::push(const frame_view& f) {
       bool got = false;
       if (!stuck_ && !closed_) {
         const auto t0 = std::chrono::steady_clock::now();
-        got = freed_.wait_for(lock, std::chrono::duration<double>(block_timeout_s_),
-                              [&] { return find_free() || closed_; }) &&
-              pick != slots_.size();
+        got = freed_.wait_for(lock, std::chrono::duration<double>(block_timeout_s_), [&] {
+          return find_free() || closed_;
+        }) && pick != slots_.size();
         ++c_.blocked;
         c_.blocked_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }

@@ -109,9 +109,10 @@ struct server::impl {
     ws.set_max_message_size(opt.max_client_message);
     ws.set_max_http_body_size(opt.max_client_message);
     ws.set_open_handshake_timeout(static_cast<long>(opt.hello_timeout_s * 1000));
-    // Browser viewers get the same congestion control as TCP viewers (before the handshake, so
-    // from the connection's first data on).
-    ws.set_socket_init_handler([this](websocketpp::connection_hdl, asio::ip::tcp::socket& sock) {
+    // Browser viewers get the same congestion control as TCP viewers: once accepted, before the
+    // handshake, so from the connection's first data on (socket_init runs before the accept).
+    ws.set_tcp_pre_init_handler([this](websocketpp::connection_hdl h) {
+      auto& sock = ws.get_con_from_hdl(h)->get_raw_socket();
       asio::error_code ec;
       const auto ep = sock.remote_endpoint(ec);
       set_congestion_control(sock.native_handle(),

@@ -43,17 +43,29 @@ slice_tap::slice_tap(const spectral_grid& grid, int root)
       nn_(static_cast<std::size_t>(grid.n() * grid.n())),
       shells_(static_cast<std::size_t>(std::lround(std::sqrt(3.0) * static_cast<double>(grid.n()) / 2)) + 1),
       send_(2 * nn_ + shells_) {
-  // The shell and plane cell of each mode never change: a sqrt per mode per streamed step was most
-  // of the tap's time on the critical path.
+  // The shell, plane cell and weight of each mode never change: a sqrt per mode per streamed step
+  // was most of the tap's time on the critical path. Rows rather than a list of modes: the pass
+  // then streams through u with no index per mode (0.27 -> 0.20 ms at 64^3 on 2 ranks).
   const std::int64_t n = grid.n();
   const auto& w = grid.weight();
   const auto& k2 = grid.k2();
-  for_box(grid.spec(), [&](const std::array<std::int64_t, 3>& g, std::int64_t off) {
+  const auto& b = grid.spec();
+  const int inner = b.order[2];
+  const std::int64_t cell_step = inner == 0 ? n : inner == 1 ? 1 : 0;  // cell = i0 n + i1
+  expect(b.count() < (std::int64_t{1} << 32) && n * n < (std::int64_t{1} << 32) && shells_ < 65536, "slice_tap grid",
+         "a local box under 2^32 modes", std::to_string(b.count()));
+  bins_.resize(2 * shells_);
+  for_box(b, [&](const std::array<std::int64_t, 3>& g, std::int64_t off) {
     const auto o = static_cast<std::size_t>(off);
-    if (w[o] == 0) return;
-    const auto sh = std::min(shells_ - 1, static_cast<std::size_t>(std::lround(std::sqrt(k2[o]))));
-    modes_.push_back({static_cast<std::uint32_t>(o), static_cast<std::uint32_t>(g[0] * n + g[1]),
-                      static_cast<std::uint32_t>(sh), w[o]});
+    const std::int64_t along = g[inner] - b.low[inner];
+    if (along == 0)
+      rows_.push_back({static_cast<std::uint32_t>(off), 0, static_cast<std::uint32_t>(g[0] * n + g[1]),
+                       static_cast<std::uint32_t>(cell_step)});
+    ++rows_.back().count;
+    expect(w[o] == 0 || w[o] == 1 || w[o] == 2, "slice_tap weight", "0, 1 or 2", std::to_string(w[o]));
+    shell_.push_back(
+        static_cast<std::uint16_t>(std::min(shells_ - 1, static_cast<std::size_t>(std::lround(std::sqrt(k2[o]))))));
+    weight_.push_back(static_cast<std::uint8_t>(w[o]));
   });
   if (!is_root_) return;
   recv_.resize(send_.size());
@@ -72,13 +84,33 @@ slice_tap::~slice_tap() {
 void slice_tap::start(const vector_field& u, std::int64_t step, double t) {
   if (pending_) throw error(errc::internal, "slice_tap::start: the previous reduction was not collected");
   std::fill(send_.begin(), send_.end(), 0.0);
+  std::fill(bins_.begin(), bins_.end(), 0.0);
   auto* plane = reinterpret_cast<cpx*>(send_.data());
-  double* ek = send_.data() + 2 * nn_;
-  for (const auto& m : modes_) {
-    const cpx* c[3] = {&u[0][m.offset], &u[1][m.offset], &u[2][m.offset]};
-    plane[m.cell] += m.weight * *c[0];
-    ek[m.shell] += 0.5 * m.weight * (std::norm(*c[0]) + std::norm(*c[1]) + std::norm(*c[2]));
+  const cpx* ux = u[0].data();
+  const cpx* uy = u[1].data();
+  const cpx* uz = u[2].data();
+  std::size_t k = 0;
+  for (const auto& r : rows_) {
+    const cpx* a = ux + r.offset;
+    const cpx* b = uy + r.offset;
+    const cpx* c = uz + r.offset;
+    const std::uint8_t* wr = weight_.data() + k;
+    const std::uint16_t* sr = shell_.data() + k;
+    // Neighbours mostly share a shell: alternating between two copies of the bins breaks the
+    // chain of dependent additions through one memory cell.
+    for (std::uint32_t i = 0; i < r.count; ++i)
+      bins_[2 * sr[i] + (i & 1)] += wr[i] * (std::norm(a[i]) + std::norm(b[i]) + std::norm(c[i]));
+    if (r.cell_step == 0) {  // the row runs along k_z: one plane cell
+      cpx sum = 0;
+      for (std::uint32_t i = 0; i < r.count; ++i) sum += static_cast<double>(wr[i]) * a[i];
+      plane[r.cell] += sum;
+    } else {
+      for (std::uint32_t i = 0; i < r.count; ++i) plane[r.cell + i * r.cell_step] += static_cast<double>(wr[i]) * a[i];
+    }
+    k += r.count;
   }
+  double* ek = send_.data() + 2 * nn_;
+  for (std::size_t s = 0; s < shells_; ++s) ek[s] = 0.5 * (bins_[2 * s] + bins_[2 * s + 1]);
   check_mpi(MPI_Ireduce(send_.data(), is_root_ ? recv_.data() : nullptr, static_cast<int>(send_.size()), MPI_DOUBLE,
                         MPI_SUM, root_, grid_.comm(), &req_),
             "MPI_Ireduce");

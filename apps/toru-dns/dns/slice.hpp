@@ -53,12 +53,17 @@ class slice_tap {
   bool is_root_, pending_ = false;
   std::size_t nn_, shells_;
   std::vector<double> send_, recv_;  // [plane as 2 n^2 doubles | spectrum shells]
+  std::vector<double> bins_;         // two interleaved copies of the shells (see start())
   std::vector<cpx> work_;
-  struct mode {
-    std::uint32_t offset, cell, shell;  // in the spectral box, in the plane, of the spectrum
-    double weight;
+  // The local modes, found once, as the box's contiguous rows: where each row starts in memory,
+  // its plane cell and how the cell moves along the row (0 when the row runs along k_z), and per
+  // mode its shell and Hermitian weight (1 or 2) in row order.
+  struct row {
+    std::uint32_t offset, count, cell, cell_step;
   };
-  std::vector<mode> modes_;  // the local modes with a nonzero weight, found once
+  std::vector<row> rows_;
+  std::vector<std::uint16_t> shell_;
+  std::vector<std::uint8_t> weight_;
   fftw_plan plan_ = nullptr;
   MPI_Request req_ = MPI_REQUEST_NULL;
   std::int64_t step_ = 0;

@@ -35,9 +35,9 @@ enum class push_result {
 
 struct queue_counters {
   std::uint64_t offered = 0, queued = 0, dropped = 0, refused = 0, taken = 0;
-  std::uint64_t blocked = 0;          // block: pushes that waited for a free slot
-  std::uint64_t block_timeouts = 0;   // block: pushes dropped after block_timeout_s (or while stuck)
-  double blocked_s = 0;               // block: seconds the producer waited, in all
+  std::uint64_t blocked = 0;         // block: pushes that waited for a free slot
+  std::uint64_t block_timeouts = 0;  // block: pushes dropped after block_timeout_s (or while stuck)
+  double blocked_s = 0;              // block: seconds the producer waited, in all
 };
 
 class frame_queue {
