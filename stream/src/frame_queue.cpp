@@ -1,5 +1,6 @@
 #include "toru/stream/frame_queue.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -7,12 +8,19 @@
 
 namespace toru::stream {
 
+namespace {
+using clock_type = std::chrono::steady_clock;
+constexpr auto wait_slice = std::chrono::milliseconds(20);
+}  // namespace
+
 frame_queue::frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy, double block_timeout_s)
-    : slots_(slots), slot_bytes_(slot_bytes), policy_(policy), block_timeout_s_(block_timeout_s) {
+    : nslots_(slots), slot_bytes_(slot_bytes), policy_(policy), block_timeout_s_(block_timeout_s) {
   expect(slots >= 1 && slots <= 1024, "queue slots", "1 to 1024", std::to_string(slots));
   expect(block_timeout_s >= 0 && block_timeout_s <= 3600, "block timeout", "0 to 3600 s",
          std::to_string(block_timeout_s));
-  for (auto& s : slots_) {
+  slots_ = std::make_unique<slot[]>(slots);
+  for (std::size_t i = 0; i < nslots_; ++i) {
+    auto& s = slots_[i];
     s.data.resize(slot_bytes);
     s.name.reserve(256);
     s.shape.reserve(8);
@@ -21,61 +29,78 @@ frame_queue::frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy 
   }
 }
 
-push_result frame_queue::push(const frame_view& f) {
-  std::size_t pick = slots_.size();
-  push_result result = push_result::queued;
-  {
-    std::unique_lock lock(m_);
-    ++c_.offered;
-    if (f.data.size() > slot_bytes_) {
-      ++c_.refused;
-      return push_result::refused_oversize;
-    }
-    auto find_free = [&] {
-      for (std::size_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].st == state::free) return pick = i, true;
-      return false;
-    };
-    find_free();
-    if (pick == slots_.size() && policy_ == full_policy::block) {
-      // Waits for the encoder/recorder only (viewers read the log it fills and never hold a slot).
-      // While stuck (the last wait timed out and nothing was freed since), drop at once rather
-      // than costing the simulation another timeout per frame.
-      bool got = false;
-      if (!stuck_ && !closed_) {
-        const auto t0 = std::chrono::steady_clock::now();
-        got = freed_.wait_for(lock, std::chrono::duration<double>(block_timeout_s_), [&] {
-          return find_free() || closed_;
-        }) && pick != slots_.size();
-        ++c_.blocked;
-        c_.blocked_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }
-      if (!got) {
-        stuck_ = true;
-        ++c_.dropped;
-        ++c_.block_timeouts;
-        return push_result::dropped;
-      }
-    }
-    if (pick == slots_.size()) {
-      if (policy_ == full_policy::drop_newest) {
-        ++c_.dropped;
-        return push_result::dropped;
-      }
-      // latest_wins: steal the oldest frame the consumer has not taken yet.
-      std::uint64_t oldest = UINT64_MAX;
-      for (std::size_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].st == state::ready && slots_[i].order < oldest) oldest = slots_[i].order, pick = i;
-      if (pick == slots_.size()) {  // one slot, and the consumer holds it
-        ++c_.dropped;
-        return push_result::dropped;
-      }
-      ++c_.dropped;
-      result = push_result::replaced_oldest;
-    }
-    slots_[pick].st = state::filling;
+std::size_t frame_queue::claim(int from) {
+  for (std::size_t i = 0; i < nslots_; ++i) {
+    int expected = from;
+    if (slots_[i].st.load(std::memory_order_relaxed) == from &&
+        slots_[i].st.compare_exchange_strong(expected, filling, std::memory_order_acquire))
+      return i;
   }
-  // The copy runs outside the lock: the consumer never waits for it, and it never waits for the consumer.
+  return nslots_;
+}
+
+// The oldest ready slot moved to `to`. The other side may take a slot between the scan and the
+// swap; then the scan starts over (each retry means a slot changed hands, so it ends).
+std::size_t frame_queue::claim_oldest_ready(int to) {
+  while (true) {
+    std::size_t pick = nslots_;
+    std::uint64_t oldest = UINT64_MAX;
+    for (std::size_t i = 0; i < nslots_; ++i)
+      if (slots_[i].st.load(std::memory_order_acquire) == ready) {
+        const auto o = slots_[i].order.load(std::memory_order_relaxed);
+        if (o < oldest) oldest = o, pick = i;
+      }
+    if (pick == nslots_) return pick;
+    int expected = ready;
+    if (slots_[pick].st.compare_exchange_strong(expected, to, std::memory_order_acquire)) return pick;
+  }
+}
+
+push_result frame_queue::push(const frame_view& f) {
+  offered_.fetch_add(1, std::memory_order_relaxed);
+  if (f.data.size() > slot_bytes_) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return push_result::refused_oversize;
+  }
+  push_result result = push_result::queued;
+  std::size_t pick = claim(free);
+  if (pick == nslots_ && policy_ == full_policy::block) {
+    // Waits for the encoder/recorder only (viewers read the log it fills and never hold a slot).
+    // While stuck (the last wait timed out and nothing was freed since), drop at once rather
+    // than costing the simulation another timeout per frame.
+    if (!stuck_ && !closed_) {
+      const auto t0 = clock_type::now();
+      const auto until =
+          t0 + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(block_timeout_s_));
+      blocked_.fetch_add(1, std::memory_order_relaxed);
+      producer_waiting_ = true;
+      while ((pick = claim(free)) == nslots_ && !closed_) {
+        const auto now = clock_type::now();
+        if (now >= until) break;
+        std::unique_lock lock(freed_m_);
+        freed_.wait_for(lock, std::min<clock_type::duration>(until - now, wait_slice));
+      }
+      producer_waiting_ = false;
+      blocked_s_.store(blocked_s_.load() + std::chrono::duration<double>(clock_type::now() - t0).count());
+    }
+    if (pick == nslots_) {
+      stuck_ = true;
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      block_timeouts_.fetch_add(1, std::memory_order_relaxed);
+      return push_result::dropped;
+    }
+  }
+  if (pick == nslots_) {
+    if (policy_ == full_policy::drop_newest) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return push_result::dropped;
+    }
+    // latest_wins: steal the oldest frame the consumer has not taken yet.
+    pick = claim_oldest_ready(filling);
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    if (pick == nslots_) return push_result::dropped;  // the consumer holds every slot
+    result = push_result::replaced_oldest;
+  }
   slot& s = slots_[pick];
   std::memcpy(s.data.data(), f.data.data(), f.data.size());
   s.name.assign(f.name.substr(0, 256));
@@ -83,31 +108,30 @@ push_result frame_queue::push(const frame_view& f) {
   s.origin.assign(f.origin.begin(), f.origin.end());
   s.global_shape.assign(f.global_shape.begin(), f.global_shape.end());
   s.meta = f;
-  {
-    std::lock_guard lock(m_);
-    s.order = next_order_++;
-    s.st = state::ready;
-    ++c_.queued;
-  }
-  cv_.notify_one();
+  s.order.store(next_order_++, std::memory_order_relaxed);
+  s.st.store(ready);  // seq_cst, against the consumer's flag below (a lost wake-up costs one slice)
+  queued_.fetch_add(1, std::memory_order_relaxed);
+  // A busy encoder finds the frame on its own; wake only a waiting one.
+  if (consumer_waiting_) cv_.notify_one();
   return result;
 }
 
 std::optional<frame_queue::item> frame_queue::take(int timeout_ms) {
-  std::unique_lock lock(m_);
-  std::size_t pick = slots_.size();
-  auto find = [&] {
-    std::uint64_t oldest = UINT64_MAX;
-    pick = slots_.size();
-    for (std::size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].st == state::ready && slots_[i].order < oldest) oldest = slots_[i].order, pick = i;
-    return pick != slots_.size() || closed_;
-  };
-  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), find);
-  if (pick == slots_.size()) return std::nullopt;
+  const auto until = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+  std::size_t pick;
+  while ((pick = claim_oldest_ready(taken)) == nslots_) {
+    const auto now = clock_type::now();
+    if (closed_ || now >= until) return std::nullopt;
+    consumer_waiting_ = true;
+    {
+      std::unique_lock lock(m_);
+      // Checked again after announcing the wait: a push in between has seen the flag or is seen here.
+      if (size() == 0 && !closed_) cv_.wait_for(lock, std::min<clock_type::duration>(until - now, wait_slice));
+    }
+    consumer_waiting_ = false;
+  }
+  taken_.fetch_add(1, std::memory_order_relaxed);
   slot& s = slots_[pick];
-  s.st = state::taken;
-  ++c_.taken;
   frame_view v = s.meta;
   v.name = s.name;
   v.shape = s.shape;
@@ -118,32 +142,28 @@ std::optional<frame_queue::item> frame_queue::take(int timeout_ms) {
 }
 
 void frame_queue::done(const item& it) {
-  {
-    std::lock_guard lock(m_);
-    slots_[it.slot].st = state::free;
-    stuck_ = false;
-  }
-  freed_.notify_one();
+  slots_[it.slot].st.store(free, std::memory_order_release);
+  stuck_ = false;
+  if (producer_waiting_) freed_.notify_one();
 }
 
 void frame_queue::close() {
-  {
-    std::lock_guard lock(m_);
-    closed_ = true;
-  }
+  closed_ = true;
   cv_.notify_all();
   freed_.notify_all();
 }
 
 queue_counters frame_queue::counters() const {
-  std::lock_guard lock(m_);
-  return c_;
+  queue_counters c;
+  c.offered = offered_.load(), c.queued = queued_.load(), c.dropped = dropped_.load(), c.refused = refused_.load();
+  c.taken = taken_.load(), c.blocked = blocked_.load(), c.block_timeouts = block_timeouts_.load();
+  c.blocked_s = blocked_s_.load();
+  return c;
 }
 
 std::size_t frame_queue::size() const {
-  std::lock_guard lock(m_);
   std::size_t n = 0;
-  for (const auto& s : slots_) n += s.st == state::ready;
+  for (std::size_t i = 0; i < nslots_; ++i) n += slots_[i].st.load() == ready;
   return n;
 }
 

@@ -8,13 +8,14 @@
 // block_timeout_s (a hung disk) drops that frame, and later pushes drop at once, without waiting,
 // until the consumer frees a slot again: the simulation never hangs on a stuck recorder.
 //
-// Thread safety: one producer thread and one consumer thread (more producers are serialised by
-// the lock but each push may then drop).
+// Thread safety: one producer thread and one consumer thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -65,25 +66,36 @@ class frame_queue {
   std::size_t size() const;  // frames waiting
 
  private:
-  enum class state { free, filling, ready, taken };
+  // Slot states change by atomic compare-and-swap, so the producer never takes a lock the
+  // encoder thread may hold: at nice +10 on a loaded node that thread can be preempted for
+  // milliseconds inside any critical section, and publish() would wait that long (measured: 10 ms
+  // per step at load 28 with the former mutex). The mutexes below only pair with the condition
+  // variables; waits are bounded slices, so a wake-up lost to the unlocked notify costs one slice.
+  enum state : int { free, filling, ready, taken };
   struct slot {
-    state st = state::free;
-    std::uint64_t order = 0;
+    std::atomic<int> st{free};
+    std::atomic<std::uint64_t> order{0};  // read by both sides' scans
     std::vector<std::byte> data;
     std::string name;  // capacity reserved up front: assigning a name <= 256 chars never allocates
     std::vector<std::int64_t> shape, origin, global_shape;  // capacity 8 each
     frame_view meta;
   };
-  mutable std::mutex m_;
+  std::size_t claim(int from);  // a slot in state `from` moved to filling; size() if none
+  std::size_t claim_oldest_ready(int to);
+  mutable std::mutex m_, freed_m_;
   std::condition_variable cv_, freed_;
-  std::vector<slot> slots_;
+  std::unique_ptr<slot[]> slots_;
+  std::size_t nslots_;
   std::size_t slot_bytes_;
   full_policy policy_;
   double block_timeout_s_;
-  bool stuck_ = false;  // a block wait timed out and no slot has been freed since
-  std::uint64_t next_order_ = 0;
-  queue_counters c_;
-  bool closed_ = false;
+  std::atomic<bool> stuck_{false};  // a block wait timed out and no slot has been freed since
+  std::atomic<bool> consumer_waiting_{false}, producer_waiting_{false}, closed_{false};
+  std::uint64_t next_order_ = 0;  // the producer's
+  // Written by one thread each (the producer, or taken by the consumer), read by any.
+  std::atomic<std::uint64_t> offered_{0}, queued_{0}, dropped_{0}, refused_{0}, taken_{0}, blocked_{0},
+      block_timeouts_{0};
+  std::atomic<double> blocked_s_{0};
 };
 
 }  // namespace toru::stream
