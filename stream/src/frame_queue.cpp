@@ -10,7 +10,8 @@ namespace toru::stream {
 
 namespace {
 using clock_type = std::chrono::steady_clock;
-constexpr auto wait_slice = std::chrono::milliseconds(20);
+constexpr auto wait_slice = std::chrono::milliseconds(20);  // the producer's block wait
+constexpr auto poll_slice = std::chrono::milliseconds(5);   // the consumer's: its added latency
 }  // namespace
 
 frame_queue::frame_queue(std::size_t slots, std::size_t slot_bytes, full_policy policy, double block_timeout_s)
@@ -109,10 +110,12 @@ push_result frame_queue::push(const frame_view& f) {
   s.global_shape.assign(f.global_shape.begin(), f.global_shape.end());
   s.meta = f;
   s.order.store(next_order_++, std::memory_order_relaxed);
-  s.st.store(ready);  // seq_cst, against the consumer's flag below (a lost wake-up costs one slice)
+  s.st.store(ready, std::memory_order_release);
   queued_.fetch_add(1, std::memory_order_relaxed);
-  // A busy encoder finds the frame on its own; wake only a waiting one.
-  if (consumer_waiting_) cv_.notify_one();
+  // No wake-up: the consumer polls (take() waits in slices of poll_slice). Waking it from here
+  // was most of publish()'s time on a node whose cores all run ranks: the kernel runs the woken
+  // encoder on the caller's core, and the rank waits for its turn again (toru-dns 64^3, 2 ranks,
+  // load 8: 6.5 ms of queue time per step with the wake-up, 0.02 ms without; benchmarks.md#stream).
   return result;
 }
 
@@ -122,13 +125,8 @@ std::optional<frame_queue::item> frame_queue::take(int timeout_ms) {
   while ((pick = claim_oldest_ready(taken)) == nslots_) {
     const auto now = clock_type::now();
     if (closed_ || now >= until) return std::nullopt;
-    consumer_waiting_ = true;
-    {
-      std::unique_lock lock(m_);
-      // Checked again after announcing the wait: a push in between has seen the flag or is seen here.
-      if (size() == 0 && !closed_) cv_.wait_for(lock, std::min<clock_type::duration>(until - now, wait_slice));
-    }
-    consumer_waiting_ = false;
+    std::unique_lock lock(m_);
+    if (!closed_) cv_.wait_for(lock, std::min<clock_type::duration>(until - now, poll_slice));  // close() wakes it
   }
   taken_.fetch_add(1, std::memory_order_relaxed);
   slot& s = slots_[pick];
@@ -148,7 +146,10 @@ void frame_queue::done(const item& it) {
 }
 
 void frame_queue::close() {
-  closed_ = true;
+  {
+    std::lock_guard lock(m_);  // so a take() between its check and its wait cannot miss it
+    closed_ = true;
+  }
   cv_.notify_all();
   freed_.notify_all();
 }

@@ -55,7 +55,8 @@ class frame_queue {
     std::size_t slot;
     frame_view view;  // points into the slot until done()
   };
-  /// Waits up to `timeout_ms` for a frame (the oldest first); nullopt on timeout or after close().
+  /// Waits up to `timeout_ms` for a frame (the oldest first; polled every 5 ms, as push() wakes
+  /// nobody); nullopt on timeout or after close().
   std::optional<item> take(int timeout_ms);
   void done(const item& it);
   /// Wakes a waiting take() for good.
@@ -66,11 +67,12 @@ class frame_queue {
   std::size_t size() const;  // frames waiting
 
  private:
-  // Slot states change by atomic compare-and-swap, so the producer never takes a lock the
-  // encoder thread may hold: at nice +10 on a loaded node that thread can be preempted for
-  // milliseconds inside any critical section, and publish() would wait that long (measured: 10 ms
-  // per step at load 28 with the former mutex). The mutexes below only pair with the condition
-  // variables; waits are bounded slices, so a wake-up lost to the unlocked notify costs one slice.
+  // Slot states change by atomic compare-and-swap, and push() makes no system call: it never
+  // takes a lock the encoder thread may hold (at nice +10 on a loaded node that thread can be
+  // preempted for milliseconds inside a critical section) and never wakes it (the woken thread
+  // takes the caller's core; see push()). The consumer polls in short slices instead. The
+  // mutexes below only pair with the condition variables (close(), and the block wait, which
+  // done() wakes: there the encoder wakes the producer, which is waiting anyway).
   enum state : int { free, filling, ready, taken };
   struct slot {
     std::atomic<int> st{free};
@@ -90,7 +92,7 @@ class frame_queue {
   full_policy policy_;
   double block_timeout_s_;
   std::atomic<bool> stuck_{false};  // a block wait timed out and no slot has been freed since
-  std::atomic<bool> consumer_waiting_{false}, producer_waiting_{false}, closed_{false};
+  std::atomic<bool> producer_waiting_{false}, closed_{false};
   std::uint64_t next_order_ = 0;  // the producer's
   // Written by one thread each (the producer, or taken by the consumer), read by any.
   std::atomic<std::uint64_t> offered_{0}, queued_{0}, dropped_{0}, refused_{0}, taken_{0}, blocked_{0},
