@@ -96,11 +96,22 @@ push_result frame_queue::push(const frame_view& f) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return push_result::dropped;
     }
-    // latest_wins: steal the oldest frame the consumer has not taken yet.
-    pick = claim_oldest_ready(filling);
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    if (pick == nslots_) return push_result::dropped;  // the consumer holds every slot
-    result = push_result::replaced_oldest;
+    // latest_wins: steal the oldest frame the consumer has not taken yet. The consumer may free
+    // a slot and take the frame meant for stealing meanwhile: then a free slot is there instead.
+    while (true) {
+      if ((pick = claim_oldest_ready(filling)) != nslots_) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        result = push_result::replaced_oldest;
+        break;
+      }
+      if ((pick = claim(free)) != nslots_) break;
+      // The consumer holds one slot at a time: with two or more, one is free or ready at every
+      // instant and the loop ends; with one, the consumer may hold it.
+      if (nslots_ == 1 && size() == 0) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return push_result::dropped;
+      }
+    }
   }
   slot& s = slots_[pick];
   std::memcpy(s.data.data(), f.data.data(), f.data.size());
