@@ -1,6 +1,6 @@
 // The bounded, pre-allocated queue between the simulation and the publisher's encoder thread.
-// push() copies a frame into a free slot (the only lock is held for a few index updates, never
-// during a copy, encode or send). When no slot is free the policy decides: latest_wins replaces
+// push() copies a frame into a free slot, taking no lock and waking nobody (the consumer polls;
+// see the private section). When no slot is free the policy decides: latest_wins replaces
 // the oldest frame not yet taken (ZeroMQ CONFLATE / ADIOS2 SST AlwaysProvideLatest), drop_newest
 // refuses the new one (either way the loss is counted), and block waits for the consumer to free
 // a slot: lossless, for recordings. The consumer is the encoder/recorder, never a viewer, so block
