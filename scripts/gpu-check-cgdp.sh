@@ -30,7 +30,7 @@ debs=(openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libpmix2 libevent-co
   libhwloc15 libhwloc-dev libfabric1 libucx0 libibverbs1 librdmacm1 libnl-3-200 libnl-route-3-200 libpsm2-2
   libpsm-infinipath1 libnuma1 libmunge2 libfftw3-single3 libfftw3-double3 libfftw3-mpi3 libfftw3-dev
   libfftw3-mpi-dev libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libdnnl2 libdnnl-dev
-  ocl-icd-libopencl1)
+  ocl-icd-libopencl1 zlib1g zlib1g-dev)
 if [[ ${1:-} == --prepare ]]; then
   mkdir -p .gpu-debs
   for p in "${debs[@]}"; do
