@@ -448,7 +448,9 @@ void cgdp::set_optimizer_state(std::span<const float> state, std::int64_t steps)
 
 void cgdp::begin_step(std::int64_t step, double lr, std::span<float> gradients) {
   if (steps_acquired_ != steps_begun_)
-    throw error(errc::internal, "cgdp::begin_step: acquire_weights was not called after the previous step");
+    throw error(errc::internal,
+                "cgdp::begin_step: the previous step's update was not taken (no forward through the hook and no "
+                "acquire_weights since)");
   expect(static_cast<std::int64_t>(gradients.size()) >= impl_->extent, "gradients",
          fmt::format("at least {} floats (the slots' extent)", impl_->extent), std::to_string(gradients.size()));
   expect(std::isfinite(lr) && lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", lr));

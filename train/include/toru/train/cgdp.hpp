@@ -162,7 +162,7 @@ class cgdp {
   /// that took its chunks: the forward hook's and acquire_weights').
   double last_wait_seconds() const noexcept { return step_wait_; }
   /// Starts step `step` with learning rate `lr`; `gradients` is the model's flat gradient buffer.
-  /// Requires acquire_weights since the last step.
+  /// Requires every chunk of the last step's update taken (the forward hook or acquire_weights).
   void begin_step(std::int64_t step, double lr, std::span<float> gradients);
   /// From backward: when the last slot of a chunk is final, posts the chunk to the host.
   void gradient_ready(int slot);
