@@ -29,6 +29,7 @@
 #include "toru/train/chunk_search.hpp"
 #include "toru/train/data.hpp"
 #include "toru/train/data_parallel.hpp"
+#include "toru/train/forward_hook.hpp"
 #include "toru/train/model.hpp"
 #include "toru/train/optimizer.hpp"
 
@@ -273,10 +274,7 @@ int run(const settings& s, MPI_Comm world) {
     train_set->read(order->shard(0, k % spe, rank, nranks), images, labels);
     check_mpi(MPI_Barrier(mpi), "MPI_Barrier");
     const auto t0 = clock_type::now();
-    if (cg) {
-      cg->acquire_weights(m->parameter_data());
-      m->parameters_changed();
-    }
+    if (cg) m->parameters_changed();  // the forward hook takes the chunks
     m->forward(images, labels, {.training = true, .step = 0, .first_sample = k * s.batch + rank * local});
     if (cg) {
       cg->begin_step(0, tt::learning_rate(oo.lr, so, 0), m->gradient_data());
@@ -292,6 +290,12 @@ int run(const settings& s, MPI_Comm world) {
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
     return t;
   };
+  // The forward takes each chunk of the last step's update when it reaches the chunk's first op,
+  // so a worker never waits for a chunk its forward has not started (docs/train.md, "Waiting per
+  // chunk"); whatever engine `cg` holds at the time.
+  tt::set_forward_hook(*m, [&](int op) {
+    if (cg) cg->before_forward_op(op, m->parameter_data());
+  });
   const bool wants_model = (engine != tt::engine_kind::allreduce || s.explain) && !on_device;
   if (on_device) make_cgdp(true, chunk_layers, m->parameter_data());
   if (wants_model) {
@@ -526,10 +530,7 @@ int run(const settings& s, MPI_Comm world) {
     step_times t;
     const auto t0 = clock_type::now();
     tt::forward_result r;
-    if (cg) {
-      t.comm_wait = cg->acquire_weights(m->parameter_data());
-      m->parameters_changed();
-    }
+    if (cg) m->parameters_changed();  // the forward hook writes each chunk as the forward reaches it
     try {
       agree(mpi, "toru-train forward", [&] {
         r = m->forward(images, labels,
@@ -544,6 +545,7 @@ int run(const settings& s, MPI_Comm world) {
                                                       : "the last good checkpoint is " + last_checkpoint.string()),
                   e.rank(), e.where());
     }
+    if (cg) t.comm_wait = cg->last_wait_seconds();  // waited inside the forward, chunk by chunk
     t.forward = seconds_since(t0) - t.comm_wait;
     const auto t1 = clock_type::now();
     if (cg) {
@@ -630,6 +632,7 @@ int run(const settings& s, MPI_Comm world) {
     }
   }
   sync_weights();
+  tt::set_forward_hook(*m, {});
   if (!s.checkpoint.empty() && step > first_step) save(step);
   const double wall = seconds_since(run_start);
 
@@ -707,7 +710,9 @@ int run(const settings& s, MPI_Comm world) {
           "explain: contention: {} core(s) for {} worker(s) x {} compute thread(s) + {} helper(s): {:.0f}% of the "
           "helpers run on the workers' cores{}\n",
           mm.cores, mm.workers, mm.worker_threads, mm.workers, 100 * cp.helpers_without_core,
-          cp.helpers_without_core > 0 ? " (their host work stretches backward; handoffs cost the busy-core sync)" : "");
+          cp.helpers_without_core > 0
+              ? " (their host work stretches backward; handoffs during backward cost the busy-core sync)"
+              : "");
       fmt::print(
           "explain: predicted step: allreduce {:.2f} ms (exposed communication {:.2f}, update {:.2f}); {} {:.2f} "
           "ms (tail {:.2f}) with chunks {}; measured ({}): {:.2f} ms, error {:+.1f}%\n",
@@ -719,7 +724,7 @@ int run(const settings& s, MPI_Comm world) {
       const double n = static_cast<double>(std::max(timer.steps, 1));
       for (std::size_t c = 0; c < cp.chunks.size(); ++c) {
         const auto& pc = cp.chunks[c];
-        const double post = static_cast<double>(pc.bytes) / machine->d2h_bytes_per_s + machine->sync_overhead_s;
+        const double post = pc.post;
         const auto ms = [&](double x) { return fmt::format("{:9.3f}", 1e3 * x); };
         const bool have = cg && c < chunk_sums.size();
         fmt::print("explain: {:>5} {:>7} {:>10} | {} {} {} | {} {} {}\n", c,

@@ -20,6 +20,7 @@
 #include "toru/swap/models.hpp"
 #include "toru/train/cgdp.hpp"
 #include "toru/train/data.hpp"
+#include "toru/train/forward_hook.hpp"
 #include "toru/train/model.hpp"
 #include "toru/train/optimizer.hpp"
 
@@ -40,8 +41,10 @@ std::vector<float> to_host(std::span<const float> device) {
   return h;
 }
 
-// mode 0: device path; 1: serial host loop on the CUDA model; 2: CPU model, host CGDP.
-std::vector<float> train(const toru::comm::communicator& comm, int mode, int chunk) {
+// mode 0: device path; 1: serial host loop on the CUDA model; 2: CPU model, host CGDP. `hook`: the
+// forward takes each chunk's weights when it reaches the chunk (forward_hook.hpp), else
+// acquire_weights takes them all before it.
+std::vector<float> train(const toru::comm::communicator& comm, int mode, int chunk, bool hook = true) {
   const std::int64_t local = global / comm.size();
   const backend_kind be = mode == 2 ? backend_kind::cpu : backend_kind::cuda;
   model m(toru::swap::build_model("mlp", {.batch = local, .height = 28, .width = 28}),
@@ -52,6 +55,7 @@ std::vector<float> train(const toru::comm::communicator& comm, int mode, int chu
   if (mode != 1)
     cg.emplace(comm, m.parameters(), m.space(), m.parameter_data(), oo,
                cgdp_options{.chunk_layers = chunk, .bind_helpers = false, .compute_stream = device_compute_stream(m)});
+  if (cg && hook) set_forward_hook(m, [&](int op) { cg->before_forward_op(op, m.parameter_data()); });
   const auto n = static_cast<std::size_t>(m.parameter_count());
   std::vector<float> master = mode == 1 ? to_host(m.parameter_data()) : std::vector<float>{};
   optimizer opt(oo, m.parameter_count());
@@ -59,7 +63,7 @@ std::vector<float> train(const toru::comm::communicator& comm, int mode, int chu
   std::vector<std::int32_t> y(static_cast<std::size_t>(local));
   for (int s = 0; s < steps; ++s) {
     if (cg) {
-      cg->acquire_weights(m.parameter_data());
+      if (!hook) cg->acquire_weights(m.parameter_data());
       m.parameters_changed();
     }
     data->read(order.shard(0, s, comm.rank(), comm.size()), x, y);
@@ -86,6 +90,7 @@ std::vector<float> train(const toru::comm::communicator& comm, int mode, int chu
     }
   }
   if (cg) cg->acquire_weights(m.parameter_data());
+  set_forward_hook(m, {});
   if (mode == 2) return {m.parameter_data().begin(), m.parameter_data().end()};
   return to_host(m.parameter_data());
 }
@@ -97,6 +102,7 @@ TEST(CgdpDevice, DevicePathEqualsTheSerialHostLoopBitwiseAndTheCpuEngineToTolera
   for (int chunk : {1, 2}) {
     const auto dev = train(comm, 0, chunk);
     ASSERT_EQ(dev, serial) << "device path, chunk " << chunk;
+    ASSERT_EQ(train(comm, 0, chunk, false), serial) << "device path, all chunks before the forward, chunk " << chunk;
   }
   const auto cpu = train(comm, 2, 1);
   ASSERT_EQ(cpu.size(), serial.size());

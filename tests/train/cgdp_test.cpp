@@ -7,6 +7,7 @@
 #include "toru/train/cgdp_cost.hpp"
 #include "toru/train/chunk_search.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "toru/swap/models.hpp"
 #include "toru/train/data.hpp"
 #include "toru/train/data_parallel.hpp"
+#include "toru/train/forward_hook.hpp"
 #include "toru/train/model.hpp"
 #include "toru/train/optimizer.hpp"
 
@@ -107,14 +109,19 @@ std::vector<float> run_allreduce(const toru::comm::communicator& comm, const std
   return p;
 }
 
+// per_op: a forward's ops (0..2 per layer, make_slots' numbering) call before_forward_op, as the
+// forward hook does; otherwise acquire_weights takes every chunk before the step.
 std::vector<float> run_cgdp(const toru::comm::communicator& comm, const std::vector<parameter_slot>& slots,
-                            optimizer_kind k, cgdp_options o) {
+                            optimizer_kind k, cgdp_options o, bool per_op = false) {
   const auto n = extent(slots);
   auto p = initial(n);
   o.bind_helpers = false;  // hwloc's topology load per engine would dominate; binding is tested below
   cgdp eng(comm, slots, memory_space::host, p, opt_of(k), o);
   for (int s = 0; s < steps; ++s) {
-    eng.acquire_weights(p);
+    if (per_op)
+      for (int op = 0; op <= slots.back().first_forward_op + 1; ++op) eng.before_forward_op(op, p);
+    else
+      eng.acquire_weights(p);
     auto g = gradient(comm.rank(), n, static_cast<unsigned>(s));
     eng.begin_step(s, lr_of(s), g);
     for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) eng.gradient_ready(i);
@@ -161,10 +168,12 @@ TEST(Cgdp, HostSumAndUpdateEqualTheSerialReferenceAndTheAllreduceEngineForEveryC
     const auto ar = run_allreduce(comm, slots, k);
     ASSERT_EQ(ar, want) << "allreduce engine " << to_string(k);
     for (int chunk = 1; chunk <= 8; ++chunk) {
-      for (bool host_update : {true, false}) {
-        const auto got = run_cgdp(comm, slots, k, {.chunk_layers = chunk, .host_update = host_update});
-        ASSERT_EQ(got, want) << (host_update ? "cgdp" : "cgdp-sum") << " chunk " << chunk << " " << to_string(k);
-      }
+      for (bool host_update : {true, false})
+        for (bool per_op : {false, true}) {
+          const auto got = run_cgdp(comm, slots, k, {.chunk_layers = chunk, .host_update = host_update}, per_op);
+          ASSERT_EQ(got, want) << (host_update ? "cgdp" : "cgdp-sum") << " chunk " << chunk << " " << to_string(k)
+                               << (per_op ? " per op" : "");
+        }
     }
     // Irregular chunk sizes too.
     const auto got = run_cgdp(comm, slots, k, {.chunk_sizes = {1, 4, 2, 1}});
@@ -239,19 +248,58 @@ TEST(Cgdp, BadChunkSizeOnOneRankIsEveryRanksError) {
   }
 }
 
-TEST(Cgdp, TooLittleHostMemorySaysHowMuchIsNeededOnEveryRank) {
+// Explicit sizes: a wrong total or a size below 1 on one rank is every rank's error naming them.
+TEST(Cgdp, BadChunkSizesOnOneRankAreEveryRanksError) {
   toru::comm::communicator comm(MPI_COMM_WORLD, {.threads = 0});
   const auto slots = make_slots();
   const auto p = initial(extent(slots));
+  const int last = comm.size() - 1;
+  for (const std::vector<int>& bad : {std::vector<int>{4, 3}, {8, 0}, {9, -1}, {4, 4, 1}}) {
+    try {
+      cgdp eng(comm, slots, memory_space::host, p, opt_of(optimizer_kind::sgd),
+               {.chunk_sizes = comm.rank() == last ? bad : std::vector<int>{4, 4}});
+      FAIL() << "no error for chunk sizes of " << bad.size();
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), toru::errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("chunk sizes"), std::string::npos) << e.what();
+      EXPECT_EQ(e.rank(), last);
+    }
+  }
+}
+
+// The message gives what the node needs, by part, against the budget; every rank gets the same.
+TEST(Cgdp, TooLittleHostMemorySaysHowMuchIsNeededOnEveryRank) {
+  toru::comm::communicator comm(MPI_COMM_WORLD, {.threads = 0});
+  const std::int64_t n = 1 << 20;  // 4 MiB of weights: the parts print as whole MiB
+  const std::vector<parameter_slot> slots{{.name = "w", .shape = {n}, .offset = 0, .count = n, .first_forward_op = 0},
+                                          {.name = "b", .shape = {1}, .offset = n, .count = 1, .first_forward_op = 1}};
+  const std::vector<float> p(static_cast<std::size_t>(n + 1), 0.5f);
+  std::string w;
   try {
-    cgdp eng(comm, slots, memory_space::host, p, opt_of(optimizer_kind::adam), {.host_memory_bytes = 4096});
+    cgdp eng(comm, slots, memory_space::host, p, opt_of(optimizer_kind::adam),
+             {.bind_helpers = false, .host_memory_bytes = 8 << 20});
     FAIL() << "no error";
   } catch (const toru::error& e) {
     EXPECT_EQ(e.code(), toru::errc::out_of_memory);
-    const std::string w = e.what();
-    EXPECT_NE(w.find("needs"), std::string::npos) << w;
-    EXPECT_NE(w.find("optimizer state"), std::string::npos) << w;
+    w = e.what();
   }
+  // Master weights and the averaged gradient 4 MiB each, Adam's two words per weight 8 MiB, one
+  // gradient copy per rank of the node; 16 + 4 P MiB in all (plus the counters' cache lines).
+  const int P = comm.size();
+  for (const std::string& part :
+       {std::string("master weights 4.0 MiB"), std::string("optimizer state 8.0 MiB"),
+        std::string("averaged gradient 4.0 MiB"), fmt::format("gradient window {:.1f} MiB for {} ranks", 4.0 * P, P),
+        fmt::format("this node needs {:.1f} MiB", 16.0 + 4.0 * P), std::string("8.0 MiB available (the given budget)")})
+    EXPECT_NE(w.find(part), std::string::npos) << "missing '" << part << "' in: " << w;
+  int len = static_cast<int>(w.size()), lo = len, hi = len;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  ASSERT_EQ(lo, hi) << w;
+  std::vector<char> all(static_cast<std::size_t>(len * P));
+  MPI_Allgather(w.data(), len, MPI_CHAR, all.data(), len, MPI_CHAR, MPI_COMM_WORLD);
+  for (int r = 0; r < P; ++r)
+    EXPECT_EQ(std::string(all.data() + static_cast<std::ptrdiff_t>(r) * len, static_cast<std::size_t>(len)), w)
+        << "rank " << r;
 }
 
 TEST(Cgdp, DeviceMemoryWithoutAGpuIsEveryRanksError) {
@@ -351,8 +399,12 @@ TEST(Cgdp, AbandonedStepDoesNotHang) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// A real model: CGDP and the allreduce engine give bit-identical weights (mlp, 4 steps).
-std::vector<float> train_model(const toru::comm::communicator& comm, engine_kind e, int chunk) {
+// A real model: CGDP and the allreduce engine give bit-identical weights (mlp, 4 steps). `hook`:
+// the forward takes each chunk as it reaches it (the forward hook) instead of acquire_weights
+// taking them all before it; `taken` (if given) records the order of takes ('t', chunk) and
+// forward ops ('o', op).
+std::vector<float> train_model(const toru::comm::communicator& comm, engine_kind e, int chunk, bool hook = false,
+                               std::vector<std::pair<char, int>>* taken = nullptr) {
   const std::int64_t global = 12, local = global / comm.size();
   model m(toru::swap::build_model("mlp", {.batch = local, .height = 28, .width = 28}), {.threads = 1, .seed = 5});
   auto data = make_synthetic({1, 28, 28}, m.classes(), 48, 17);
@@ -365,14 +417,20 @@ std::vector<float> train_model(const toru::comm::communicator& comm, engine_kind
     dp.emplace(comm, m.parameters(), m.space());
     opt.emplace(oo, m.parameter_count());
   } else {
-    cg.emplace(comm, m.parameters(), m.space(), m.parameter_data(), oo,
-               cgdp_options{.chunk_layers = chunk, .host_update = e == engine_kind::cgdp});
+    cgdp_options co{.chunk_layers = chunk, .host_update = e == engine_kind::cgdp};
+    if (taken) co.on_take = [taken](std::size_t c) { taken->emplace_back('t', static_cast<int>(c)); };
+    cg.emplace(comm, m.parameters(), m.space(), m.parameter_data(), oo, co);
+    if (hook)
+      set_forward_hook(m, [&](int op) {
+        cg->before_forward_op(op, m.parameter_data());
+        if (taken) taken->emplace_back('o', op);
+      });
   }
   std::vector<float> x(static_cast<std::size_t>(local * 784));
   std::vector<std::int32_t> y(static_cast<std::size_t>(local));
   for (int s = 0; s < 4; ++s) {
     if (cg) {
-      cg->acquire_weights(m.parameter_data());
+      if (!hook) cg->acquire_weights(m.parameter_data());
       m.parameters_changed();
     }
     data->read(order.shard(0, s, comm.rank(), comm.size()), x, y);
@@ -390,6 +448,7 @@ std::vector<float> train_model(const toru::comm::communicator& comm, engine_kind
     }
   }
   if (cg) cg->acquire_weights(m.parameter_data());
+  set_forward_hook(m, {});
   return {m.parameter_data().begin(), m.parameter_data().end()};
 }
 
@@ -398,7 +457,57 @@ TEST(Cgdp, RealModelMatchesTheAllreduceEngineBitwise) {
   const auto want = train_model(comm, engine_kind::allreduce, 0);
   for (int chunk : {1, 2})
     for (auto e : {engine_kind::cgdp, engine_kind::cgdp_sum})
-      EXPECT_EQ(train_model(comm, e, chunk), want) << to_string(e) << " chunk " << chunk;
+      for (bool hook : {false, true})
+        EXPECT_EQ(train_model(comm, e, chunk, hook), want)
+            << to_string(e) << " chunk " << chunk << (hook ? " forward hook" : " acquire_weights");
+}
+
+// The forward waits per chunk: each chunk of the last step's update is taken right before the
+// first forward op that reads it, after the ops of the chunks before it have run, and never
+// before the forward reaches it (acquire_weights up front would take them all before op 0).
+TEST(Cgdp, ForwardTakesEachChunkOnlyWhenItReachesIt) {
+  toru::comm::communicator comm(MPI_COMM_WORLD, {.threads = 0});
+  for (auto e : {engine_kind::cgdp, engine_kind::cgdp_sum}) {
+    std::vector<std::pair<char, int>> ev;
+    train_model(comm, e, 1, true, &ev);
+    model probe(toru::swap::build_model("mlp", {.batch = 12 / comm.size(), .height = 28, .width = 28}), {});
+    const auto layers = group_layers(probe.parameters());
+    const auto chunks = make_chunks(layers, uniform_chunking(static_cast<int>(layers.size()), 1));
+    ASSERT_GE(chunks.size(), 3u);
+    // The last step's update is taken after the loop by acquire_weights (no forward follows).
+    std::size_t tail = 0;
+    while (!ev.empty() && ev.back().first == 't') {
+      ev.pop_back();
+      ++tail;
+    }
+    EXPECT_EQ(tail, chunks.size());
+    // The forwards of steps 1..3 take every chunk, in forward order, each just before its first op.
+    int takes = 0;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (ev[i].first != 't') continue;
+      const auto c = static_cast<std::size_t>(ev[i].second);
+      ASSERT_EQ(c, static_cast<std::size_t>(takes) % chunks.size()) << "takes out of forward order";
+      ++takes;
+      const int first_op = layers[static_cast<std::size_t>(chunks[c].first_layer)].op;
+      ASSERT_LT(i + 1, ev.size());
+      EXPECT_EQ(ev[i + 1], std::make_pair('o', first_op)) << to_string(e) << ": chunk " << c << " taken at event " << i;
+      if (c > 0) {
+        // The forward already ran the ops of the chunk before (the last op recorded before this
+        // take belongs to chunk c - 1).
+        const int prev_op = layers[static_cast<std::size_t>(chunks[c - 1].first_layer)].op;
+        int last_op = -1;
+        for (std::size_t k = i; k-- > 0;)
+          if (ev[k].first == 'o') {
+            last_op = ev[k].second;
+            break;
+          }
+        EXPECT_TRUE(last_op >= prev_op && last_op < first_op)
+            << to_string(e) << ": chunk " << c << " taken after op " << last_op << ", expected an op in [" << prev_op
+            << ", " << first_op << ")";
+      }
+    }
+    EXPECT_EQ(takes, 3 * static_cast<int>(chunks.size())) << to_string(e);
+  }
 }
 
 // A synthetic landscape with its optimum at 8 layers: the search finds it from either side,
@@ -478,17 +587,33 @@ TEST(CostModel, HelpersWithoutACoreStretchBackwardAndPayTheContendedHandoffByHan
   auto p = predict_cgdp(layers, m, sizes);
   EXPECT_EQ(p.helpers_without_core, 0);
   EXPECT_NEAR(p.step, 14e-3, 1e-12);
-  // Two cores: both helpers on the workers' cores. Chunk 2: ready 1, posted 1 + 1 + 0.5 = 2.5,
-  // host 2.5-4.5, backward stretched by 2 to 4.5. Chunk 1: ready 5.5, posted 7, host 7-9,
-  // backward to 9. Chunk 0: ready 10, posted 11.5, host 11.5-13.5 (backward has ended: nothing
-  // stolen). Forward: chunk 0 at 13.5 + a 0.5 wake-up = 14 (tail 2.5), then 3 x (1 + 1) = 20.
+  // Two cores: both helpers on the workers' cores. Chunk 2: ready 1, posted after its copy at 2
+  // (the worker does not wait for the helper), seen 0.5 later: host 2.5-4.5, backward stretched
+  // by its 2 to 4. Chunk 1: ready 5, posted 6, host 6.5-8.5, backward to 8. Chunk 0: ready 9,
+  // posted 10 when backward has ended (nothing stolen), seen after the free-core handoff (0):
+  // host 10-12. Forward: chunk 0 at 12 (tail 2), then 3 x (1 + 1) = 18.
   m.cores = 2;
   p = predict_cgdp(layers, m, sizes);
   EXPECT_EQ(p.helpers_without_core, 1);
   EXPECT_NEAR(p.chunks[2].host_end, 4.5e-3, 1e-12);
-  EXPECT_NEAR(p.chunks[0].host_start, 11.5e-3, 1e-12);
-  EXPECT_NEAR(p.tail, 2.5e-3, 1e-12);
-  EXPECT_NEAR(p.step, 20e-3, 1e-12);
+  EXPECT_NEAR(p.chunks[0].host_start, 10e-3, 1e-12);
+  EXPECT_NEAR(p.tail, 2e-3, 1e-12);
+  EXPECT_NEAR(p.step, 18e-3, 1e-12);
+  // A busy-core handoff longer than the rest of backward: a waiting helper gets a core when the
+  // workers stop computing (10 + 0), so chunks 2, 1 and 0 run 10-12, 12-14, 14-16: tail 6.
+  m.contended_sync_s = 100e-3;
+  p = predict_cgdp(layers, m, sizes);
+  EXPECT_NEAR(p.chunks[2].host_start, 10e-3, 1e-12);
+  EXPECT_NEAR(p.chunks[0].host_end, 16e-3, 1e-12);
+  EXPECT_NEAR(p.step, 22e-3, 1e-12);
+  m.contended_sync_s = 0.5e-3;
+  // One core for two workers: each copy runs at half the measured rate (2 ms). Chunk 2 posted at
+  // 3, backward to 5; chunk 1 posted 8, to 10; chunk 0 posted 13, host 13-15; forward: 15, then
+  // 3 x (2 + 1) = 24.
+  m.cores = 1;
+  p = predict_cgdp(layers, m, sizes);
+  EXPECT_NEAR(p.chunks[0].host_start, 13e-3, 1e-12);
+  EXPECT_NEAR(p.step, 24e-3, 1e-12);
   // Three cores: one helper has a core, one shares: half the host work is stolen.
   m.cores = 3;
   p = predict_cgdp(layers, m, sizes);

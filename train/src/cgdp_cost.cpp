@@ -77,61 +77,80 @@ step_prediction predict_cgdp(std::span<const layer_cost> layers, const machine_m
   const double inter = m.nodes > 1 ? 2.0 * (m.nodes - 1) / m.nodes : 0;
   p.chunks.resize(chunks.size());
   // Contention: helpers beyond the cores the workers leave free share the workers' cores.
-  double stolen = 0, sync = m.sync_overhead_s;
+  double stolen = 0, busy_sync = m.sync_overhead_s, share = 1;
   if (m.cores > 0) {
-    const int spare = m.cores - m.workers * std::max(1, m.worker_threads);
+    const int threads = m.workers * std::max(1, m.worker_threads);
+    const int spare = m.cores - threads;
     if (spare < m.workers) {
       stolen = static_cast<double>(m.workers - std::max(spare, 0)) / m.workers;
-      if (m.contended_sync_s > 0) sync = m.contended_sync_s;
+      if (m.contended_sync_s > 0) busy_sync = m.contended_sync_s;
     }
+    // A CPU worker's own copies run while the other workers compute: with more compute threads
+    // than cores each gets cores/threads of one (the measured layer times already include it;
+    // the copy rates were measured in short bursts that a time slice holds whole).
+    if (m.copies_on_worker) share = std::max(1.0, static_cast<double>(threads) / m.cores);
   }
   p.helpers_without_core = stolen;
-  double t = 0, link_free = 0, host_free = 0;
-  for (std::size_t c = chunks.size(); c-- > 0;) {
-    const auto& ch = chunks[c];
+  // Host time per chunk: the sum of the node's copies, the reduction across nodes, the update.
+  std::vector<double> host(chunks.size(), 0.0);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
     auto& cp = p.chunks[c];
-    cp.first_layer = ch.first_layer;
-    cp.last_layer = ch.last_layer;
-    for (int l = ch.last_layer; l >= ch.first_layer; --l) {
-      t += layers[static_cast<std::size_t>(l)].backward;
-      cp.bytes += layers[static_cast<std::size_t>(l)].bytes;
-    }
-    cp.ready = t;
+    cp.first_layer = chunks[c].first_layer;
+    cp.last_layer = chunks[c].last_layer;
+    for (int l = cp.first_layer; l <= cp.last_layer; ++l) cp.bytes += layers[static_cast<std::size_t>(l)].bytes;
     const double s = static_cast<double>(cp.bytes);
-    const double d2h = s / m.d2h_bytes_per_s;
-    double arrived;
-    if (m.copies_on_worker) {  // the worker's own copy: backward resumes after it
-      t += d2h + sync;
-      arrived = t;
-    } else {
-      const double start = std::max(cp.ready, link_free);
-      link_free = start + d2h;
-      arrived = link_free + sync;
+    host[c] = m.workers * s / m.host_sum_bytes_per_s;
+    if (m.nodes > 1) host[c] += inter * s / m.internode_bytes_per_s;
+    if (host_update) host[c] += s * m.host_update_s_per_byte;
+  }
+  // Backward, chunk by chunk in backward order: when each chunk is posted, and when backward ends.
+  // Host work that overlaps the rest of backward takes its share of the workers' cores (not the
+  // input-side chunk's: backward has ended and the workers wait).
+  double t = 0;
+  std::vector<double> posted(chunks.size(), 0.0);
+  for (std::size_t c = chunks.size(); c-- > 0;) {
+    auto& cp = p.chunks[c];
+    for (int l = cp.last_layer; l >= cp.first_layer; --l) t += layers[static_cast<std::size_t>(l)].backward;
+    cp.ready = t;
+    // A CPU worker's own copy: backward resumes after it, and the release store that posts the
+    // chunk costs the worker nothing more (it never waits for the helper here).
+    if (m.copies_on_worker) cp.post = share * static_cast<double>(cp.bytes) / m.d2h_bytes_per_s;
+    t += cp.post;
+    posted[c] = t;
+    if (c > 0) t += stolen * host[c];
+  }
+  const double backward_end = t;
+  // The helpers, one pipeline in backward order. A chunk posted while backward goes on reaches a
+  // helper that competes with computing workers (the busy-core handoff), but no later than a
+  // free-core handoff after backward ends, when the workers only wait and leave the cores; the
+  // input-side chunk is posted then, so it always costs the free-core handoff.
+  double link_free = 0, host_free = 0;
+  for (std::size_t c = chunks.size(); c-- > 0;) {
+    auto& cp = p.chunks[c];
+    const double s = static_cast<double>(cp.bytes);
+    double at = posted[c];
+    if (!m.copies_on_worker) {  // a DMA on the worker's link, serialised per link
+      at = std::max(cp.ready, link_free) + s / m.d2h_bytes_per_s;
+      link_free = at;
     }
+    const double arrived =
+        c > 0 ? std::min(at + busy_sync, std::max(at, backward_end) + m.sync_overhead_s) : at + m.sync_overhead_s;
     cp.host_start = std::max(arrived, host_free);
-    double host = m.workers * s / m.host_sum_bytes_per_s;
-    if (m.nodes > 1) host += inter * s / m.internode_bytes_per_s;
-    if (host_update) host += s * m.host_update_s_per_byte;
-    // Host work that overlaps the rest of backward takes its share of the workers' cores (not
-    // the input-side chunk's: backward has ended and the workers wait).
-    if (c > 0) t += stolen * host;
-    cp.host_end = cp.host_start + host;
+    cp.host_end = cp.host_start + host[c];
     host_free = cp.host_end;
-    // On a CPU worker the copy back is its own memcpy at the start of the next step.
+    // On a CPU worker the copy back is its own memcpy, as the next forward reaches the chunk.
     cp.weights_ready = cp.host_end + (m.copies_on_worker ? 0 : s / m.h2d_bytes_per_s);
   }
   p.backward = t;
-  // The next forward, chunk by chunk: each waits for its weights.
+  // The next forward, chunk by chunk: each waits for its weights (the forward hook).
   double now = t;
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     auto& cp = p.chunks[c];
-    // An oversubscribed worker that waited must be scheduled again: one more contended handoff.
-    const double wake = stolen > 0 && cp.weights_ready > now ? sync : 0;
-    cp.stall = std::max(0.0, cp.weights_ready + wake - now);
+    cp.stall = std::max(0.0, cp.weights_ready - now);
     now += cp.stall;
     const double s = static_cast<double>(cp.bytes);
-    if (m.copies_on_worker) now += s / m.h2d_bytes_per_s;  // the worker copies the weights in
-    if (!host_update) now += s * m.worker_update_s_per_byte;
+    if (m.copies_on_worker) now += share * s / m.h2d_bytes_per_s;  // the worker copies the weights in
+    if (!host_update) now += share * s * m.worker_update_s_per_byte;
     for (int l = cp.first_layer; l <= cp.last_layer; ++l) now += layers[static_cast<std::size_t>(l)].forward;
     p.tail += cp.stall;
   }

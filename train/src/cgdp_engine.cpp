@@ -228,6 +228,7 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
   chunk_of_slot_.assign(slots_.size(), -1);
   for (std::size_t c = 0; c < nchunks; ++c) {
     const auto& ch = chunks_[c];
+    first_op_.push_back(layers_[static_cast<std::size_t>(ch.first_layer)].op);
     for (int s = ch.first_slot; s <= ch.last_slot; ++s)
       chunk_of_slot_[static_cast<std::size_t>(s)] = static_cast<int>(c);
     const std::int64_t lo = ch.offset + ch.count * local_rank_ / local_size_;
@@ -318,42 +319,51 @@ cgdp::~cgdp() {
 }
 
 double cgdp::acquire_weights(std::span<float> params) {
-  if (steps_acquired_ == steps_begun_) return 0;
+  double waited = 0;
+  while (steps_acquired_ != steps_begun_) waited += take(taken_, params);
+  return waited;
+}
+
+double cgdp::before_forward_op(int op, std::span<float> params) {
+  double waited = 0;
+  while (steps_acquired_ != steps_begun_ && first_op_[taken_] <= op) waited += take(taken_, params);
+  return waited;
+}
+
+double cgdp::take(std::size_t c, std::span<float> params) {
   expect(static_cast<std::int64_t>(params.size()) >= impl_->extent, "params",
          fmt::format("at least {} floats", impl_->extent), std::to_string(params.size()));
   const std::int64_t n = steps_begun_;
-  double waited = 0;
   impl* st = impl_.get();
   auto failed = [st] {
     if (st->failed.load(std::memory_order_acquire)) std::rethrow_exception(st->failure);
   };
-  for (std::size_t c = 0; c < chunks_.size(); ++c) {  // forward order: the input-side chunk first
-    const auto t0 = std::chrono::steady_clock::now();
-    wait_until(
-        [&] {
-          for (int r = 0; r < local_size_; ++r)
-            if (st->at(st->done, c, r, local_size_).load(std::memory_order_acquire) < n) return false;
-          return true;
-        },
-        failed);
-    stats_[c].wait_seconds = seconds_since(t0);
-    waited += stats_[c].wait_seconds;
-    const auto t1 = std::chrono::steady_clock::now();
-    const auto& ch = chunks_[c];
-    const auto len = static_cast<std::size_t>(ch.count);
-    if (st->dev) {
-      st->dev->weights_in(c, params.data() + ch.offset, st->master + ch.offset, len * sizeof(float));
-    } else if (options_.host_update) {
-      std::memcpy(params.data() + ch.offset, st->master + ch.offset, len * sizeof(float));
-    } else {
-      st->worker_opt[c].step({params.data() + ch.offset, len}, {st->avg + ch.offset, len},
-                             st->lr.load(std::memory_order_relaxed));
-    }
-    stats_[c].copy_in_seconds = seconds_since(t1);
-    stats_[c].host_seconds = st->host_seconds[c];
+  const auto t0 = std::chrono::steady_clock::now();
+  wait_until(
+      [&] {
+        for (int r = 0; r < local_size_; ++r)
+          if (st->at(st->done, c, r, local_size_).load(std::memory_order_acquire) < n) return false;
+        return true;
+      },
+      failed);
+  stats_[c].wait_seconds = seconds_since(t0);
+  if (options_.on_take) options_.on_take(c);
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto& ch = chunks_[c];
+  const auto len = static_cast<std::size_t>(ch.count);
+  if (st->dev) {
+    st->dev->weights_in(c, params.data() + ch.offset, st->master + ch.offset, len * sizeof(float));
+  } else if (options_.host_update) {
+    std::memcpy(params.data() + ch.offset, st->master + ch.offset, len * sizeof(float));
+  } else {
+    st->worker_opt[c].step({params.data() + ch.offset, len}, {st->avg + ch.offset, len},
+                           st->lr.load(std::memory_order_relaxed));
   }
-  steps_acquired_ = n;
-  return waited;
+  stats_[c].copy_in_seconds = seconds_since(t1);
+  stats_[c].host_seconds = st->host_seconds[c];
+  step_wait_ += stats_[c].wait_seconds;
+  if (++taken_ == chunks_.size()) steps_acquired_ = n;
+  return stats_[c].wait_seconds;
 }
 
 std::vector<float> cgdp::optimizer_state(std::int64_t& steps) {
@@ -438,12 +448,16 @@ void cgdp::set_optimizer_state(std::span<const float> state, std::int64_t steps)
 
 void cgdp::begin_step(std::int64_t step, double lr, std::span<float> gradients) {
   if (steps_acquired_ != steps_begun_)
-    throw error(errc::internal, "cgdp::begin_step: acquire_weights was not called after the previous step");
+    throw error(errc::internal,
+                "cgdp::begin_step: the previous step's update was not taken (no forward through the hook and no "
+                "acquire_weights since)");
   expect(static_cast<std::int64_t>(gradients.size()) >= impl_->extent, "gradients",
          fmt::format("at least {} floats (the slots' extent)", impl_->extent), std::to_string(gradients.size()));
   expect(std::isfinite(lr) && lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", lr));
   (void)step;
   grads_ = gradients;
+  taken_ = 0;
+  step_wait_ = 0;
   impl_->lr.store(lr, std::memory_order_relaxed);
   for (std::size_t c = 0; c < chunks_.size(); ++c) pending_[c] = chunks_[c].last_slot - chunks_[c].first_slot + 1;
   ++steps_begun_;

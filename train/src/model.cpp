@@ -14,6 +14,7 @@
 #include "random.hpp"
 #include "toru/core/error.hpp"
 #include "toru/train/device_memory.hpp"
+#include "toru/train/forward_hook.hpp"
 
 namespace toru::train {
 
@@ -260,6 +261,10 @@ std::vector<float> model::read_tensor(std::string_view name) {
 
 void model::set_executor(std::shared_ptr<detail::step_executor> executor) { impl_->executor = std::move(executor); }
 
+void set_forward_hook(model& m, std::function<void(int op)> hook) {
+  detail::model_access::get(m).forward_hook = std::move(hook);
+}
+
 void model::parameters_changed() {
   for (auto& k : impl_->kernels) k->parameters_changed();
 }
@@ -267,7 +272,11 @@ void model::parameters_changed() {
 forward_result model::forward(std::span<const float> input, std::span<const std::int32_t> labels,
                               const forward_options& options) {
   auto& m = *impl_;
-  if (m.executor) return m.executor->forward(input, labels, options);
+  if (m.executor) {
+    if (m.forward_hook)
+      for (std::size_t i = 0; i < m.g.ops.size(); ++i) m.forward_hook(static_cast<int>(i));
+    return m.executor->forward(input, labels, options);
+  }
   if (m.opt.defer_activations)
     throw error(errc::invalid_argument,
                 fmt::format("model '{}': activations are deferred (model_options::defer_activations); install an "
@@ -302,6 +311,7 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
     a.state = m.state[i].data();
     a.workspace = m.workspace.data();
     a.step = step;
+    if (m.forward_hook) m.forward_hook(static_cast<int>(i));
     const auto t0 = std::chrono::steady_clock::now();
     run_kernel(m.g, static_cast<int>(i), "forward", [&] { m.kernels[i]->forward(a); });
     m.times[i] = {static_cast<int>(i), seconds_since(t0), 0.0};

@@ -48,6 +48,7 @@ struct model::impl {
   std::vector<op_time> times;
   detail::step_info last_step;
   std::shared_ptr<detail::step_executor> executor;  // set_executor(); null: the default schedule
+  std::function<void(int op)> forward_hook;         // set_forward_hook() (forward_hook.hpp)
 
   std::int64_t batch() const { return g.tensors[image].shape[0]; }
   int classes() const {

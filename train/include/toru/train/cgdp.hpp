@@ -18,9 +18,11 @@
 //   3. cgdp: the helper applies the optimizer step to the master weights (node-shared window; the
 //      optimizer state of a range lives with the helper that owns it). cgdp-sum (BytePS's split):
 //      the averaged gradient stays in the window and each worker applies the step to its replica.
-//   4. Before its next forward the worker waits for each chunk, in forward order, and copies its
-//      new weights (or its averaged gradient, then steps) into its model. A chunk is waited for
-//      only when the forward is about to need it.
+//   4. In its next forward the worker waits for each chunk when the forward reaches the first op
+//      that reads it (a forward hook, forward_hook.hpp, calling before_forward_op) and copies its
+//      new weights (or its averaged gradient, then steps) into its model: it never waits for a
+//      chunk whose forward has not started. acquire_weights takes every chunk not yet taken (the
+//      final weights, checkpoints, or a forward without the hook).
 //
 // Equality: on one node the element sum is ((g_0 + g_1) + ...) + g_{P-1}, then / P, the same
 // association as data_parallel's ordered reduction, and the update is the optimizer's own code on
@@ -29,18 +31,21 @@
 // ((g_0 + g_1) + (g_2 + g_3)), which differs from the allreduce engine by rounding only.
 //
 //   toru::train::cgdp eng(comm, m.parameters(), m.parameter_data(), opt_options, {.chunk_layers = 2});
+//   toru::train::set_forward_hook(m, [&](int op) { eng.before_forward_op(op, m.parameter_data()); });
 //   for (step...) {
-//     eng.acquire_weights(m.parameter_data()); m.parameters_changed();  // waits for last step's update
-//     m.forward(...);
+//     m.parameters_changed();
+//     m.forward(...);  // takes each chunk of the last step's update as the forward reaches it
 //     eng.begin_step(step, lr, m.gradient_data());
 //     m.backward([&](int slot) { eng.gradient_ready(slot); });
 //   }
 //   eng.acquire_weights(m.parameter_data());  // the final weights
+//   toru::train::set_forward_hook(m, {});
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -97,6 +102,9 @@ struct cgdp_options {
   // memory_space::device: the cudaStream_t the model computes on (device_compute_stream()), whose
   // work waits on each chunk's weights event; nullptr: the host waits for the copies instead.
   void* compute_stream = nullptr;
+  // Instrumentation (tests): called on the worker thread once chunk c's update has landed, just
+  // before the worker takes it; a test records the order or blocks in it to hold one chunk back.
+  std::function<void(std::size_t chunk)> on_take{};
 };
 
 /// The cudaStream_t (as void*) a CUDA-backend model computes on; nullptr for other models or in
@@ -141,12 +149,20 @@ class cgdp {
   /// "unbound: ...").
   const std::string& binding() const noexcept { return binding_; }
 
-  /// Waits for the previous step's update of every chunk, in forward order, and writes the new
-  /// weights into `params` (device: queues each chunk's copy; the compute stream waits on it). No-op before the first
-  /// step. Returns the seconds spent waiting.
+  /// Takes every chunk of the previous step's update not yet taken by before_forward_op, in
+  /// forward order: waits for it and writes its new weights into `params` (device: queues each
+  /// chunk's copy; the compute stream waits on it). No-op before the first step and when the
+  /// forward took them all. Returns the seconds spent waiting.
   double acquire_weights(std::span<float> params);
+  /// The forward hook (forward_hook.hpp): before forward op `op`, takes the chunks (in forward
+  /// order) whose first reading op is at or before `op`, as acquire_weights does; the others are
+  /// left for later ops. Returns the seconds spent waiting.
+  double before_forward_op(int op, std::span<float> params);
+  /// The seconds waited for the previous step's update since the last begin_step (over the calls
+  /// that took its chunks: the forward hook's and acquire_weights').
+  double last_wait_seconds() const noexcept { return step_wait_; }
   /// Starts step `step` with learning rate `lr`; `gradients` is the model's flat gradient buffer.
-  /// Requires acquire_weights since the last step.
+  /// Requires every chunk of the last step's update taken (the forward hook or acquire_weights).
   void begin_step(std::int64_t step, double lr, std::span<float> gradients);
   /// From backward: when the last slot of a chunk is final, posts the chunk to the host.
   void gradient_ready(int slot);
@@ -168,6 +184,7 @@ class cgdp {
 
  private:
   void post(std::size_t c);
+  double take(std::size_t c, std::span<float> params);  // waits for chunk c's update, writes it
 
   cgdp_options options_;
   std::vector<parameter_slot> slots_;
@@ -176,6 +193,9 @@ class cgdp {
   std::vector<chunk> chunks_;
   std::vector<int> chunk_of_slot_;
   std::vector<int> pending_;
+  std::vector<int> first_op_;  // per chunk: the forward op that first reads it
+  std::size_t taken_ = 0;      // chunks of the previous step's update taken so far (forward order)
+  double step_wait_ = 0;
   bool overruled_ = false;
   int nodes_ = 1, local_rank_ = 0, local_size_ = 1, nranks_ = 1;
   std::string binding_;

@@ -19,8 +19,13 @@
 //     d2h(C_0) + host(C_0) + h2d(C_0) is never hidden.
 //     step = F + B (+ CPU posting) + tail.
 //   Contention (machine_model::cores): with fewer free cores than helpers, a share x of the
-//     helpers computes on the workers' cores; each chunk's host time h then also delays backward
-//     by x h, and each handoff costs the contended sync instead of the free-core one.
+//     helpers computes on the workers' cores; each chunk's host time h (but the input-side
+//     chunk's) then also delays backward by x h. A chunk posted while backward goes on reaches
+//     its helper after the contended handoff, but no later than a free-core handoff after
+//     backward ends (the workers then only wait); the input-side chunk, posted at the end of
+//     backward, always costs the free-core handoff. With more compute threads than cores, a CPU
+//     worker's copies run at cores / threads of the measured rate (they share the cores with the
+//     other workers' compute, which the measured layer times already include).
 #pragma once
 
 #include <cstdint>
@@ -49,9 +54,8 @@ struct machine_model {
   // Host-thread contention. The node's workers (worker_threads compute threads each) and their
   // helpers (one each) share `cores`; 0: a core for every thread. Helpers without a free core of
   // their own run on the workers' cores: their host work stretches the workers' backward by the
-  // share of helpers left without a core, and every handoff costs contended_sync_s (a woken
-  // thread waits for a time slice) instead of sync_overhead_s. That is the delay of the last
-  // chunk that an oversubscribed node shows.
+  // share of helpers left without a core, and a handoff during backward costs contended_sync_s
+  // (a woken thread waits for a time slice) instead of sync_overhead_s.
   int cores = 0;
   int worker_threads = 1;
   double contended_sync_s = 0;          // measured with busy threads on every core; 0: sync_overhead_s
@@ -64,6 +68,7 @@ struct chunk_prediction {
   int first_layer = 0, last_layer = 0;
   std::int64_t bytes = 0;
   double ready = 0;          // backward time at which its gradients are final
+  double post = 0;           // the worker's time to post it (a CPU worker's copy; 0 on a DMA link)
   double host_start = 0;     // host begins the sum
   double host_end = 0;       // sum + reduce + update done
   double weights_ready = 0;  // weights (or averaged gradient) back on the worker
