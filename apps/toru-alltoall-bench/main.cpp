@@ -428,6 +428,10 @@ int main(int argc, char** argv) {
          "--warm", s.sim.packet.repetitions,
          "packet model: run the schedule this many times back to back, report the last (testbed: warm connections)")
       ->check(CLI::Range(1, 100));
+  app.add_option("--timed", s.sim.timed_repetitions,
+                 "packet model: report the median of the last N of the --warm runs (a benchmark's timed reps)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--connections-per-peer", s.sim.packet.connections_per_peer,
                  "packet model, tcp: connections per node pair (Open MPI's tcp BTL: one per interface; 0 = one per "
                  "torus link of the node)")

@@ -2,10 +2,14 @@
 // tori, and the chunk model behaves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
+#include "toru/topology/packet_schedules.hpp"
+#include "toru/topology/packet_sim.hpp"
 #include "toru/topology/torus.hpp"
 
 namespace {
@@ -65,6 +69,28 @@ TEST(simulate, fitted_tier_is_what_the_decision_and_simulate_report) {
     EXPECT_NEAR(a.percent_of_bound, 100 * tp::fitted_efficiency(tp::packet_schedule_kind::indirect, m, P), 1e-6) << m;
     EXPECT_GT(a.percent_of_bound, 1.5 * mpi.percent_of_bound) << m;
   }
+}
+
+// --timed N: the median of the last N packet-model repetitions, as a benchmark reports its timed
+// calls after the warm-ups; it needs that many repetitions.
+TEST(simulate, timed_repetitions_report_the_median_of_the_last_ones) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  toru::comm::simulation_options o{.model = toru::comm::network_model::packet};
+  o.packet.repetitions = 4;
+  const auto last = simulate_alltoall(t, alltoall_algorithm::direct, 65536, o);
+  o.timed_repetitions = 3;
+  const auto med = simulate_alltoall(t, alltoall_algorithm::direct, 65536, o);
+  namespace tp = toru::topology;
+  tp::packet_params p;
+  p.repetitions = 4;
+  auto reps = tp::simulate_packets(t, tp::alltoall_schedule(t, tp::packet_schedule_kind::ompi_tuned, 65536), p)
+                  .repetition_seconds;
+  ASSERT_EQ(reps.size(), 4u);
+  EXPECT_DOUBLE_EQ(last.seconds, reps[3]);
+  std::sort(reps.begin() + 1, reps.end());
+  EXPECT_DOUBLE_EQ(med.seconds, reps[2]);
+  o.timed_repetitions = 5;
+  EXPECT_THROW(simulate_alltoall(t, alltoall_algorithm::direct, 65536, o), toru::error);
 }
 
 }  // namespace
