@@ -1,5 +1,5 @@
-// The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json, the 2x2x4
-// and 2x2x2 shapes): the testbed's described link rates and TCP/host defaults, no per-row
+// The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json, the 2x2x4,
+// 2x2x2 and 2x4x4 shapes): the testbed's described link rates and TCP/host defaults, no per-row
 // parameters. A model change that moves a row outside its tolerance fails here.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -63,7 +63,7 @@ TEST(netmodel_calibration, emulated_2x2x4_torus) {
   check_rows(torus::parse(data["torus"].get<std::string>()), data["rows"], data["host"]);
 }
 
-TEST(netmodel_calibration, emulated_2x2x2_torus) {
+TEST(netmodel_calibration, emulated_2x2x2_and_2x4x4_tori) {
   const auto data = testbed_data();
   for (const auto& shape : data["shapes"])
     check_rows(torus::parse(shape["torus"].get<std::string>()), shape["rows"], data["host"]);
