@@ -428,6 +428,19 @@ int main(int argc, char** argv) {
          "--warm", s.sim.packet.repetitions,
          "packet model: run the schedule this many times back to back, report the last (testbed: warm connections)")
       ->check(CLI::Range(1, 100));
+  app.add_option("--timed", s.sim.timed_repetitions,
+                 "packet model: report the median of the last N of the --warm runs (a benchmark's timed reps)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--connections-per-peer", s.sim.packet.connections_per_peer,
+                 "packet model, tcp: connections per node pair (Open MPI's tcp BTL: one per interface; 0 = one per "
+                 "torus link of the node)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_flag("--gso", s.sim.packet.gso, "packet model, tcp/BBR: TSO/GSO bursts, tbf segmenting the long ones");
+  app.add_flag("--tlp", s.sim.packet.tail_loss_probe, "packet model, tcp: Linux's tail loss probe");
+  app.add_flag("--bbr-write-state", s.sim.packet.bbr_write_state,
+               "packet model, BBR: app-limited marking at socket writes and STARTUP's pacing floor");
   app.add_flag("--dropin", s.dropin,
                "time toru_alltoall(v) against MPI_Alltoall(v), call by call (--reps defaults to 1000 here)");
   app.add_flag("--json", s.json, "print JSON instead of a table");

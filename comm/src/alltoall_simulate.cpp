@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -54,6 +55,9 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
                                      const simulation_options& opts) {
   expect(bytes_per_pair > 0, "bytes_per_pair", "> 0", fmt::format("{}", bytes_per_pair));
   expect(opts.chunks >= 0, "simulation_options::chunks", ">= 0", std::to_string(opts.chunks));
+  expect(opts.timed_repetitions >= 1 && opts.timed_repetitions <= opts.packet.repetitions,
+         "simulation_options::timed_repetitions", ">= 1 and <= packet.repetitions",
+         std::to_string(opts.timed_repetitions));
   const auto P = static_cast<int>(t.size());
   const int L = t.longest_axis();
   const int Z = t[L].extent, Q = P / Z;
@@ -81,6 +85,12 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
       const auto s = topology::alltoall_schedule(t, kind, bytes_per_pair, {.chunks = r.chunks});
       const auto pr = topology::simulate_packets(t, s, opts.packet);
       r.seconds = pr.seconds;
+      const auto timed = static_cast<std::ptrdiff_t>(opts.timed_repetitions);
+      if (timed > 1) {
+        std::vector<double> v(pr.repetition_seconds.end() - timed, pr.repetition_seconds.end());
+        std::sort(v.begin(), v.end());
+        r.seconds = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+      }
       r.drops = pr.drops;
       r.timeouts = pr.timeouts;
     } else {

@@ -2,8 +2,14 @@
 // tori, and the chunk model behaves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
+#include "toru/topology/fitted_model.hpp"
+#include "toru/topology/network_model.hpp"
+#include "toru/topology/packet_schedules.hpp"
+#include "toru/topology/packet_sim.hpp"
 #include "toru/topology/torus.hpp"
 
 namespace {
@@ -40,6 +46,51 @@ TEST(simulate, direct_is_the_flow_bound_plus_startups) {
   EXPECT_LT(b.percent_of_bound, r.percent_of_bound);  // bruck moves every block log2 P times
   EXPECT_THROW(simulate_alltoall(torus::parse("64x64x64"), alltoall_algorithm::bruck, 8), toru::error);
   EXPECT_THROW(simulate_alltoall(t, alltoall_algorithm::direct, 0), toru::error);
+}
+
+// --simulate --model fitted and the decision read the fast tier fitted on the packet model
+// (topology/src/fitted_model.cpp): MPI's algorithm at its fitted fraction, and the automatic choice
+// is the indirect pipeline at its own fitted fraction, on a torus far beyond the packet tier.
+TEST(simulate, fitted_tier_is_what_the_decision_and_simulate_report) {
+  namespace tp = toru::topology;
+  const auto t = torus::parse("16[bw=20Mb/s]x16[bw=20Mb/s]x32[bw=10Mb/s]");
+  const int P = 8192;
+  for (double m : {4096.0, 65536.0, 1048576.0}) {
+    const toru::comm::simulation_options fitted{.model = toru::comm::network_model::fitted};
+    const auto mpi = simulate_alltoall(t, alltoall_algorithm::direct, m, fitted);
+    EXPECT_EQ(mpi.model, toru::comm::network_model::fitted);
+    EXPECT_DOUBLE_EQ(mpi.seconds, tp::fitted_alltoall_seconds(t, tp::packet_schedule_kind::ompi_tuned, m));
+    const auto kind = tp::ompi_tuned_alltoall(P, m);
+    if (kind == tp::packet_schedule_kind::linear) {
+      EXPECT_NEAR(mpi.percent_of_bound, 100 * tp::fitted_efficiency(kind, m, P), 1e-6) << m;
+    }
+    const auto a = simulate_alltoall(t, alltoall_algorithm::automatic, m, fitted);
+    EXPECT_EQ(a.algorithm, alltoall_algorithm::indirect) << m;
+    EXPECT_NEAR(a.percent_of_bound, 100 * tp::fitted_efficiency(tp::packet_schedule_kind::indirect, m, P), 1e-6) << m;
+    EXPECT_GT(a.percent_of_bound, 1.5 * mpi.percent_of_bound) << m;
+  }
+}
+
+// --timed N: the median of the last N packet-model repetitions, as a benchmark reports its timed
+// calls after the warm-ups; it needs that many repetitions.
+TEST(simulate, timed_repetitions_report_the_median_of_the_last_ones) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  toru::comm::simulation_options o{.model = toru::comm::network_model::packet};
+  o.packet.repetitions = 4;
+  const auto last = simulate_alltoall(t, alltoall_algorithm::direct, 65536, o);
+  o.timed_repetitions = 3;
+  const auto med = simulate_alltoall(t, alltoall_algorithm::direct, 65536, o);
+  namespace tp = toru::topology;
+  tp::packet_params p;
+  p.repetitions = 4;
+  auto reps = tp::simulate_packets(t, tp::alltoall_schedule(t, tp::packet_schedule_kind::ompi_tuned, 65536), p)
+                  .repetition_seconds;
+  ASSERT_EQ(reps.size(), 4u);
+  EXPECT_DOUBLE_EQ(last.seconds, reps[3]);
+  std::sort(reps.begin() + 1, reps.end());
+  EXPECT_DOUBLE_EQ(med.seconds, reps[2]);
+  o.timed_repetitions = 5;
+  EXPECT_THROW(simulate_alltoall(t, alltoall_algorithm::direct, 65536, o), toru::error);
 }
 
 }  // namespace

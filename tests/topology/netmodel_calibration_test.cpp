@@ -1,5 +1,5 @@
-// The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json, the 2x2x4
-// and 2x2x2 shapes): the testbed's described link rates and TCP/host defaults, no per-row
+// The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json, the 2x2x4,
+// 2x2x2 and 2x4x4 shapes): the testbed's described link rates and TCP/host defaults, no per-row
 // parameters. A model change that moves a row outside its tolerance fails here.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/packet_schedules.hpp"
 
@@ -62,8 +63,32 @@ TEST(netmodel_calibration, emulated_2x2x4_torus) {
   check_rows(torus::parse(data["torus"].get<std::string>()), data["rows"], data["host"]);
 }
 
-TEST(netmodel_calibration, emulated_2x2x2_torus) {
+TEST(netmodel_calibration, emulated_2x2x2_and_2x4x4_tori) {
   const auto data = testbed_data();
   for (const auto& shape : data["shapes"])
     check_rows(torus::parse(shape["torus"].get<std::string>()), shape["rows"], data["host"]);
+}
+
+// The fast tier is the packet tier's own figures (src/fitted_model.cpp): at its 2x2x4 fit points
+// the two agree, so a packet-model change that is not refitted fails here. (The 128-node points
+// take minutes; these take seconds.)
+TEST(netmodel_fast_tier, fitted_points_are_the_packet_tiers) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  packet_params p;
+  p.repetitions = 2;  // the fit's description: a CPU per node, the call after one warm-up
+  struct point {
+    packet_schedule_kind kind;
+    double bytes;
+    int chunks;
+  };
+  for (const auto& [kind, bytes, chunks] :
+       {point{packet_schedule_kind::pairwise, 262144, 1}, point{packet_schedule_kind::indirect, 262144, 64},
+        point{packet_schedule_kind::indirect, 1048576, 256}}) {
+    const auto r = simulate_packets(t, alltoall_schedule(t, kind, bytes, {.chunks = chunks}), p);
+    const double packet = 100 * alltoall_bound(t, bytes) / r.seconds;
+    const double fitted = 100 * alltoall_bound(t, bytes) / fitted_bandwidth_seconds(t, kind, bytes);
+    std::cout << fmt::format("{:>8} {:>9}: packet tier {:5.1f}% of T_min, fast tier {:5.1f}%\n", bytes, to_string(kind),
+                             packet, fitted);
+    EXPECT_NEAR(fitted, packet, 0.5) << to_string(kind) << " " << bytes;
+  }
 }

@@ -262,3 +262,56 @@ TEST(fitted_model, pairwise_step_bound_and_fast_tier) {
               1e-9);
   EXPECT_THROW(pairwise_step_bound(torus::parse("32x32x64"), 1), toru::error);
 }
+
+// Open MPI's tcp BTL: one connection per interface, ob1 splitting a rendezvous message's rest over
+// them (mca_pml_ob1_calc_weighted_length). On one lossless link the split shows in the segment
+// count: 1 MiB = a 65522-byte first part (46 segments of 1448 B), then 983054 bytes as 679
+// segments on one connection or as 3 x 245763 + 245765 bytes (4 x 170 segments) on four; plus
+// the 64-byte control message back.
+TEST(packet_sim, ob1_splits_the_rendezvous_rest_over_the_btl_connections) {
+  const auto t = torus::parse("2[bw=10Mb/s]");
+  packet_params p;
+  p.tbf_burst = 1514;
+  p.queue_bytes = 1e8;  // no drops: only the split changes the count
+  const auto s = one_message(0, 1, 1048576);
+  const auto one = simulate_packets(t, s, p);
+  EXPECT_EQ(one.packets, 46u + 679u + 1u);
+  p.connections_per_peer = 4;
+  const auto four = simulate_packets(t, s, p);
+  EXPECT_EQ(four.packets, 46u + 680u + 1u);
+  EXPECT_NEAR(four.payload_bytes, 1048576, 1e-6);
+  EXPECT_NEAR(four.seconds, one.seconds, 0.05 * one.seconds);  // the same link carries the same bytes
+  // At most stripe_connections parts, and a rest within the eager limit stays in one part.
+  p.stripe_connections = 1;
+  EXPECT_EQ(simulate_packets(t, s, p).packets, 46u + 679u + 1u);
+  p.stripe_connections = 4;
+  EXPECT_EQ(simulate_packets(t, one_message(0, 1, 65536 + 100), p).packets, 46u + 1u + 1u);
+  // 0: one connection per torus link of the node, which on a ring of 2 is one.
+  p.connections_per_peer = 0;
+  EXPECT_EQ(simulate_packets(t, s, p).seconds, one.seconds);
+  p.connections_per_peer = -1;
+  EXPECT_THROW(simulate_packets(t, s, p), toru::error);
+  p.connections_per_peer = 1;
+  p.stripe_connections = 0;
+  EXPECT_THROW(simulate_packets(t, s, p), toru::error);
+}
+
+// The Linux mechanisms that are switches (docs/topology.md): each still runs a lossy all-to-all to
+// completion with every byte delivered, and changes the result only where it acts.
+TEST(packet_sim, linux_switches_run_lossy_alltoalls_to_completion) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  const auto s = alltoall_schedule(t, packet_schedule_kind::linear, 262144);
+  packet_params base;
+  const auto r0 = simulate_packets(t, s, base);
+  for (int variant = 0; variant < 4; ++variant) {
+    packet_params p;
+    p.connections_per_peer = variant == 0 ? 0 : 1;
+    p.gso = variant == 1;
+    p.tail_loss_probe = variant == 2;
+    p.bbr_write_state = variant == 3;
+    const auto r = simulate_packets(t, s, p);
+    EXPECT_NEAR(r.payload_bytes, 16.0 * 15 * 262144, 1e-3) << variant;
+    EXPECT_GT(r.seconds, alltoall_bound(t, 262144)) << variant;
+    EXPECT_NE(r.seconds, r0.seconds) << variant;  // the switch is wired to something that acts here
+  }
+}

@@ -68,7 +68,8 @@ enum class ev : std::uint8_t {
   ctrl_send,
   rest_send,
   app_fill,
-  probe
+  probe,
+  tlp
 };
 
 struct event {
@@ -124,6 +125,7 @@ struct bbr_state {
   // Linux: delivered + in flight when the sender last ran out of data (0: not app-limited)
   double app_limited_until = 0;
   double prior_cwnd = 0;    // saved on entering recovery or loss, restored when it ends
+  double pacing = 0;        // Linux: sk_pacing_rate (bbr_linux_state)
   bool conserving = false;  // first round of a recovery: packet conservation
 };
 
@@ -144,7 +146,7 @@ struct connection {
   double delivered = 0, delivered_time = 0, next_send = 0, first_tx = 0;
   bool pace_armed = false;
   bbr_state bbr;
-  std::uint64_t rto_gen = 0;
+  std::uint64_t rto_gen = 0, tlp_gen = 0;
   bool rto_armed = false, blocked = false;
   // receiver
   i64 rcv_nxt = 0;
@@ -173,6 +175,7 @@ struct input_buffer {
 
 struct msg_state {
   bool recv_posted = false, eager_arrived = false, done = false;
+  int parts_left = 0;  // rendezvous: parts of the rest not yet delivered
 };
 
 class engine {
@@ -180,6 +183,7 @@ class engine {
   engine(const torus& t, const packet_schedule& s, const packet_params& p)
       : t_(t), s_(s), p_(p), P_(static_cast<int>(t.size())), nd_(t.ndims()) {
     validate();
+    K_ = connections();
     const auto nl = static_cast<std::size_t>(P_) * 2 * nd_;
     links_.resize(nl);
     for (int n = 0; n < P_; ++n)
@@ -259,7 +263,7 @@ class engine {
   const torus& t_;
   const packet_schedule& s_;
   const packet_params& p_;
-  int P_, nd_;
+  int P_, nd_, K_ = 1;
   double now_ = 0, end_ = 0;
 
  public:
@@ -288,6 +292,9 @@ class engine {
     for (const auto& ax : t_.axes())
       if (ax.switched && ax.extent > 1)
         throw error(errc::unsupported, "simulate_packets: switched axes are not modelled (rings and meshes only)");
+    expect(p_.connections_per_peer >= 0 && p_.stripe_connections >= 1, "packet_params",
+           "connections_per_peer >= 0 and stripe_connections >= 1",
+           fmt::format("{} and {}", p_.connections_per_peer, p_.stripe_connections));
     expect(p_.mss >= 1 && p_.header >= 0 && p_.eager_limit >= 0 && p_.host_delay >= 0 && p_.post_overhead >= 0,
            "packet_params", "mss >= 1 and non-negative header, eager_limit, host_delay, post_overhead", "a value");
     if (p_.mode == packet_params::transport::credit)
@@ -346,8 +353,27 @@ class engine {
   link_state& lk(i64 id) { return links_[static_cast<std::size_t>(id)]; }
   connection& cn(int id) { return conns_[static_cast<std::size_t>(id)]; }
 
-  int conn_of(int src, int dst) {
-    const i64 key = static_cast<i64>(src) * P_ + dst;
+  // Connections per node pair (tcp): what Open MPI's tcp BTL opens, one per interface of the node.
+  int connections() const {
+    if (!tcp()) return 1;
+    if (p_.connections_per_peer > 0) return p_.connections_per_peer;
+    int k = 0;
+    for (const auto& ax : t_.axes())
+      k += ax.extent <= 1 ? 0 : (ax.extent == 2 ? 1 : 2);  // a mesh's end nodes have one less
+    return std::max(1, k);
+  }
+
+  // ob1's next connection in turn from src to dst (mca_bml_base_btl_array_get_next, per peer).
+  int next_connection(std::unordered_map<i64, int>& turn, int src, int dst) {
+    int& k = turn[static_cast<i64>(src) * P_ + dst];
+    const int c = k;
+    k = (k + 1) % K_;
+    return c;
+  }
+  std::unordered_map<i64, int> eager_turn_, send_turn_;
+
+  int conn_of(int src, int dst, int k = 0) {
+    const i64 key = (static_cast<i64>(src) * P_ + dst) * K_ + k;
     auto it = conn_index_.find(key);
     if (it != conn_index_.end()) return it->second;
     connection c;
@@ -390,9 +416,13 @@ class engine {
         break;
       case ev::ctrl_send: {
         const auto& m = s_.messages[static_cast<std::size_t>(e.a)];
-        enqueue_stream(conn_of(m.dst, m.src), static_cast<i64>(p_.control_bytes), static_cast<int>(e.a), item::control);
+        enqueue_stream(conn_of(m.dst, m.src, next_connection(eager_turn_, m.dst, m.src)),
+                       static_cast<i64>(p_.control_bytes), static_cast<int>(e.a), item::control);
         break;
       }
+      case ev::tlp:
+        on_tlp(static_cast<int>(e.a), static_cast<std::uint64_t>(e.b));
+        break;
       case ev::probe:
         if (cn(static_cast<int>(e.a)).blocked) {
           cn(static_cast<int>(e.a)).blocked = false;
@@ -404,12 +434,9 @@ class engine {
         app_fill(static_cast<int>(e.a));
         tcp_send(static_cast<int>(e.a));
         break;
-      case ev::rest_send: {
-        const auto& m = s_.messages[static_cast<std::size_t>(e.a)];
-        enqueue_stream(conn_of(m.src, m.dst), static_cast<i64>(std::max(1.0, m.bytes - first_part())),
-                       static_cast<int>(e.a), item::rest);
+      case ev::rest_send:
+        rest_send(static_cast<int>(e.a));
         break;
-      }
     }
   }
 
@@ -448,8 +475,29 @@ class engine {
       return;
     }
     const bool eager = is_eager(msg.bytes);
-    enqueue_stream(conn_of(msg.src, msg.dst), static_cast<i64>(std::max(1.0, eager ? msg.bytes : first_part())), m,
+    enqueue_stream(conn_of(msg.src, msg.dst, next_connection(eager_turn_, msg.src, msg.dst)),
+                   static_cast<i64>(std::max(1.0, eager ? msg.bytes : first_part())), m,
                    eager ? item::eager_all : item::eager_first);
+  }
+
+  // The rest of a rendezvous message over up to stripe_connections connections, as
+  // mca_pml_ob1_calc_weighted_length with equal weights (the interfaces report the same speed):
+  // while more than the eager limit is left, each takes rest / n; the next takes all that is left.
+  void rest_send(int m) {
+    const auto& msg = s_.messages[static_cast<std::size_t>(m)];
+    const auto rest = static_cast<i64>(std::max(1.0, msg.bytes - first_part()));
+    const int n = std::clamp(p_.stripe_connections, 1, K_);
+    const int k0 = next_connection(send_turn_, msg.src, msg.dst);
+    std::vector<i64> parts;
+    for (i64 left = rest; left > 0 && static_cast<int>(parts.size()) < n;) {
+      const i64 len =
+          static_cast<double>(left) > p_.eager_limit && static_cast<int>(parts.size()) < n - 1 ? rest / n : left;
+      parts.push_back(len);
+      left -= len;
+    }
+    msgs_[static_cast<std::size_t>(m)].parts_left = static_cast<int>(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      enqueue_stream(conn_of(msg.src, msg.dst, (k0 + static_cast<int>(i)) % K_), parts[i], m, item::rest);
   }
 
   // The receive side saw the first (or only) part of message m; proceed if the receive is posted.
@@ -499,7 +547,7 @@ class engine {
                0);
           break;
         case item::rest:
-          message_done(it.msg);
+          if (--ms.parts_left <= 0) message_done(it.msg);
           break;
       }
     }
@@ -507,6 +555,12 @@ class engine {
 
   void enqueue_stream(int c, i64 bytes, int msg, item kind) {
     auto& cc = cn(c);
+    // Linux tcp_sendmsg -> tcp_rate_check_app_limited: a write to a socket with nothing unsent and
+    // room in cwnd marks what it sends app-limited (such samples neither end STARTUP nor lower the
+    // bandwidth filter: a striped rendezvous part of a few bytes says nothing of the path)
+    if (tcp() && bbr() && p_.bbr_linux_state && p_.bbr_write_state && cc.snd_nxt >= cc.stream_end &&
+        static_cast<double>(cc.pipe) < cc.cwnd)
+      cc.bbr.app_limited_until = std::max(cc.delivered + static_cast<double>(cc.pipe), 1.0);
     cc.stream_end += std::max<i64>(bytes, 1);
     cc.items.push_back({cc.stream_end, msg, kind});
     if (tcp()) {
@@ -773,8 +827,9 @@ class engine {
           }
       }
       const bool resend = start >= 0;
+      i64 end = 0;
       if (!resend) {
-        const i64 end = p_.socket_buffer > 0 ? cc.written : cc.stream_end;
+        end = p_.socket_buffer > 0 ? cc.written : cc.stream_end;
         if (cc.snd_nxt >= end) {
           // Linux tcp_rate_check_app_limited: the window is not the limit, so rate samples until
           // what is in flight now is delivered do not say the path is full
@@ -795,9 +850,28 @@ class engine {
         }
         return;
       }
+      // New data leaves as one TSO/GSO burst of up to bbr_tso_segs_goal segments, within cwnd
+      // (tcp_write_xmit's cwnd quota); a retransmission as one segment.
+      int segs = 1;
+      i64 burst = len;
+      if (!resend && bbr() && p_.gso) {
+        const int goal = static_cast<int>(bbr_quantization(cc) / 3);
+        while (
+            segs < goal && cc.snd_nxt + burst < end &&
+            static_cast<double>(cc.pipe + burst + std::min<i64>(static_cast<i64>(p_.mss), end - cc.snd_nxt - burst)) <=
+                std::max(cc.cwnd, static_cast<double>(len))) {
+          burst += std::min<i64>(static_cast<i64>(p_.mss), end - cc.snd_nxt - burst);
+          ++segs;
+        }
+      }
       auto& O = lk(o);
-      const double w = len + p_.header;
-      if (O.queued + w > O.capacity) {
+      const double wire = static_cast<double>(burst) + segs * p_.header;
+      // tbf: a burst longer than its max_size (the bucket) is segmented at enqueue and the segments
+      // that find the queue full are dropped, yet TCP is told the burst went (tbf_segment returns
+      // success when any segment was queued): real losses at the sender's own link. Otherwise the
+      // burst is queued whole or refused whole.
+      const bool split = segs > 1 && wire > p_.tbf_burst;
+      if (!split && O.queued + wire > O.capacity) {
         cc.blocked = true;
         if (!p_.local_drop) {
           O.waiting.push_back(c);
@@ -810,43 +884,62 @@ class engine {
         if (cc.out.empty()) push(now_ + std::max(cc.rto, p_.min_rto), ev::probe, c, 0);
         return;
       }
-      const int id = new_packet();
-      auto& P = pk(id);
-      P.conn = c;
-      P.src = cc.src;
-      P.dst = cc.dst;
-      P.start = start;
-      P.len = len;
-      P.wire = static_cast<int>(w);
-      P.order = ++cc.orders;
-      ++r_.packets;
-      if (cc.out.empty() && cc.pipe == 0) cc.delivered_time = cc.first_tx = now_;  // an idle restart: rate from here
-      if (resend) {
-        auto& sg = cc.out.at(start);
-        sg.lost = false;
-        sg.retransmitted = true;
-        sg.order = P.order;
-        sg.sent = now_;
-        sg.delivered = cc.delivered;
-        sg.delivered_time = cc.delivered_time;
-        sg.first_tx = cc.first_tx;
-        sg.app_limited = cc.bbr.app_limited_until > 0;
-        cc.lost_bytes -= len;
-        ++r_.retransmits;
-      } else {
-        auto& sg = cc.out.emplace(start, segment{len, P.order, now_, cc.delivered, cc.delivered_time}).first->second;
-        sg.first_tx = cc.first_tx;
-        sg.app_limited = cc.bbr.app_limited_until > 0;
-        cc.snd_nxt += len;
+      for (int k = 0; k < segs; ++k) {
+        const i64 st = resend ? start : cc.snd_nxt;
+        const int l = resend ? len : static_cast<int>(std::min<i64>(static_cast<i64>(p_.mss), end - cc.snd_nxt));
+        const double w = l + p_.header;
+        const bool queued = !split || O.queued + w <= O.capacity;
+        send_segment(c, st, l, resend, queued ? o : -1);
+        if (!queued) ++r_.drops;
       }
-      if (bbr()) cc.next_send = std::max(cc.next_send, now_) + w / pacing_rate(cc);
-      cc.pipe += len;
-      cc.last_send = now_;
-      O.queue.push_back(id);
-      O.queued += w;
-      try_transmit(o);
+      if (bbr()) cc.next_send = std::max(cc.next_send, now_) + wire / pacing_rate(cc);
       if (!cc.rto_armed) arm_rto(c);
+      arm_tlp(c);
     }
+  }
+
+  // Records one segment as sent and queues it on first-hop link `o` (-1: lost at the sender's own
+  // qdisc, which TCP does not know).
+  void send_segment(int c, i64 start, int len, bool resend, i64 o) {
+    auto& cc = cn(c);
+    const double w = len + p_.header;
+    std::uint64_t order = ++cc.orders;
+    ++r_.packets;
+    if (cc.out.empty() && cc.pipe == 0) cc.delivered_time = cc.first_tx = now_;  // an idle restart: rate from here
+    if (resend) {
+      auto& sg = cc.out.at(start);
+      sg.lost = false;
+      sg.retransmitted = true;
+      sg.order = order;
+      sg.sent = now_;
+      sg.delivered = cc.delivered;
+      sg.delivered_time = cc.delivered_time;
+      sg.first_tx = cc.first_tx;
+      sg.app_limited = cc.bbr.app_limited_until > 0;
+      cc.lost_bytes -= len;
+      ++r_.retransmits;
+    } else {
+      auto& sg = cc.out.emplace(start, segment{len, order, now_, cc.delivered, cc.delivered_time}).first->second;
+      sg.first_tx = cc.first_tx;
+      sg.app_limited = cc.bbr.app_limited_until > 0;
+      cc.snd_nxt += len;
+    }
+    cc.pipe += len;
+    cc.last_send = now_;
+    if (o < 0) return;
+    const int id = new_packet();
+    auto& P = pk(id);
+    P.conn = c;
+    P.src = cc.src;
+    P.dst = cc.dst;
+    P.start = start;
+    P.len = len;
+    P.wire = static_cast<int>(w);
+    P.order = order;
+    auto& O = lk(o);
+    O.queue.push_back(id);
+    O.queued += w;
+    try_transmit(o);
   }
 
   bool bbr() const { return p_.congestion == packet_params::congestion_control::bbr; }
@@ -875,7 +968,17 @@ class engine {
     }
     return 1;
   }
-  double pacing_rate(const connection& cc) const { return pacing_gain(cc) * bbr_bw(cc); }
+  // Linux tcp_bbr.c bbr_set_pacing_rate: until STARTUP has found the bandwidth the pacing rate only
+  // rises from its initial high_gain x IW / 1 ms, so a flow whose first samples were a few bytes
+  // (a rendezvous part striped over idle connections) does not crawl at their rate next time.
+  double pacing_rate(connection& cc) const {
+    const double rate = pacing_gain(cc) * bbr_bw(cc);
+    if (!p_.bbr_linux_state || !p_.bbr_write_state) return rate;
+    auto& b = cc.bbr;
+    if (b.pacing <= 0) b.pacing = bbr_high_gain * p_.initial_window * p_.mss / p_.initial_rtt;
+    if (b.m != bbr_state::mode::startup || rate > b.pacing) b.pacing = rate;
+    return b.pacing;
+  }
 
   void delivered_sample(connection& cc, const segment& sg) {
     cc.delivered += sg.len;
@@ -934,7 +1037,7 @@ class engine {
   // bytes of 2^-10 s at the pacing rate (sk_pacing_shift) within 2 and a 64 KiB GSO packet. A
   // bandwidth estimate from segments that crossed tbf's bucket at the device's speed puts the pacing
   // rate at Gbit/s, so the budget alone is 3 x 45 = 135 packets per flow: the testbed's cwnd p75.
-  double bbr_quantization(const connection& cc) const {
+  double bbr_quantization(connection& cc) const {
     if (!p_.bbr_tso_autosize) return p_.bbr_quantization;
     const double rate = pacing_rate(cc);
     const double min_segs = rate < 1.2e6 / 8 ? 1 : 2;  // bbr_min_tso_rate
@@ -1085,6 +1188,51 @@ class engine {
       }
     }
     tcp_send(c);
+    arm_tlp(c);
+  }
+
+  // Linux tcp_schedule_loss_probe (RFC 8985 TLP): with data in flight and no recovery under way, a
+  // probe after 2 x srtt (+ 2 jiffies; + the minimum RTO when one segment is out) re-sends the last
+  // segment, so that a lost tail is found by SACK instead of by the retransmission timeout.
+  void arm_tlp(int c) {
+    auto& cc = cn(c);
+    if (!p_.tail_loss_probe || cc.out.empty() || cc.recovery || cc.lost_bytes > 0) return;
+    const double pto = 2 * cc.srtt + (cc.out.size() == 1 ? p_.min_rto : p_.tlp_min);
+    push(now_ + pto, ev::tlp, c, static_cast<i64>(++cc.tlp_gen));
+  }
+
+  void on_tlp(int c, std::uint64_t gen) {
+    auto& cc = cn(c);
+    if (gen != cc.tlp_gen || cc.out.empty() || cc.recovery || cc.lost_bytes > 0) return;
+    auto it = cc.out.end();
+    do --it;
+    while (it != cc.out.begin() && (it->second.sacked || it->second.lost));
+    auto& sg = it->second;
+    if (sg.sacked || sg.lost) return;
+    const i64 o = packet_next_link(t_, cc.src, cc.dst);
+    auto& O = lk(o);
+    const double w = sg.len + p_.header;
+    if (O.queued + w > O.capacity) {
+      ++r_.local_drops;
+      return;
+    }
+    sg.order = ++cc.orders;
+    sg.sent = now_;
+    sg.retransmitted = true;
+    ++r_.packets;
+    ++r_.retransmits;
+    const int id = new_packet();
+    auto& P = pk(id);
+    P.conn = c;
+    P.src = cc.src;
+    P.dst = cc.dst;
+    P.start = it->first;
+    P.len = sg.len;
+    P.wire = static_cast<int>(w);
+    P.order = sg.order;
+    O.queue.push_back(id);
+    O.queued += w;
+    try_transmit(o);
   }
 
   void rtt_sample(connection& cc, double r) {
@@ -1129,6 +1277,7 @@ packet_result simulate_packets(const torus& t, const packet_schedule& s, const p
     engine e(t, s, p);
     auto r = e.run();
     r.first_seconds = r.seconds;
+    r.repetition_seconds = {r.seconds};
     return r;
   }
   // Repetition k's ops follow a barrier op (on node 0, no messages) that follows every op of
@@ -1157,6 +1306,11 @@ packet_result simulate_packets(const torus& t, const packet_schedule& s, const p
   const double last = e.op_end_[static_cast<std::size_t>(barriers.back())];
   r.first_seconds = first;
   r.seconds = last - before_last;
+  double prev = 0;
+  for (int b : barriers) {
+    r.repetition_seconds.push_back(e.op_end_[static_cast<std::size_t>(b)] - prev);
+    prev = e.op_end_[static_cast<std::size_t>(b)];
+  }
   return r;
 }
 

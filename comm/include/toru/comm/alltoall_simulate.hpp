@@ -33,6 +33,9 @@ struct simulation_options {
   network_model model = network_model::fluid;
   topology::packet_params packet{};  // packet: network and host description
   int packet_max_nodes = 256;        // packet: larger tori use the fitted tier
+  // packet: the median of the last this many of packet.repetitions (a benchmark's timed calls
+  // after its warm-ups); 1: the last alone
+  int timed_repetitions = 1;
 };
 
 struct simulated_alltoall {

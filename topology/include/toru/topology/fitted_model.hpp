@@ -2,15 +2,14 @@
 // fitted on the packet tier (packet_sim.hpp) and applied at any torus size (8192-65536 nodes and
 // beyond, where packets cannot be simulated in minutes).
 //
-// The fit: packet_sim on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes) at 4 and 16 KiB and
-// on 2x2x4 at 64 KiB - 1 MiB per pair (TCP/BBR, tbf burst of one packet, the default host),
-// toru-netmodel 1, not refitted on `packet_model_version` 2 or 3); the points are in
-// src/fitted_model.cpp. Between
-// fitted sizes the fraction is interpolated in log(bytes); outside, the nearest fitted size is used.
-// linear, bruck and indirect are taken as size-independent fractions of T_min at fixed block size;
-// pairwise as a fraction of its own flow-level time (the sum over its P-1 steps of the step's
-// busiest link, `pairwise_step_bound`), so its loss to step synchronisation grows with P as it should;
-// bruck likewise over its log2 P shift steps, with pairwise's fraction.
+// The fit: packet_sim at toru-netmodel 3 on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes) at
+// 4-64 KiB and on 2x2x4 at 256 KiB and 1 MiB per pair (TCP/BBR, the testbed's tbf, a CPU per node,
+// one warm-up call); the points and their limits are in src/fitted_model.cpp and
+// docs/benchmarks.md. Between fitted sizes the fraction is interpolated in log(bytes); outside, the
+// nearest fitted size is used. linear, bruck and indirect are taken as size-independent fractions
+// of T_min at fixed block size; pairwise as a fraction of its own flow-level time (the sum over its
+// P-1 steps of the step's busiest link, `pairwise_step_bound`), so its loss to step synchronisation
+// grows with P as it should; bruck likewise over its log2 P shift steps, with pairwise's fraction.
 #pragma once
 
 #include <string_view>
@@ -24,8 +23,9 @@ inline constexpr std::string_view packet_model_version =
     "toru-netmodel 3 (2026-12-01: TCP BBR v1 with Linux's TSO quantization budget and app-limited/recovery state, tbf, "
     "ob1 rendezvous; local qdisc drops, match header, host turns, warm repetitions)";
 
-/// Fitted efficiency in (0, 1]: linear / ompi_tuned / bruck / indirect as a fraction of T_min,
-/// pairwise as a fraction of pairwise_step_bound. ompi_tuned resolves with `ranks`.
+/// Fitted efficiency: linear / ompi_tuned / bruck / indirect as a fraction of T_min in (0, 1],
+/// pairwise as a fraction of pairwise_step_bound (above 1 where its steps overlap). ompi_tuned
+/// resolves with `ranks`.
 double fitted_efficiency(packet_schedule_kind kind, double bytes_per_pair, int ranks);
 
 /// Flow-level time of the pairwise schedule: sum over steps s = 1..P-1 of the busiest link's bytes

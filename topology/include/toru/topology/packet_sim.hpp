@@ -76,6 +76,17 @@ struct packet_params {
   double match_header = 14;
   double eager_limit = 65536;  // Open MPI btl_tcp_eager_limit
   double control_bytes = 64;   // rendezvous control message
+  // tcp: TCP connections per node pair. Open MPI's tcp BTL opens one module per interface that
+  // btl_tcp_if_include names, and every module its own connection to each peer (`ss` on a 2x2x4
+  // testbed node: 60 connections = 15 peers x its 4 torus links). 0: one per torus link of the
+  // node, as there; 1: a single connection (the default: toru-netmodel 3, which the calibration
+  // and the fitted tier use; docs/benchmarks.md has what 0 does to calibration). ob1 sends each
+  // eager message, rendezvous start and control message on the next connection in turn (per
+  // peer) and splits a rendezvous message's rest over up to `stripe_connections` of them
+  // (pml_ob1_max_send_per_range and max_rdma_per_request: 4) as mca_pml_ob1_calc_weighted_length
+  // does; the message is complete when every part is delivered.
+  int connections_per_peer = 1;
+  int stripe_connections = 4;
   // tcp
   enum class congestion_control { reno, bbr };
   congestion_control congestion = congestion_control::bbr;  // the testbed host's default (sysctl)
@@ -88,6 +99,11 @@ struct packet_params {
   // link rates, 135 once a bucket-speed sample inflates the bandwidth estimate); false: the fixed
   // `bbr_quantization` above (toru-netmodel 2).
   bool bbr_tso_autosize = true;
+  // tcp, BBR: new data leaves as TSO/GSO bursts of bbr_tso_segs_goal segments (one third of the budget
+  // above: 2 at these link rates, 45 at Gbit/s pacing), paced as one; tbf segments a burst longer
+  // than its bucket (max_size) and drops the segments that do not fit, while TCP counts them as
+  // sent (tbf_segment). false: one segment at a time (toru-netmodel 3).
+  bool gso = false;
   // A sender's own segment that finds its first-hop queue full: true, Linux (tbf drops it, TCP
   // retries at the next ACK or after an RTO-long probe timer); false, it waits for room.
   bool local_drop = true;
@@ -99,9 +115,19 @@ struct packet_params {
   // of send and ACK interval, none under the minimum RTT), packet conservation on entering recovery
   // and the saved cwnd restored when recovery or the loss state after a timeout ends.
   bool bbr_linux_state = true;
+  // With bbr_linux_state: Linux's state at the socket's writes too: a write to a socket with nothing
+  // unsent marks it app-limited (tcp_rate_check_app_limited from tcp_sendmsg), and until STARTUP
+  // ends the pacing rate only rises from high_gain x IW / 1 ms (bbr_set_pacing_rate). false:
+  // toru-netmodel 3, where a few-byte sample can pace the flow's next message at its rate.
+  bool bbr_write_state = false;
   int initial_window = 10;  // packets (Linux IW10)
   double min_rto = 0.2;     // Linux TCP_RTO_MIN: RTO = srtt + max(min_rto, 4 rttvar)
   double initial_rtt = 1e-3;
+  // Linux's tail loss probe (tcp_early_retrans = 3): 2 x srtt + tlp_min (2 jiffies) after the last
+  // transmission, the last segment again, so a lost tail is repaired by SACK, not by an RTO
+  // (false: toru-netmodel 3, none).
+  bool tail_loss_probe = false;
+  double tlp_min = 0.008;
   bool slow_start_after_idle = true;
   // Times the schedule runs back to back, each after a barrier (the last is reported). A timed
   // repetition on the testbed follows warm-up calls: its connections carry their congestion state
@@ -134,8 +160,9 @@ struct packet_schedule {
 };
 
 struct packet_result {
-  double seconds = 0;        // the last repetition: its last operation's completion after the barrier
-  double first_seconds = 0;  // the first repetition (cold connections, empty buckets)
+  double seconds = 0;                      // the last repetition: its last operation's completion after the barrier
+  double first_seconds = 0;                // the first repetition (cold connections, empty buckets)
+  std::vector<double> repetition_seconds;  // every repetition, barrier to barrier (a benchmark's reps)
   std::uint64_t packets = 0, drops = 0, retransmits = 0, timeouts = 0, events = 0;
   std::uint64_t local_drops = 0;    // segments a sender's full first-hop queue refused (tc counts them as drops too)
   double payload_bytes = 0;         // application bytes delivered
