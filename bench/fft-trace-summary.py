@@ -88,6 +88,6 @@ for i in range(min(len(x) for x in ex.values())):
         hook.append(sum(y - x for x, y in scopes(ev, "comm.alltoall.hook") if lo <= x <= hi))
     print(f"{i:>8} {ms(min(b) - t0):7.1f} {ms(max(b) - min(b)):7.1f} {ms(max(e) - min(b)):7.1f} {nc:>6} "
           f"{ms(med(asum)):7.1f}/{ms(max(asum)):7.1f} {ms(med(bsum)):7.1f}/{ms(max(bsum)):7.1f} "
-          f"{ms(med(hook)):6.1f}/{ms(max(hook)):6.1f} {ms(med(alat)):6.2f} {ms(med(blat)):6.2f}")
+          f"{ms(med(hook)):6.2f}/{ms(max(hook)):6.2f} {ms(med(alat)):6.2f} {ms(med(blat)):6.2f}")
 ffts = [sum(y - x for x, y in scopes(ev, "fft.local_fft")) for ev in rows.values()]
-print(f"local FFTs (inside hooks too): median {ms(med(ffts)):.1f} ms, max {ms(max(ffts)):.1f} ms per rank")
+print(f"local FFTs (inside hooks too): median {ms(med(ffts)):.2f} ms, max {ms(max(ffts)):.2f} ms per rank")
