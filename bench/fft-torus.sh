@@ -15,11 +15,12 @@
 # forced-overlap run), FFT_TORUS_KEEP=1 (leave the namespaces up), FFT_TORUS_OUT=DIR (JSON kept there),
 # FFT_TORUS_TRACE=1 (the default run records toru's per-chunk events, summarised by
 # bench/fft-trace-summary.py), FFT_TORUS_VARIANTS="name:VAR=value ..." (one more run per entry with
-# -x VAR=value, e.g. "direct:TORU_ALLTOALL_ALGORITHM=direct"; its toru times printed as rows).
+# -x VAR=value, e.g. "direct:TORU_ALLTOALL_ALGORITHM=direct"; its toru times printed as rows),
+# FFT_TORUS_ARGS (more toru-fft-bench arguments for every run, e.g. --measure).
 # Every timed run holds /tmp/toru-bench.lock (flock), so that no other benchmark shares the host.
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
   [[ $# -lt 1 ]] && exit 2 || exit 0
 fi
 build=$1
@@ -52,7 +53,7 @@ cleanup() { [[ ${FFT_TORUS_KEEP:-0} == 1 ]] || bash "$testbed" down >/dev/null 2
 trap cleanup EXIT
 bash "$testbed" up >/dev/null
 
-args=(--n3 $n3 --n1 $n1 --reps "$reps" --warmup "$warmup" --decomposition "$decomp" --json)
+args=(--n3 $n3 --n1 $n1 --reps "$reps" --warmup "$warmup" --decomposition "$decomp" --json ${FFT_TORUS_ARGS:-})
 "$exe" --simulate --torus "$spec" --n3 $n3 --n1 $n1 --json >"$out/simulate.json"
 run() {  # run NAME [mpirun options] [-- extra toru-fft-bench arguments]
   local name=$1
