@@ -175,6 +175,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   json row{{"kind", "3d"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
   opts.overlap = true;
   opts.path = s.path;
+  opts.comm.torus = s.torus;  // the API's way to describe the machine (TORU_TORUS is the other)
   toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
   // The forced alternative: all-to-all without overlap (toru's plan before the strategy table).
   opts.overlap = false;
@@ -254,6 +255,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   json row{{"kind", "1d"}, {"n", n}, {"points", N}, {"ranks", P}};
   opts.overlap = true;
   opts.path = s.path;
+  opts.comm.torus = s.torus;  // the API's way to describe the machine (TORU_TORUS is the other)
   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
@@ -463,7 +465,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "window", "alltoall"}))
       ->capture_default_str();
   app.add_flag("--simulate", s.simulate, "model the FFT on --torus instead of running it (no MPI traffic)");
-  app.add_option("--torus", s.torus, "torus spec for --simulate, e.g. 8x8x16,bw=425MB/s");
+  app.add_option("--torus", s.torus,
+                 "torus spec, e.g. 8x8x16,bw=425MB/s: modelled with --simulate, else given to toru's plans "
+                 "through options.comm.torus (as TORU_TORUS would)");
   std::string model = "packet";
   app.add_option("--model", model,
                  "with --simulate: packet (packet-level up to 256 nodes, the fitted tier above), fitted, or fluid")
