@@ -16,8 +16,9 @@ namespace toru::fft::detail {
 double ranks_per_core(MPI_Comm comm);
 
 /// What the described torus makes of one exchange of `bytes_per_rank` (sent by each rank), in
-/// seconds, from the network model's fast tier (topology/fitted_model.hpp): negative when no torus
-/// is described, there is one rank, or the model cannot handle the torus.
+/// seconds, from the network model's fast tier (topology/fitted_model.hpp), never below the torus's
+/// bandwidth bound; the bound alone above 4096 ranks or where the model cannot handle the torus;
+/// negative when no torus is described or there is one rank.
 struct torus_wires {
   double alltoall = -1;   // toru::comm's all-to-all with `algorithm` (automatic: what comm decides)
   double alltoallw = -1;  // MPI_Alltoallw: Open MPI's coll/tuned runs it as the basic linear schedule
