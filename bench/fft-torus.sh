@@ -12,11 +12,15 @@
 # testbed's default rates, so that the links and not the 2-core host are the limit),
 # TORUS_PREFIX=f13t, FFT_TORUS_N3="128 64", FFT_TORUS_N1="4194304 1048576", FFT_TORUS_REPS=3,
 # FFT_TORUS_WARMUP=1, FFT_TORUS_DECOMP=auto (or slab, pencil), FFT_TORUS_FORCED=1 (0: skip the
-# forced-overlap run), FFT_TORUS_KEEP=1 (leave the namespaces up), FFT_TORUS_OUT=DIR (JSON kept there).
+# forced-overlap run), FFT_TORUS_KEEP=1 (leave the namespaces up), FFT_TORUS_OUT=DIR (JSON kept there),
+# FFT_TORUS_TRACE=1 (the default run records toru's per-chunk events, summarised by
+# bench/fft-trace-summary.py), FFT_TORUS_VARIANTS="name:VAR=value ..." (one more run per entry with
+# -x VAR=value, e.g. "direct:TORU_ALLTOALL_ALGORITHM=direct"; its toru times printed as rows),
+# FFT_TORUS_ARGS (more toru-fft-bench arguments for every run, e.g. --measure).
 # Every timed run holds /tmp/toru-bench.lock (flock), so that no other benchmark shares the host.
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
   [[ $# -lt 1 ]] && exit 2 || exit 0
 fi
 build=$1
@@ -49,18 +53,34 @@ cleanup() { [[ ${FFT_TORUS_KEEP:-0} == 1 ]] || bash "$testbed" down >/dev/null 2
 trap cleanup EXIT
 bash "$testbed" up >/dev/null
 
-args=(--n3 $n3 --n1 $n1 --reps "$reps" --warmup "$warmup" --decomposition "$decomp" --json)
+args=(--n3 $n3 --n1 $n1 --reps "$reps" --warmup "$warmup" --decomposition "$decomp" --json ${FFT_TORUS_ARGS:-})
 "$exe" --simulate --torus "$spec" --n3 $n3 --n1 $n1 --json >"$out/simulate.json"
-run() {  # run NAME [mpirun options]
+run() {  # run NAME [mpirun options] [-- extra toru-fft-bench arguments]
   local name=$1
   shift
+  local mpi=() extra=()
+  while (($#)); do
+    [[ $1 == -- ]] && { shift; extra=("$@"); break; }
+    mpi+=("$1")
+    shift
+  done
   echo "fft-torus.sh: $name: start $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
-  flock /tmp/toru-bench.lock bash "$testbed" run -x TORU_TORUS="$spec" "$@" "$exe" "${args[@]}" >"$out/$name.raw"
+  flock /tmp/toru-bench.lock bash "$testbed" run -x TORU_TORUS="$spec" "${mpi[@]}" "$exe" "${args[@]}" "${extra[@]}" \
+    >"$out/$name.raw"
+  echo "fft-torus.sh: $name: end $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
   # mpirun's and the testbed's own lines around the JSON array.
   sed -n '/^\[/,/^\]/p' "$out/$name.raw" >"$out/$name.json"
 }
-run default
+if [[ ${FFT_TORUS_TRACE:-0} == 1 ]]; then
+  mkdir -p "$out/trace"
+  run default -- --trace "$out/trace"
+else
+  run default
+fi
 [[ ${FFT_TORUS_FORCED:-1} == 1 ]] && run forced -x TORU_FFT_OVERLAP=force
+for v in ${FFT_TORUS_VARIANTS:-}; do
+  run "variant-${v%%:*}" -x "${v#*:}"
+done
 
 python3 - "$out" <<'EOF'
 import json, os, sys
@@ -84,5 +104,16 @@ for r in json.load(open(os.path.join(out, "default.json"))):
           f"{r['fftw_mpi_median_s']:9.3f} {100 * ceiling / r['toru_median_s']:6.1f}% "
           f"{r['fftw_mpi_median_s'] / r['toru_median_s']:6.2f}x  {r['strategy']}"
           + (f" | forced: {f['strategy']}" if f else ""))
+for name in sorted(os.listdir(out)):
+    if not (name.startswith("variant-") and name.endswith(".json")):
+        continue
+    for r in json.load(open(os.path.join(out, name))):
+        label = f"1D {r['points']}" if r["kind"] == "1d" else f"3D {r['n']}"
+        print(f"{label:<16} {name[8:-5]}: toru {r['toru_median_s']:.3f} s ({r['strategy']}), no overlap "
+              f"{r['toru_no_overlap_median_s']:.3f} s ({r['no_overlap_strategy']}), FFTW-MPI {r['fftw_mpi_median_s']:.3f} s")
 print(f"(JSON in {out}; % ceil = k all-to-alls at T_min / toru's median, k = 3 for 1D, 2 for slabs; none for pencils)")
 EOF
+if [[ ${FFT_TORUS_TRACE:-0} == 1 ]]; then
+  for p in $n3; do [[ $p == 0 ]] || python3 "$here/fft-trace-summary.py" "$out/trace" --points $((p * p * p)) || true; done
+  for p in $n1; do [[ $p == 0 ]] || python3 "$here/fft-trace-summary.py" "$out/trace" --points "$p" || true; done
+fi

@@ -29,6 +29,7 @@
 #include "toru/fft/fft3d.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/torus.hpp"
+#include "trace.hpp"
 
 namespace {
 
@@ -50,6 +51,7 @@ struct settings {
   std::string torus;
   double node_gflops = 10;
   bool json = false;
+  std::string trace;  // directory for the per-rank event traces of toru's default plan
 };
 
 double median(std::vector<double> v) {
@@ -117,6 +119,18 @@ struct contender {
   std::vector<double> times;
 };
 
+// With --trace, the run of toru's default plan records toru's events (trace.hpp), each transform
+// marked with its kind, points and count (warm-up runs included); the other contenders run untraced.
+std::function<void()> traced(const settings& s, const char* label, double points, std::function<void()> run) {
+  if (s.trace.empty()) return run;
+  return [label, points, run = std::move(run), count = 0]() mutable {
+    toru_fft_bench::trace_begin();
+    toru_fft_bench::trace_mark(label, static_cast<std::uint64_t>(points), count++);
+    run();
+    toru_fft_bench::trace_end();
+  };
+}
+
 // Warm-up, then for every rep each contender once, in rotating order, behind a barrier, timed as
 // the max over ranks: on a shared, noisy machine every contender sees the same noise.
 void time_interleaved(const settings& s, std::vector<contender*> cs) {
@@ -161,6 +175,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   json row{{"kind", "3d"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
   opts.overlap = true;
   opts.path = s.path;
+  opts.comm.torus = s.torus;  // the API's way to describe the machine (TORU_TORUS is the other)
   toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
   // The forced alternative: all-to-all without overlap (toru's plan before the strategy table).
   opts.overlap = false;
@@ -171,7 +186,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
   const std::vector<cpx> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  contender t_on{fill, traced(s, "3d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}};
   contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}};
   // The same plan as a contender of its own: the spread between the two is the noise floor.
   contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
@@ -240,6 +255,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   json row{{"kind", "1d"}, {"n", n}, {"points", N}, {"ranks", P}};
   opts.overlap = true;
   opts.path = s.path;
+  opts.comm.torus = s.torus;  // the API's way to describe the machine (TORU_TORUS is the other)
   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
@@ -249,7 +265,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);
   const std::vector<cpx> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  contender t_on{fill, traced(s, "1d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}};
   contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}};
   contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
   row["strategy"] = plan.strategy();
@@ -414,6 +430,7 @@ int run(const settings& s) {
     report(bench3d(s, n, P, rank));
   }
   for (auto n : s.n1) report(bench1d(s, n, P));
+  if (!s.trace.empty()) toru_fft_bench::trace_write(s.trace, rank);
   bool ok = true;
   for (const auto& r : rows) ok = ok && r["max_rel_error"].get<double>() < 1e-10;
   if (rank == 0) {
@@ -448,7 +465,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "window", "alltoall"}))
       ->capture_default_str();
   app.add_flag("--simulate", s.simulate, "model the FFT on --torus instead of running it (no MPI traffic)");
-  app.add_option("--torus", s.torus, "torus spec for --simulate, e.g. 8x8x16,bw=425MB/s");
+  app.add_option("--torus", s.torus,
+                 "torus spec, e.g. 8x8x16,bw=425MB/s: modelled with --simulate, else given to toru's plans "
+                 "through options.comm.torus (as TORU_TORUS would)");
   std::string model = "packet";
   app.add_option("--model", model,
                  "with --simulate: packet (packet-level up to 256 nodes, the fitted tier above), fitted, or fluid")
@@ -458,6 +477,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--json", s.json, "print JSON (one object per size) instead of a table");
+  app.add_option("--trace", s.trace,
+                 "write toru's events (per chunk of every exchange) of the default plan's transforms to "
+                 "DIR/trace.<rank>.csv");
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;

@@ -196,13 +196,18 @@ struct indirect_run {
       }
   }
 
+  // Per-chunk marks (toru/core/events.hpp, value = chunk): the pipeline's timeline for a trace.
+  static void mark(const char* name, int c) { events::mark(name, 0, "", c); }
+
   void post_a(int c, MPI_Request* req) const {
+    mark("comm.alltoall.a_post", c);
     const std::size_t o = static_cast<std::size_t>(c) * st.Q;
     check_mpi(MPI_Ialltoallv(region0(c), &st.a_scount[o], &st.a_sdispl[o], MPI_BYTE, region1(c), &st.a_rcount[o],
                              &st.a_rdispl[o], MPI_BYTE, cs.plane, req),
               "MPI_Ialltoallv (phase A)");
   }
   void post_b(int c, MPI_Request* req) const {
+    mark("comm.alltoall.b_post", c);
     const std::size_t o = static_cast<std::size_t>(c) * st.Z;
     check_mpi(MPI_Ialltoallv(region0(c), &st.b_scount[o], &st.b_sdispl[o], MPI_BYTE, region1(c), &st.b_rcount[o],
                              &st.b_rdispl[o], MPI_BYTE, cs.line, req),
@@ -231,6 +236,7 @@ struct indirect_run {
         post_a(c + 1, &a[uc + 1]);
       }
       wait_politely(&a[uc], "MPI_Test (phase A)", may_sleep);
+      mark("comm.alltoall.a_done", c);
       transpose(c);
       phase_b(c);
     }
@@ -244,11 +250,13 @@ struct indirect_run {
       post_b(c, &b[static_cast<std::size_t>(c)]);
       while (c + 1 - finished >= window) {
         wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)", may_sleep);
+        mark("comm.alltoall.b_done", finished);
         finish(finished++);
       }
     });
     while (finished < C) {
       wait_politely(&b[static_cast<std::size_t>(finished)], "MPI_Test (phase B)", may_sleep);
+      mark("comm.alltoall.b_done", finished);
       finish(finished++);
     }
   }
@@ -271,6 +279,7 @@ struct indirect_run {
     auto complete_until = [this](shared& state, int keep) {
       while (state.posted - state.completed > keep) {
         wait_politely(&state.b[static_cast<std::size_t>(state.completed)], "MPI_Test (phase B)", may_sleep);
+        mark("comm.alltoall.b_done", state.completed);
         ++state.completed;
         std::lock_guard lock(state.mutex);
         state.done = state.completed;

@@ -207,7 +207,11 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.exchanges = L.decomp == decomposition::pencil ? (natural ? 4 : 2) : (natural ? 2 : 1);
   facts.mid_exchanges = natural ? 2 : 1;
   // Pencils exchange within rows and columns of the grid: only the slab's exchange spans the torus.
-  if (L.decomp == decomposition::slab) facts.wire_seconds = torus_wire_seconds(*comms_.all, facts.exchange_bytes);
+  if (L.decomp == decomposition::slab) {
+    const auto wires = torus_wire_seconds(*comms_.all, facts.exchange_bytes, opts.algorithm);
+    facts.wire_seconds = wires.alltoall;
+    facts.mid_wire_seconds = wires.alltoallw;
+  }
   const double N = static_cast<double>(n0) * static_cast<double>(n1) * static_cast<double>(n2);
   facts.fft_flops = 5 * N * std::log2(std::max(N, 2.0)) / P;
   facts.mid_possible = L.vector_mid;

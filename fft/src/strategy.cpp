@@ -112,7 +112,9 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     t.push_back(w);
     candidate c{{.window = false, .overlap = false, .chunks = 1, .mid = true}, true, "", 0};
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
-    c.cost = kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + wire) + 1.1 * fft;
+    // On a torus MPI_Alltoallw is MPI's schedule, not comm's torus-aware one: its own wire time.
+    const double mid_wire = f.one_node ? 0 : f.mid_wire_seconds >= 0 ? f.mid_wire_seconds : wire;
+    c.cost = kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
     t.push_back(c);
   }
   if (f.overlap_forced && f.overlap_allowed)

@@ -38,7 +38,8 @@ struct plan_facts {
   bool algorithm_forced = false;  // options.algorithm or TORU_ALLTOALL_ALGORITHM set
   bool torus_described = false;   // options.comm.torus or TORU_TORUS: ranks are nodes of a torus
   double ranks_per_core = 1;      // ranks sharing one host core (host_share.hpp), >= 1
-  double wire_seconds = -1;       // one exchange at the described torus's bound; < 0: B / 1 GB/s
+  double wire_seconds = -1;       // one exchange through toru::comm on the described torus; < 0: B / 1 GB/s
+  double mid_wire_seconds = -1;   // ... through MPI_Alltoallw (MPI's linear schedule); < 0: wire_seconds
   bool overlap_forced = false;    // TORU_FFT_OVERLAP=force on some rank: only the overlapped candidate
   bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
   bool mid_required = false;      // ... and the output layout is M (transposed order)

@@ -12,9 +12,13 @@
 #include "fft_test_util.hpp"
 #include "host_share.hpp"
 #include "mpi_test.hpp"
+#include "strategy.hpp"
+#include "toru/comm/communicator.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/topology/network_model.hpp"
 #include "toru/topology/node.hpp"
+#include "toru/topology/torus.hpp"
 
 namespace {
 
@@ -129,6 +133,66 @@ TEST(fft_torus_overlap, ranks_per_core_counts_the_ranks_on_one_host) {
   const double expected = std::max(1.0, static_cast<double>(toru::test::nranks()) / pus);
   EXPECT_DOUBLE_EQ(toru::fft::detail::ranks_per_core(MPI_COMM_WORLD), expected);
   EXPECT_DOUBLE_EQ(toru::fft::detail::ranks_per_core(MPI_COMM_SELF), std::max(1.0, 1.0 / pus));
+}
+
+// The exchange's wire times come from the torus given through the options (TORU_TORUS unset), per
+// path: MPI_Alltoallw is MPI's linear schedule, comm's all-to-all its torus-aware choice. Each is a
+// schedule on the torus, so none beats its bandwidth bound; at 16 KiB per pair (the emulated
+// torus's 64^3 slab) the linear schedule is the slower one. Without a torus there is no wire time.
+TEST(fft_torus_overlap, wire_times_come_from_the_torus_of_the_options) {
+  const int P = toru::test::nranks();
+  if (P < 2) GTEST_SKIP() << "needs two ranks";
+  const scoped_env no_env("TORU_TORUS", "");
+  const std::string spec = P == 4 ? "2[bw=20Mb/s]x2[bw=10Mb/s]" : std::to_string(P) + "[bw=10Mb/s]";
+  const double bytes_per_rank = 16384.0 * P;
+  const toru::comm::communicator on_torus(MPI_COMM_WORLD, {.torus = spec, .threads = 0});
+  const auto w = toru::fft::detail::torus_wire_seconds(on_torus, bytes_per_rank, alltoall_algorithm::automatic);
+  const double bound = toru::topology::alltoall_bound(toru::topology::torus::parse(spec), 16384.0);
+  EXPECT_GE(w.alltoall, bound);
+  EXPECT_GE(w.alltoallw, bound);
+  if (P == 4) {
+    EXPECT_GT(w.alltoallw, w.alltoall) << "linear against comm's choice on " << spec;
+  }
+  // A forced algorithm is the one costed: the direct schedule is not faster than comm's choice.
+  const auto d = toru::fft::detail::torus_wire_seconds(on_torus, bytes_per_rank, alltoall_algorithm::direct);
+  EXPECT_GE(d.alltoall, w.alltoall);
+  const toru::comm::communicator plain(MPI_COMM_WORLD, {.threads = 0});
+  const auto none = toru::fft::detail::torus_wire_seconds(plain, bytes_per_rank, alltoall_algorithm::automatic);
+  EXPECT_LT(none.alltoall, 0);
+  EXPECT_LT(none.alltoallw, 0);
+}
+
+// The strategy table costs the middle layout's MPI_Alltoallw at its own wire time: the 64^3 slab on
+// the emulated 2x2x4 torus (256 KiB per rank, 2 exchanges, ranks on 16 "nodes" of one 2-core host)
+// took the middle layout while both paths were costed at the torus bound; with MPI's linear
+// schedule at 2.5 times comm's wire time, comm's all-to-all is the cheaper row.
+TEST(fft_torus_overlap, the_middle_layout_is_costed_at_mpi_alltoallw_wire_time) {
+  toru::fft::detail::plan_facts f;
+  f.exchange_bytes = 262144;
+  f.exchanges = 2;
+  f.mid_exchanges = 2;
+  f.fft_flops = 5.0 * 262144 * 18 / 16;
+  f.torus_described = true;
+  f.ranks_per_core = 8;
+  f.mid_possible = true;
+  f.wire_seconds = 0.116;   // ~T_min / 0.9 at 16 KiB per pair on 2x2x4 at 20/20/10 Mb/s
+  f.mid_wire_seconds = -1;  // the old costing: MPI_Alltoallw at comm's wire time
+  auto t = toru::fft::detail::strategy_table(f);
+  int best = toru::fft::detail::cheapest(t);
+  ASSERT_GE(best, 0);
+  EXPECT_TRUE(t[static_cast<std::size_t>(best)].s.mid) << toru::fft::detail::describe_table(t);
+  f.mid_wire_seconds = 2.5 * f.wire_seconds;
+  t = toru::fft::detail::strategy_table(f);
+  best = toru::fft::detail::cheapest(t);
+  ASSERT_GE(best, 0);
+  EXPECT_FALSE(t[static_cast<std::size_t>(best)].s.mid) << toru::fft::detail::describe_table(t);
+  EXPECT_FALSE(t[static_cast<std::size_t>(best)].s.window) << toru::fft::detail::describe_table(t);
+  // On one node the wire is not used at all: the choice there does not change.
+  f.one_node = true;
+  f.torus_described = false;
+  const int local = toru::fft::detail::cheapest(toru::fft::detail::strategy_table(f));
+  f.mid_wire_seconds = -1;
+  EXPECT_EQ(toru::fft::detail::cheapest(toru::fft::detail::strategy_table(f)), local);
 }
 
 }  // namespace

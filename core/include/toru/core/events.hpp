@@ -22,6 +22,9 @@
 //   comm.alltoall         scope  bytes sent by this rank; detail = algorithm; value = T_min (s) of the
 //                                exchange on the communicator's torus model (0 when unknown)
 //   comm.alltoall.hook    scope  the caller's per-chunk work (overlap); value = chunk index
+//   comm.alltoall.a_post, .a_done, .b_post, .b_done
+//                         marks  the indirect algorithm's chunk (value) posts / completes its phase A
+//                                (plane) or B (line); b_done on the phase-B thread when there is one
 //   fft.execute           scope  one 3D transform; detail = "forward" or "backward"
 //   fft.local_fft         scope  a batched local FFT stage
 //   fft.transpose         scope  a transpose stage (pack, exchange, unpack + overlapped FFTs); bytes
