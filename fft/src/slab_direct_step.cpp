@@ -1,6 +1,7 @@
 #include "slab_direct_step.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -28,16 +29,19 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
                                       bool forward, bool natural, unsigned flags, const node_array* m,
                                       const node_array* s0, void* scratch_a, void* scratch_b)
     : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m), s0_(s0), r2c_(r2c) {
-  (void)scratch_b;
   if (!m_ || (natural_ && !s0_)) throw error(errc::internal, "fft: the direct window needs its node arrays");
   const std::int64_t w = w_;
   const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here
   const std::int64_t b0 = part_start(n0, P, me), B = part_count(n0, P, me);  // i0 planes of S0 here
   planes_here_ = B;
+  rows_here_ = A;
   m_offset_ = a0 * n0 * w;
   s0_offset_ = b0 * n1 * w;
   plane_offset_ = b0 * w;
   row_offset_ = a0 * w;
+  plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
+  plane_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(plane_bytes_)));
+  if (!plane_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes of plane scratch", plane_bytes_));
   // The caller's side of the 2D FFTs: complex rows of w, or r2c's real rows padded to 2w reals.
   const std::int64_t row = r2c ? 2 * w : w;
   using iodim = typename api::iodim;
@@ -57,39 +61,28 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
       throw error(errc::fftw, fmt::format("FFTW could not plan the direct window's {} FFTs ({}x{}x{}{})",
                                           rank == 2 ? "plane" : "axis-0", n0, n1, n2, r2c ? " r2c" : ""));
   };
-  // 2D over (i1, i2) of each plane here; M side: i1 stride n0*w, planes w apart (interleaved).
+  // One plane between the caller's rows (of `row`) and the contiguous scratch [n1][w].
   if (B > 0) {
-    const iodim mside[2] = {{n1, 0, 0}, {n2, 1, 1}};
-    iodim dims[2] = {mside[0], mside[1]};
-    iodim how[1] = {{B, 0, 0}};
-    if (forward) {
-      dims[0].is = row, dims[0].os = n0 * w;
-      how[0].is = n1 * row, how[0].os = w;
-      plan(planes_, kind2d, 2, dims, 1, how, scratch_a, m_at(0, plane_offset_));
-    } else {
-      dims[0].is = n0 * w, dims[0].os = row;
-      how[0].is = w, how[0].os = n1 * row;
-      plan(planes_, kind2d, 2, dims, 1, how, m_at(0, plane_offset_), scratch_a);
-    }
+    iodim dims[2] = {{n1, forward ? row : w, forward ? w : row}, {n2, 1, 1}};
+    if (forward)
+      plan(planes_, kind2d, 2, dims, 0, nullptr, scratch_a, plane_);
+    else
+      plan(planes_, kind2d, 2, dims, 0, nullptr, plane_, scratch_a);
   }
-  // 1D along i0 of each M row here, vectorised over the row's w points. M side: i0 stride w,
-  // rows n0*w apart. The other side: the caller's M (same strides) or the whole S0 (i0 stride
-  // n1*w, rows w apart).
+  // Along i0 of each M row here, vectorised over the row's w points: i0 stride w, rows n0*w apart
+  // on both sides.
   if (A > 0) {
-    const std::int64_t other_i0 = natural ? n1 * w : w, other_row = natural ? w : n0 * w;
-    iodim dims[1] = {{n0, w, w}};
-    iodim how[2] = {{A, n0 * w, n0 * w}, {w, 1, 1}};
-    // M and S0 may be one cached array (equal part sizes); at run time their uses alternate
-    // parities, so plan them on different ones (FFTW refuses overlapping out-of-place arrays).
-    void* other = natural ? static_cast<void*>(s0_at(s0_ == m_ ? 1 : 0, row_offset_)) : scratch_a;
-    if (forward) {
-      dims[0].os = other_i0, how[0].os = other_row;
-      plan(axis0_, 0, 1, dims, 2, how, m_at(0, m_offset_), other);
-    } else {
-      dims[0].is = other_i0, how[0].is = other_row;
-      plan(axis0_, 0, 1, dims, 2, how, other, m_at(0, m_offset_));
-    }
+    const iodim dims[1] = {{n0, w, w}};
+    const iodim how[2] = {{A, n0 * w, n0 * w}, {w, 1, 1}};
+    cpx* mine = m_at(0, m_offset_);
+    if (natural)
+      plan(axis0_, 0, 1, dims, 2, how, mine, mine);
+    else if (forward)
+      plan(axis0_, 0, 1, dims, 2, how, mine, scratch_a);
+    else
+      plan(axis0_, 0, 1, dims, 2, how, scratch_a, mine);
   }
+  (void)scratch_b;
 }
 
 template <class T>
@@ -97,6 +90,35 @@ slab_direct_step<T>::~slab_direct_step() {
   for (const planned* p : {&planes_, &axis0_})
     for (auto q : {p->aligned, p->unaligned})
       if (q) api::destroy(q);
+  api::free(plane_);
+}
+
+template <class T>
+void slab_direct_step<T>::scatter_plane(std::int64_t i0, int parity) const {
+  cpx* m = m_at(parity, plane_offset_ + i0 * w_);
+  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(m + i1 * n0_ * w_, plane_ + i1 * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::gather_plane(std::int64_t i0, int parity) const {
+  const cpx* m = m_at(parity, plane_offset_ + i0 * w_);
+  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(plane_ + i1 * w_, m + i1 * n0_ * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::scatter_rows(int m_parity, int s0_parity) const {
+  const cpx* m = m_at(m_parity, m_offset_);
+  cpx* s = s0_at(s0_parity, row_offset_);
+  for (std::int64_t i1 = 0; i1 < rows_here_; ++i1)
+    for (std::int64_t i0 = 0; i0 < n0_; ++i0) copy_run(s + (i0 * n1_ + i1) * w_, m + (i1 * n0_ + i0) * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::gather_rows(int m_parity, int s0_parity) const {
+  cpx* m = m_at(m_parity, m_offset_);
+  const cpx* s = s0_at(s0_parity, row_offset_);
+  for (std::int64_t i1 = 0; i1 < rows_here_; ++i1)
+    for (std::int64_t i0 = 0; i0 < n0_; ++i0) copy_run(m + (i1 * n0_ + i0) * w_, s + (i0 * n1_ + i1) * w_, w_);
 }
 
 template <class T>
@@ -113,37 +135,61 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
     const events::scope e("fft.window.fence");
     a->fence(parity);
   };
-  // Each node array's use: this rank writes (the FFT's output into the parts), fence, reads; so
-  // two parities suffice, as for node_window, even when M and S0 are one array.
+  auto plane = [&](auto* base, std::int64_t i0) {
+    using byte = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(base)>>, const char, char>;
+    return reinterpret_cast<byte*>(base) + i0 * plane_bytes_;
+  };
+  // Each node array's use: this rank writes, fence, reads; so two parities suffice, as for
+  // node_window, even when M and S0 are one array.
   if (forward_) {
     const int p = m_->next_use();
-    fft(planes_, kind2d, src, m_at(p, plane_offset_));
+    for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
+      fft(planes_, kind2d, plane(src, i0), plane_);
+      const events::scope e("fft.window.write");
+      scatter_plane(i0, p);
+    }
     fence(m_, p);
     if (!natural_) {
       fft(axis0_, 0, m_at(p, m_offset_), dst);
       return;
     }
+    fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
     const int q = s0_->next_use();
-    fft(axis0_, 0, m_at(p, m_offset_), s0_at(q, row_offset_));
+    {
+      const events::scope e("fft.window.write");
+      scatter_rows(p, q);
+    }
     fence(s0_, q);
     const events::scope e("fft.window.out");
     std::memcpy(dst, s0_at(q, s0_offset_), s0_bytes);
     return;
   }
-  const void* axis0_in = src;
+  const int q = natural_ ? s0_->next_use() : 0;
   if (natural_) {
-    const int q = s0_->next_use();
     {
       const events::scope e("fft.window.write");
       std::memcpy(static_cast<void*>(s0_at(q, s0_offset_)), src, s0_bytes);
     }
     fence(s0_, q);
-    axis0_in = s0_at(q, row_offset_);
   }
   const int p = m_->next_use();
-  fft(axis0_, 0, axis0_in, m_at(p, m_offset_));
+  if (natural_) {
+    {
+      const events::scope e("fft.window.out");
+      gather_rows(p, q);
+    }
+    fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
+  } else {
+    fft(axis0_, 0, src, m_at(p, m_offset_));
+  }
   fence(m_, p);
-  fft(planes_, kind2d, m_at(p, plane_offset_), dst);
+  for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
+    {
+      const events::scope e("fft.window.out");
+      gather_plane(i0, p);
+    }
+    fft(planes_, kind2d, plane_, plane(dst, i0));
+  }
 }
 
 template class slab_direct_step<float>;

@@ -83,11 +83,9 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   }
   // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
   // (2 x read + write), unpack (read + write). Between nodes the wire replaces MPI's copies.
-  // MPI's copies go fragment by fragment, each side waiting for the other's: with more ranks than
-  // cores a rank waits for its peer to be scheduled, so they cost ranks-per-core times as much
-  // (measured: 128^3 at 4 ranks on 2 cores, docs/fft.md "Strategy"). The window's copies need no
-  // peer, only the barrier.
-  const double mpi_copies = 4 * std::max(1.0, f.ranks_per_core) * B / memory_bandwidth;
+  // Not scaled by ranks per core: at 4 ranks on 2 cores the window paths (whose barriers wait for
+  // descheduled peers as MPI's copies do) lost as much (issue 13, docs/fft.md "Strategy").
+  const double mpi_copies = 4 * B / memory_bandwidth;
   const double copies = f.one_node ? 4 * B / memory_bandwidth + mpi_copies : 4 * B / memory_bandwidth;
   const double wire = f.one_node ? 0 : f.wire_seconds >= 0 ? f.wire_seconds : B / network_bandwidth;
   {
