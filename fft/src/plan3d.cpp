@@ -216,11 +216,15 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.window_copies = 8;  // strided: calibrated (strategy.hpp)
   facts.mid_window_copies = 10;
   // The direct window's node arrays (slab_direct_step): M's parts, and S0's for natural order,
-  // allocated (or found in the communicator's cache) wherever the window could apply.
+  // allocated (or found in the communicator's cache) only where that candidate can be chosen:
+  // MEASURE times it, TORU_FFT_STRATEGY forces it. ESTIMATE prices it as the M window and never
+  // takes it (docs/fft.md), so an ESTIMATE plan holds no node memory for it.
   const node_array* m_array = nullptr;
   const node_array* s0_array = nullptr;
-  if (L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall && !facts.algorithm_forced &&
-      !facts.torus_described) {
+  const bool direct_choosable = (opts.planner == effort::measure && !device) ||
+                                facts.forced_name == strategy{.window = true, .mid = true, .direct = true}.name();
+  if (direct_choosable && L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
+      !facts.algorithm_forced && !facts.torus_described) {
     const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
     m_array = shared_array(comms_.all->mpi(), bytes(L.mid.extent()));
     if (m_array && natural) s0_array = shared_array(comms_.all->mpi(), bytes(L.s0.extent()));
