@@ -22,6 +22,7 @@ namespace {
 struct store {
   std::mutex mutex;
   std::map<std::string, wisdom_entry> entries;
+  nlohmann::json sections = nlohmann::json::object();  // section name -> {key: value}
 };
 store& the_store() {
   static store s;
@@ -62,7 +63,9 @@ std::string export_wisdom() {
                        {"algorithm", to_string(e.algorithm)},
                        {"chunks", e.chunks},
                        {"seconds", e.seconds}});
-  return nlohmann::json{{"toru_alltoall_wisdom", 1}, {"entries", entries}}.dump(2);
+  nlohmann::json doc{{"toru_alltoall_wisdom", 1}, {"entries", entries}};
+  if (!s.sections.empty()) doc["sections"] = s.sections;
+  return doc.dump(2);
 }
 
 void import_wisdom(std::string_view text) {
@@ -93,13 +96,47 @@ void import_wisdom(std::string_view text) {
     w.key = detail::wisdom_key(w.nranks, w.bytes, w.equal, w.torus);
     parsed.push_back(std::move(w));
   }
+  nlohmann::json sections = nlohmann::json::object();
+  if (j.contains("sections")) {
+    sections = j["sections"];
+    bool ok = sections.is_object();
+    if (ok)
+      for (const auto& sec : sections.items()) ok = ok && sec.value().is_object();
+    expect(ok, "wisdom sections", R"(an object of objects {"fft": {"<key>": ...}})", sections.dump().substr(0, 80));
+  }
   for (const auto& w : parsed) detail::add_wisdom(w);
+  auto& s = detail::the_store();
+  std::lock_guard lock(s.mutex);
+  for (const auto& sec : sections.items())
+    for (const auto& e : sec.value().items()) s.sections[sec.key()][e.key()] = e.value();
+}
+
+std::string find_wisdom_entry(std::string_view section, std::string_view key) {
+  auto& s = detail::the_store();
+  std::lock_guard lock(s.mutex);
+  const auto sec = s.sections.find(std::string(section));
+  if (sec == s.sections.end()) return "";
+  const auto e = sec->find(std::string(key));
+  return e == sec->end() ? "" : e->dump();
+}
+
+void add_wisdom_entry(std::string_view section, std::string_view key, std::string_view json) {
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    expect(false, "wisdom entry", "JSON text", e.what());
+  }
+  auto& s = detail::the_store();
+  std::lock_guard lock(s.mutex);
+  s.sections[std::string(section)][std::string(key)] = std::move(value);
 }
 
 void forget_wisdom() {
   auto& s = detail::the_store();
   std::lock_guard lock(s.mutex);
   s.entries.clear();
+  s.sections = nlohmann::json::object();
 }
 
 void save_wisdom(MPI_Comm comm, const std::string& path) {

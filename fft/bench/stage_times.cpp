@@ -1,4 +1,5 @@
-// Where a 3D FFT's time goes, per exchange path: toru's events (fft.local_fft, fft.transpose, the
+// Where a 3D FFT's time goes, per strategy (each forced with TORU_FFT_STRATEGY where it applies,
+// then the automatic choices of path window and path alltoall): toru's events (fft.local_fft, fft.transpose, the
 // node window's fft.window.write / .fence / .out, comm.alltoall) summed per forward + backward pair,
 // median over reps of the max over ranks. A benchmark, not a test: docs/fft.md and
 // docs/benchmarks.md quote it.
@@ -14,10 +15,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "toru/core/error.hpp"
 #include "toru/core/events.hpp"
 #include "toru/fft/fft3d.hpp"
 
@@ -63,11 +66,29 @@ int main(int argc, char** argv) {
         "# fft_stage_bench: %lld^3 c2c double, %d ranks, %s order, forward + backward, median of %d reps "
         "of the max over ranks (s)\n",
         static_cast<long long>(n), P, transposed ? "transposed" : "natural", reps);
-  for (auto path : {toru::fft::exchange_path::window, toru::fft::exchange_path::alltoall}) {
+  struct run {
+    const char* forced;  // TORU_FFT_STRATEGY, or nullptr
+    toru::fft::exchange_path path;
+  };
+  const run runs[] = {{"middle layout M, direct window", toru::fft::exchange_path::automatic},
+                      {"middle layout M, window", toru::fft::exchange_path::automatic},
+                      {"middle layout M, MPI_Alltoallw", toru::fft::exchange_path::automatic},
+                      {nullptr, toru::fft::exchange_path::window},
+                      {nullptr, toru::fft::exchange_path::alltoall}};
+  for (const run& rn : runs) {
+    const auto path = rn.path;
     toru::fft::options3d o{.output = transposed ? toru::fft::order::transposed : toru::fft::order::natural,
                            .overlap = false,
                            .path = path};
-    toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {n, n, n}, o);
+    if (rn.forced) ::setenv("TORU_FFT_STRATEGY", rn.forced, 1);
+    std::unique_ptr<toru::fft::fft3d<double>> made;
+    try {
+      made = std::make_unique<toru::fft::fft3d<double>>(MPI_COMM_WORLD, std::array<std::int64_t, 3>{n, n, n}, o);
+    } catch (const toru::error&) {  // not applicable here (refused on every rank)
+    }
+    ::unsetenv("TORU_FFT_STRATEGY");
+    if (!made) continue;
+    const toru::fft::fft3d<double>& plan = *made;
     std::vector<std::complex<double>> a(plan.alloc_size(), 1.0), b(plan.alloc_size());
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = {std::sin(0.1 * double(i)), 0.5};
     plan.forward(a.data(), b.data());  // warm-up
@@ -83,7 +104,10 @@ int main(int argc, char** argv) {
     }
     toru::events::set_sink(nullptr);
     if (rank == 0) {
-      std::printf("%-8s %-34s", path == toru::fft::exchange_path::window ? "window" : "alltoall",
+      std::printf("%-8s %-34s",
+                  rn.forced                                  ? "forced"
+                  : path == toru::fft::exchange_path::window ? "window"
+                                                             : "alltoall",
                   plan.strategy().c_str());
       for (const char* name : names) {
         auto v = samples[name];

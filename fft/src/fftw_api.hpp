@@ -26,6 +26,22 @@ struct fftw_api<double> {
                        double* out, const int* onembed, int ostride, int odist, unsigned flags) {
     return fftw_plan_many_dft_c2r(rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, flags);
   }
+  using iodim = fftw_iodim64;
+  static plan guru_dft(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       int sign, unsigned flags) {
+    return fftw_plan_guru64_dft(rank, dims, howmany_rank, howmany, static_cast<cpx*>(in), static_cast<cpx*>(out), sign,
+                                flags);
+  }
+  static plan guru_r2c(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       unsigned flags) {
+    return fftw_plan_guru64_dft_r2c(rank, dims, howmany_rank, howmany, static_cast<double*>(in), static_cast<cpx*>(out),
+                                    flags);
+  }
+  static plan guru_c2r(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       unsigned flags) {
+    return fftw_plan_guru64_dft_c2r(rank, dims, howmany_rank, howmany, static_cast<cpx*>(in), static_cast<double*>(out),
+                                    flags);
+  }
   static void execute_dft(plan p, void* in, void* out) {
     fftw_execute_dft(p, static_cast<cpx*>(in), static_cast<cpx*>(out));
   }
@@ -57,6 +73,22 @@ struct fftw_api<float> {
   static plan many_c2r(int rank, const int* n, int howmany, cpx* in, const int* inembed, int istride, int idist,
                        float* out, const int* onembed, int ostride, int odist, unsigned flags) {
     return fftwf_plan_many_dft_c2r(rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, flags);
+  }
+  using iodim = fftwf_iodim64;
+  static plan guru_dft(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       int sign, unsigned flags) {
+    return fftwf_plan_guru64_dft(rank, dims, howmany_rank, howmany, static_cast<cpx*>(in), static_cast<cpx*>(out), sign,
+                                 flags);
+  }
+  static plan guru_r2c(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       unsigned flags) {
+    return fftwf_plan_guru64_dft_r2c(rank, dims, howmany_rank, howmany, static_cast<float*>(in), static_cast<cpx*>(out),
+                                     flags);
+  }
+  static plan guru_c2r(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       unsigned flags) {
+    return fftwf_plan_guru64_dft_c2r(rank, dims, howmany_rank, howmany, static_cast<cpx*>(in), static_cast<float*>(out),
+                                     flags);
   }
   static void execute_dft(plan p, void* in, void* out) {
     fftwf_execute_dft(p, static_cast<cpx*>(in), static_cast<cpx*>(out));

@@ -19,7 +19,9 @@ namespace {
 // meet traffic of the communicator's own users (toru::comm's thread).
 struct window_cache {
   MPI_Comm comm = MPI_COMM_NULL;
-  std::vector<std::unique_ptr<node_window>> windows;  // increasing size
+  std::vector<std::unique_ptr<node_window>> windows;     // increasing size
+  std::vector<std::unique_ptr<node_array>> arrays;       // in creation order
+  std::vector<std::vector<unsigned long long>> refused;  // part sizes MPI did not place end to end
 };
 
 std::mutex registry_mutex;
@@ -33,6 +35,9 @@ int finalize_keyval = MPI_KEYVAL_INVALID;
 int delete_cache(MPI_Comm, int, void* value, void*) {
   auto* c = static_cast<window_cache*>(value);
   for (auto& w : c->windows) w->release();
+  // The arrays' windows were created after some of the windows above: any order the same on every
+  // rank frees them without deadlock (each MPI_Win_free is collective over the same ranks).
+  c->arrays.clear();
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   delete c;
   return MPI_SUCCESS;
@@ -59,28 +64,57 @@ void ensure_keyvals() {
   check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr), "MPI_Comm_set_attr");
 }
 
+// comm's window cache, created (collectively: MPI_Comm_dup) on first use.
+window_cache* cache_of(MPI_Comm comm) {
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, cache_keyval, &value, &found), "MPI_Comm_get_attr");
+  if (found) return static_cast<window_cache*>(value);
+  auto* cache = new window_cache;
+  check_mpi(MPI_Comm_dup(comm, &cache->comm), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_attr(comm, cache_keyval, cache), "MPI_Comm_set_attr");
+  return cache;
+}
+
 }  // namespace
 
-node_window::node_window(MPI_Comm comm, std::size_t bytes) : comm_(comm), bytes_(bytes) {
+node_window::node_window(MPI_Comm comm, std::size_t bytes) : node_window(comm, bytes, false) {}
+
+node_window::node_window(MPI_Comm comm, std::size_t bytes, bool contiguous) : comm_(comm), bytes_(bytes) {
   const int P = mpi_size(comm);
   void* mine = nullptr;
   MPI_Info info = MPI_INFO_NULL;
   check_mpi(MPI_Info_create(&info), "MPI_Info_create");
   // Each rank's segment separately (page aligned, first-touched by its owner): no false sharing.
-  MPI_Info_set(info, "alloc_shared_noncontig", "true");
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * bytes), 1, info, comm, &mine, &win_);
+  // A contiguous array needs MPI's default placement instead (parts end to end).
+  if (!contiguous) MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  const std::size_t total = contiguous ? bytes : 2 * bytes;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(total), 1, info, comm, &mine, &win_);
   MPI_Info_free(&info);
   if (rc != MPI_SUCCESS)
-    throw error(
-        errc::out_of_memory,
-        fmt::format("MPI_Win_allocate_shared: could not allocate {} bytes of node-shared FFT window", 2 * bytes));
+    throw error(errc::out_of_memory,
+                fmt::format("MPI_Win_allocate_shared: could not allocate {} bytes of node-shared FFT window", total));
   base_.resize(P);
+  int end_to_end = 1;
+  char* next = nullptr;
   for (int r = 0; r < P; ++r) {
     MPI_Aint size = 0;
     int unit = 0;
     void* p = nullptr;
     check_mpi(MPI_Win_shared_query(win_, r, &size, &unit, &p), "MPI_Win_shared_query");
     base_[r] = static_cast<char*>(p);
+    // An empty part may report any address; every other one must follow its predecessor.
+    if (size > 0) {
+      if (next && base_[r] != next) end_to_end = 0;
+      next = base_[r] + size;
+    } else if (next) {
+      base_[r] = next;
+    }
+  }
+  if (contiguous) {
+    int all = 0;
+    check_mpi(MPI_Allreduce(&end_to_end, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    end_to_end_ = all == 1;
   }
   // One passive epoch for the window's life: MPI_Win_sync needs one.
   check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
@@ -126,21 +160,11 @@ bool window_applicable(MPI_Comm comm) {
 const node_window* shared_window(MPI_Comm comm, std::size_t bytes) {
   unsigned long long need = std::max<std::size_t>(bytes, 64), agreed = 0;
   check_mpi(MPI_Allreduce(&need, &agreed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
-  window_cache* cache = nullptr;
   {
     std::lock_guard lock(registry_mutex);
     ensure_keyvals();
   }
-  void* value = nullptr;
-  int found = 0;
-  check_mpi(MPI_Comm_get_attr(comm, cache_keyval, &value, &found), "MPI_Comm_get_attr");
-  if (found) {
-    cache = static_cast<window_cache*>(value);
-  } else {
-    cache = new window_cache;
-    check_mpi(MPI_Comm_dup(comm, &cache->comm), "MPI_Comm_dup");
-    check_mpi(MPI_Comm_set_attr(comm, cache_keyval, cache), "MPI_Comm_set_attr");
-  }
+  window_cache* cache = cache_of(comm);
   // Same cache history on every rank (plans are built collectively): the same window everywhere.
   for (auto& w : cache->windows)
     if (w->bytes() >= agreed) return w.get();
@@ -148,6 +172,37 @@ const node_window* shared_window(MPI_Comm comm, std::size_t bytes) {
   const std::size_t size = (agreed + 4095) / 4096 * 4096;
   cache->windows.push_back(std::make_unique<node_window>(cache->comm, size));
   return cache->windows.back().get();
+}
+
+const node_array* shared_array(MPI_Comm comm, std::size_t bytes) {
+  const int P = mpi_size(comm);
+  std::vector<unsigned long long> parts(static_cast<std::size_t>(P));
+  const unsigned long long mine = bytes;
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, parts.data(), 1, MPI_UNSIGNED_LONG_LONG, comm),
+            "MPI_Allgather");
+  {
+    std::lock_guard lock(registry_mutex);
+    ensure_keyvals();
+  }
+  window_cache* cache = cache_of(comm);
+  for (auto& a : cache->arrays)
+    if (a->part_bytes() == parts) return a.get();
+  for (auto& r : cache->refused)
+    if (r == parts) return nullptr;
+  // An empty part has no address of its own to check the placement with.
+  if (std::find(parts.begin(), parts.end(), 0ULL) != parts.end()) return nullptr;
+  auto a = std::make_unique<node_window>(cache->comm, bytes, true);
+  auto b = std::make_unique<node_window>(cache->comm, bytes, true);
+  if (!a->end_to_end() || !b->end_to_end()) {
+    // Freed now (collective, the same decision on every rank) and remembered, so that the next
+    // plan of these sizes does not allocate again.
+    a->release();
+    b->release();
+    cache->refused.push_back(parts);
+    return nullptr;
+  }
+  cache->arrays.push_back(std::make_unique<node_array>(std::move(parts), std::move(a), std::move(b)));
+  return cache->arrays.back().get();
 }
 
 }  // namespace toru::fft::detail

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace toru::fft::detail {
@@ -24,16 +25,47 @@ class node_window {
   void fence() const;
 
   node_window(MPI_Comm comm, std::size_t bytes);  // collective
-  ~node_window();                                 // collective (MPI_Win_free)
+  /// Collective: one buffer of `bytes` per rank (may differ between ranks), without
+  /// alloc_shared_noncontig, so that MPI may place the ranks' parts end to end (see node_array).
+  node_window(MPI_Comm comm, std::size_t bytes, bool contiguous);
+  ~node_window();  // collective (MPI_Win_free)
   node_window(const node_window&) = delete;
   node_window& operator=(const node_window&) = delete;
   void release();  // collective; idempotent
+  /// Whether every rank's buffer starts where the previous rank's ends (contiguous windows only;
+  /// the same answer on every rank).
+  bool end_to_end() const { return end_to_end_; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   std::size_t bytes_ = 0;
   std::vector<char*> base_;
+  mutable std::uint64_t uses_ = 0;
+  bool end_to_end_ = false;
+};
+
+/// One array of the node, split over the ranks in rank order and addressable whole by every rank:
+/// rank r's part (its own bytes) starts where rank r-1's ends. The slab's middle layout M
+/// ([i1 part][i0][w] on each rank) concatenated over the ranks is the whole M array [i1][i0][w],
+/// so a local FFT can write (or read) every rank's part with one stride: no copy at all between
+/// the stages (docs/fft.md, "Direct window"). Two arrays used alternately, one fence per use, as
+/// node_window's two buffers.
+class node_array {
+ public:
+  /// Rank 0's part of array `parity`, in this rank's address space; the rest follows.
+  char* base(int parity) const { return half_[parity]->buffer(0, 0); }
+  char* part(int rank, int parity) const { return half_[parity]->buffer(rank, 0); }
+  int next_use() const { return static_cast<int>(uses_++ & 1); }
+  void fence(int parity) const { half_[parity]->fence(); }
+  const std::vector<unsigned long long>& part_bytes() const { return parts_; }
+
+  node_array(std::vector<unsigned long long> parts, std::unique_ptr<node_window> a, std::unique_ptr<node_window> b)
+      : parts_(std::move(parts)), half_{std::move(a), std::move(b)} {}
+
+ private:
+  std::vector<unsigned long long> parts_;
+  std::unique_ptr<node_window> half_[2];
   mutable std::uint64_t uses_ = 0;
 };
 
@@ -46,6 +78,11 @@ bool window_applicable(MPI_Comm comm);
 /// live as long as comm: freed by an attribute delete callback when comm is freed, or when
 /// MPI_Finalize starts, never by a plan's destructor (docs/fft.md).
 const node_window* shared_window(MPI_Comm comm, std::size_t bytes);
+
+/// Collective over comm (call only where window_applicable(comm)): comm's cached node_array whose
+/// parts are `bytes` on this rank (each rank its own size), allocated when none matches; nullptr on
+/// every rank when MPI did not place the parts end to end. Same lifetime as shared_window's.
+const node_array* shared_array(MPI_Comm comm, std::size_t bytes);
 
 /// Windows allocated and not yet freed, on this rank (for tests of the lifetime).
 int live_windows();

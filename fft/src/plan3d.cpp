@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "slab_direct_step.hpp"
 #include "slab_vector_step.hpp"
 #include "split.hpp"
 #include "strategy.hpp"
@@ -218,6 +219,21 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.mid_required = L.vector_mid && !natural;
   facts.window_copies = 8;  // strided: calibrated (strategy.hpp)
   facts.mid_window_copies = 10;
+  // The direct window's node arrays (slab_direct_step): M's parts, and S0's for natural order,
+  // allocated (or found in the communicator's cache) only where that candidate can be chosen:
+  // MEASURE times it, TORU_FFT_STRATEGY forces it. ESTIMATE prices it as the M window and never
+  // takes it (docs/fft.md), so an ESTIMATE plan holds no node memory for it.
+  const node_array* m_array = nullptr;
+  const node_array* s0_array = nullptr;
+  const bool direct_choosable = (opts.planner == effort::measure && !device) ||
+                                facts.forced_name == strategy{.window = true, .mid = true, .direct = true}.name();
+  if (direct_choosable && L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
+      !facts.algorithm_forced && !facts.torus_described) {
+    const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
+    m_array = shared_array(comms_.all->mpi(), bytes(L.mid.extent()));
+    if (m_array && natural) s0_array = shared_array(comms_.all->mpi(), bytes(L.s0.extent()));
+    facts.direct_possible = m_array && (s0_array || !natural);
+  }
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,
@@ -280,7 +296,18 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
         return transpose(c, balanced_geometry(n1, n0, nc, P, me, true, false, group), std::move(op));
       };
       // Host plans only: device plans keep the transposing steps (their kernels cover that geometry).
-      if (st.mid) {
+      if (st.mid && st.direct) {
+        // FFTW plans on the node arrays: a rank that cannot plan fails on every rank.
+        std::unique_ptr<step<T>> f, b;
+        validate_collectively(c->mpi(), [&] {
+          f = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, true, natural, flags, m_array, s0_array,
+                                                    scratch_a, scratch_b);
+          b = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, false, natural, flags, m_array, s0_array,
+                                                    scratch_a, scratch_b);
+        });
+        fwd_out.push_back(std::move(f));
+        bwd_out.push_back(std::move(b));
+      } else if (st.mid) {
         auto mid = [&](bool forward, std::unique_ptr<line_op<T>> op) {
           const node_window* win =
               st.window ? shared_window(c->mpi(), checked_bytes(slab_vector_step<T>::window_elems(P, me, n0, n1, nc),

@@ -16,6 +16,12 @@
 
 namespace toru::fft::detail {
 
+/// n elements from `from` to `to` (a run of a strided layout; the arrays do not overlap).
+template <class C>
+void copy_run(C* to, const C* from, std::int64_t n) {
+  std::memcpy(static_cast<void*>(to), from, static_cast<std::size_t>(n) * sizeof(C));
+}
+
 /// Buffers an execution needs besides in and out: packed send and receive regions and the
 /// exchange's own workspace.
 struct work_buffers {

@@ -23,6 +23,7 @@ int window_blocks(double bytes) { return static_cast<int>(std::clamp(bytes / win
 }  // namespace
 
 std::string strategy::name() const {
+  if (mid && direct) return "middle layout M, direct window";
   if (mid) return window ? "middle layout M, window" : "middle layout M, MPI_Alltoallw";
   if (window) return fmt::format("window, {} blocks", chunks);
   if (overlap && chunks == 0) return "all-to-all, overlap at the all-to-all's chunks";
@@ -37,6 +38,16 @@ bool torus_described(const std::string& options_torus) {
 bool overlap_forced_by_environment() {
   const char* v = std::getenv("TORU_FFT_OVERLAP");
   return v && std::string(v) == "force";
+}
+
+std::string forced_strategy(MPI_Comm comm) {
+  const char* v = std::getenv("TORU_FFT_STRATEGY");
+  std::string name = v ? v : "";
+  int len = static_cast<int>(name.size());
+  check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  name.resize(static_cast<std::size_t>(len));
+  check_mpi(MPI_Bcast(name.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
+  return name;
 }
 
 bool algorithm_from_environment() {
@@ -72,7 +83,10 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   }
   // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
   // (2 x read + write), unpack (read + write). Between nodes the wire replaces MPI's copies.
-  const double copies = f.one_node ? 8 * B / memory_bandwidth : 4 * B / memory_bandwidth;
+  // Not scaled by ranks per core: at 4 ranks on 2 cores the window paths (whose barriers wait for
+  // descheduled peers as MPI's copies do) lost as much (issue 13, docs/fft.md "Strategy").
+  const double mpi_copies = 4 * B / memory_bandwidth;
+  const double copies = f.one_node ? 4 * B / memory_bandwidth + mpi_copies : 4 * B / memory_bandwidth;
   const double wire = f.one_node ? 0 : f.wire_seconds >= 0 ? f.wire_seconds : B / network_bandwidth;
   {
     candidate c{{.window = false, .overlap = false, .chunks = 1}, true, "", 0};
@@ -114,9 +128,24 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
     // On a torus MPI_Alltoallw is MPI's schedule, not comm's torus-aware one: its own wire time.
     const double mid_wire = f.one_node ? 0 : f.mid_wire_seconds >= 0 ? f.mid_wire_seconds : wire;
-    c.cost = kb * (f.one_node ? 6 * B / memory_bandwidth : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
+    c.cost = kb * (f.one_node ? 2 * B / memory_bandwidth + mpi_copies : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
     t.push_back(c);
   }
+  if (f.mid_possible) {
+    // The local FFTs write (and read) the peers' parts of M and S0 directly: no pass of their own
+    // besides the FFTs' strided access to shared memory, counted as direct_copies per exchange,
+    // plus, in natural order, S0's copy between the node array and the caller's buffer.
+    candidate d{{.window = true, .overlap = false, .chunks = 1, .mid = true, .direct = true}, window_ok, window_why, 0};
+    if (d.applicable && !f.direct_possible)
+      d.applicable = false, d.why = "MPI did not place the node arrays' parts end to end";
+    const double copy_out = f.mid_exchanges > 1 ? 2 * B / memory_bandwidth : 0;
+    d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + copy_out + 1.1 * fft;
+    t.push_back(d);
+  }
+  if (!f.forced_name.empty())
+    for (auto& c : t)
+      if (c.applicable && c.s.name() != f.forced_name)
+        c.applicable = false, c.why = "TORU_FFT_STRATEGY=" + f.forced_name;
   if (f.overlap_forced && f.overlap_allowed)
     for (auto& c : t)
       if (!c.s.overlap) c.applicable = false, c.why = "TORU_FFT_OVERLAP=force";

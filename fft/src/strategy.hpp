@@ -22,6 +22,7 @@ struct strategy {
   bool overlap = false;  // local FFTs of arrived chunks while later chunks are in flight
   int chunks = 1;        // chunks per exchange (window: cache blocks of the copy-out)
   bool mid = false;      // 3D slab through FFTW-MPI's middle layout M (slab_vector_step)
+  bool direct = false;   // ... with the local FFTs writing into the node array (slab_direct_step)
   std::string name() const;
 };
 
@@ -44,6 +45,8 @@ struct plan_facts {
   bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
   bool mid_required = false;      // ... and the output layout is M (transposed order)
   int mid_exchanges = 0;          // transposes per forward transform through M
+  bool direct_possible = false;   // M and S0 as node arrays (slab_direct_step) exist for this plan
+  std::string forced_name;        // TORU_FFT_STRATEGY (rank 0's): only the candidate of that name
   // Memory traffic of one window transpose, in streaming copies of B bytes (read + write = 2 per
   // copy). The 1D plan's two-axis transposes: write into the peers (2) plus copy-out (2). The 3D
   // plans' strided writes, calibrated on the idle 2-core machine (docs/fft.md, "Strategy"): the
@@ -51,6 +54,10 @@ struct plan_facts {
   // MPI_Alltoallw's 6.
   double window_copies = 4;
   double mid_window_copies = 4;
+  // The direct window's row scatter/gather into the node arrays, per exchange: priced as the M
+  // window's copies until an idle run calibrates it (issue 13: only loaded-machine stage times so
+  // far), so ESTIMATE keeps the measured choices and MEASURE decides.
+  double direct_copies = 10;
 };
 
 struct candidate {
@@ -80,6 +87,10 @@ bool torus_described(const std::string& options_torus);
 /// the model would not choose it for small sizes or on one node).
 bool overlap_forced_by_environment();
 
+/// Collective over comm: rank 0's TORU_FFT_STRATEGY (a candidate's name, as strategy() prints it),
+/// or "" (tests and forced benchmarks: every candidate but that one becomes inapplicable).
+std::string forced_strategy(MPI_Comm comm);
+
 /// Whether TORU_ALLTOALL_ALGORITHM forces an algorithm (then the all-to-all path is what is asked).
 bool algorithm_from_environment();
 
@@ -101,6 +112,7 @@ plan_facts option_facts(MPI_Comm comm, const Options& opts, bool device, double 
   int forced = overlap_forced_by_environment() ? 1 : 0, any = 0;
   check_mpi(MPI_Allreduce(&forced, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
   f.overlap_forced = any == 1;
+  f.forced_name = forced_strategy(comm);
   return f;
 }
 

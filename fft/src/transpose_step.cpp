@@ -330,13 +330,6 @@ void slab_vector_step<T>::for_m_runs(F&& f) const {
       f((i1 * n0_ + b_start_[r]) * w_, m_displ_[r] + i1 * b_count_[r] * w_, b_count_[r] * w_);
 }
 
-namespace {
-template <class C>
-void copy_run(C* to, const C* from, std::int64_t n) {
-  std::memcpy(static_cast<void*>(to), from, static_cast<std::size_t>(n) * sizeof(C));
-}
-}  // namespace
-
 template <class T>
 void slab_vector_step<T>::to_mid(const cpx* s0, cpx* m, const work_buffers& ws) const {
   if (to_mid_w_) {

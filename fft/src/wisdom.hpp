@@ -1,7 +1,9 @@
-// effort::measure's strategy choice, cached like FFTW's wisdom (docs/fft.md, "Wisdom"): with
-// TORU_FFT_WISDOM naming a JSON file, a plan whose key is there takes the recorded strategy without
-// timing anything; otherwise it times its candidates and records the winner. Rank 0 of the plan's
-// communicator reads and writes the file and broadcasts, so every rank builds the same plan.
+// effort::measure's strategy choice, cached like FFTW's wisdom (docs/fft.md, "Wisdom"), in the
+// process's toru wisdom store (toru::comm::export_wisdom / import_wisdom, section "fft"): a plan
+// whose key is in rank 0's store takes the recorded strategy without timing anything; otherwise it
+// times its candidates and records the winner on every rank. With TORU_FFT_WISDOM naming a JSON
+// file, rank 0 also imports it before the look-up and writes the whole store back after a
+// measurement; rank 0's choice is broadcast, so every rank builds the same plan.
 #pragma once
 
 #include <mpi.h>

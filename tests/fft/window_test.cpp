@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +17,8 @@
 #include "fft_test_util.hpp"
 #include "mpi_test.hpp"
 #include "node_window.hpp"
+#include "strategy.hpp"
+#include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
@@ -219,6 +223,7 @@ TEST(FftWindow, MeasureChoiceComesFromWisdomTheSecondTime) {
   if (toru::test::rank() == 0) std::remove(path.c_str());
   MPI_Barrier(MPI_COMM_WORLD);
   ::setenv("TORU_FFT_WISDOM", path.c_str(), 1);
+  toru::comm::forget_wisdom();  // earlier tests' measurements are in the process's store
   const toru::fft::options3d m3{.planner = effort::measure};
   const toru::fft::options1d m1{.planner = effort::measure};
   const long t0 = toru::fft::detail::measured_timings();
@@ -230,6 +235,14 @@ TEST(FftWindow, MeasureChoiceComesFromWisdomTheSecondTime) {
   EXPECT_EQ(check_3d(MPI_COMM_WORLD, {16, 12, 10}, m3, false), a3);
   EXPECT_EQ(check_1d(2310, m1, false), a1);
   EXPECT_EQ(toru::fft::detail::measured_timings(), t1);
+  // The file is the process's whole wisdom document: a fresh store loads it through comm's API
+  // and the plan times nothing.
+  toru::comm::forget_wisdom();
+  ::unsetenv("TORU_FFT_WISDOM");
+  toru::comm::load_wisdom(MPI_COMM_WORLD, path);
+  EXPECT_EQ(check_3d(MPI_COMM_WORLD, {16, 12, 10}, m3, false), a3);
+  EXPECT_EQ(toru::fft::detail::measured_timings(), t1);
+  ::setenv("TORU_FFT_WISDOM", path.c_str(), 1);
   // Another key (output order) is timed again.
   check_3d(MPI_COMM_WORLD, {16, 12, 10}, {.output = order::transposed, .planner = effort::measure}, false);
   EXPECT_GT(toru::fft::detail::measured_timings(), t1);
@@ -257,6 +270,124 @@ TEST(FftWindow, ForcedWindowRefusedWhenDisabled) {
   EXPECT_EQ(check_3d(MPI_COMM_WORLD, {7, 9, 11}, {}, false).find("window"), std::string::npos);
 }
 
+// TORU_FFT_STRATEGY set on every rank for one scope.
+struct forced_strategy {
+  explicit forced_strategy(const char* name) { ::setenv("TORU_FFT_STRATEGY", name, 1); }
+  ~forced_strategy() { ::unsetenv("TORU_FFT_STRATEGY"); }
+};
+
+constexpr const char* direct_name = "middle layout M, direct window";
+
+TEST(FftWindow, EveryMiddleLayoutCandidateMatchesSerialFftw) {
+  // The slab's middle layout M three ways (the local FFTs writing into the node arrays, the copy
+  // into the peers' window buffers, MPI_Alltoallw), each forced, against serial FFTW: uneven
+  // splits of both axes, c2c and r2c, both orders, in and out of place. A candidate that does not
+  // apply (no window, too many ranks for a slab) is refused on every rank, never wrong.
+  const std::array<std::array<std::int64_t, 3>, 3> sizes{{{16, 12, 10}, {30, 17, 64}, {5, 6, 4}}};
+  int direct_ran = 0;
+  for (const char* name : {direct_name, "middle layout M, window", "middle layout M, MPI_Alltoallw"}) {
+    const forced_strategy force(name);
+    for (auto n : sizes)
+      for (auto o : {order::natural, order::transposed}) {
+        const toru::fft::options3d opts{.decomp = decomposition::slab, .output = o};
+        for (int variant = 0; variant < 3; ++variant) {
+          std::string s;
+          try {
+            s = variant == 2 ? check_r2c_3d(n, opts) : check_3d(MPI_COMM_WORLD, n, opts, variant == 1);
+          } catch (const toru::error& err) {
+            EXPECT_EQ(err.code(), toru::errc::invalid_argument) << name << ": " << err.what();
+            continue;
+          }
+          EXPECT_EQ(s, name);
+          EXPECT_EQ(s, rank0(s));
+          if (s == direct_name) ++direct_ran;
+        }
+      }
+  }
+  // On one node with the window on, MPI places the parts end to end (Open MPI's default
+  // MPI_Win_allocate_shared): the direct path must have run wherever a slab fits.
+  if (!window_disabled() && toru::test::nranks() <= 5) {
+    EXPECT_GT(direct_ran, 0);
+  }
+}
+
+TEST(FftWindow, MeasureChoiceGoesThroughCommWisdom) {
+  // The FFT's measured choices live in toru's one wisdom store: exported with comm's entries,
+  // imported back, no timing on a hit.
+  toru::comm::forget_wisdom();
+  const toru::fft::options3d m3{.output = order::transposed, .planner = effort::measure};
+  const long t0 = toru::fft::detail::measured_timings();
+  const std::string a = check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false);
+  const long t1 = toru::fft::detail::measured_timings();
+  EXPECT_GT(t1, t0);
+  const std::string doc = toru::comm::export_wisdom();
+  EXPECT_NE(doc.find("\"toru_alltoall_wisdom\""), std::string::npos) << doc;
+  EXPECT_NE(doc.find("fft3d c2c double 12x8x6"), std::string::npos) << doc;
+  EXPECT_NE(doc.find(a), std::string::npos) << doc;
+  // In-process: the same key again times nothing.
+  EXPECT_EQ(check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false), a);
+  EXPECT_EQ(toru::fft::detail::measured_timings(), t1);
+  // Forgotten: timed again; imported from the exported document: not timed, same choice.
+  toru::comm::forget_wisdom();
+  check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false);
+  const long t2 = toru::fft::detail::measured_timings();
+  EXPECT_GT(t2, t1);
+  toru::comm::forget_wisdom();
+  toru::comm::import_wisdom(doc);
+  EXPECT_EQ(check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false), a);
+  EXPECT_EQ(toru::fft::detail::measured_timings(), t2);
+  // A malformed section is refused and leaves the store as it was.
+  EXPECT_THROW(toru::comm::import_wisdom(R"({"toru_alltoall_wisdom": 1, "entries": [], "sections": {"fft": 3}})"),
+               toru::error);
+  EXPECT_EQ(check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false), a);
+  EXPECT_EQ(toru::fft::detail::measured_timings(), t2);
+  toru::comm::forget_wisdom();
+}
+
+TEST(FftStrategy, EstimateIsTheFastestRecordedCandidateWithinTheNoiseFloor) {
+  // The model against what was measured: 128^3 c2c double natural slabs on this project's idle
+  // 2-core machine (docs/benchmarks.md, idle re-run of 2026-12-01 09:23: median seconds per forward
+  // of toru-fft-bench's rows whose strategy is named there, i.e. ESTIMATE's and MEASURE's single
+  // picks; noise floor = the larger of those rows' same-plan-twice figures). The facts are those
+  // plan3d gives such a plan (B = N/P complex doubles, two exchanges, M applies, one node). The
+  // pick must be a measured candidate and within the noise floor of the fastest one: a model change
+  // that moves ESTIMATE to an unmeasured or slower candidate fails here until it is measured.
+  struct recorded {
+    int ranks;
+    double noise;
+    std::vector<std::pair<std::string, double>> seconds;
+  };
+  const std::vector<recorded> runs = {
+      {2, 0.020, {{"middle layout M, MPI_Alltoallw", 0.0222}}},
+      {4, 0.043, {{"middle layout M, MPI_Alltoallw", 0.0211}, {"middle layout M, window", 0.0216}}}};
+  const double N = 128.0 * 128 * 128;
+  for (const auto& run : runs) {
+    toru::fft::detail::plan_facts f;
+    f.exchange_bytes = N / run.ranks * 16;
+    f.exchanges = 2;
+    f.fft_flops = 5 * N * std::log2(N) / run.ranks;
+    f.one_node = true;
+    f.ranks_per_core = std::max(1.0, run.ranks / 2.0);
+    f.mid_possible = true;
+    f.mid_exchanges = 2;
+    f.window_copies = 8;
+    f.mid_window_copies = 10;
+    f.direct_possible = true;
+    const auto table = toru::fft::detail::strategy_table(f);
+    const int pick = toru::fft::detail::cheapest(table);
+    ASSERT_GE(pick, 0);
+    const std::string name = table[pick].s.name();
+    double best = 1e9, got = -1;
+    for (const auto& [n, t] : run.seconds) {
+      best = std::min(best, t);
+      if (n == name) got = t;
+    }
+    EXPECT_GT(got, 0) << run.ranks << " ranks: ESTIMATE took " << name
+                      << ", which was not measured: " << toru::fft::detail::describe_table(table);
+    EXPECT_LE(got, best * (1 + run.noise)) << run.ranks << " ranks: " << toru::fft::detail::describe_table(table);
+  }
+}
+
 TEST(FftWindow, LifetimeFollowsTheCommunicator) {
   if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
   MPI_Comm dup = MPI_COMM_NULL;
@@ -276,6 +407,13 @@ TEST(FftWindow, LifetimeFollowsTheCommunicator) {
   }
   EXPECT_EQ(toru::fft::detail::live_windows(), before + 1);
   check_1d(4096, {.path = exchange_path::window}, false);  // a plan on the world is unaffected
+  // The direct window's node arrays follow the same rule: cached on dup, freed with it.
+  if (toru::test::nranks() <= 5) {
+    const forced_strategy force(direct_name);
+    toru::fft::fft3d<double> d(dup, {16, 12, 10}, {.decomp = decomposition::slab});
+    EXPECT_EQ(d.strategy(), direct_name);
+    EXPECT_GT(toru::fft::detail::live_windows(), before + 1);
+  }
   MPI_Comm_free(&dup);  // frees dup's toru communicators when no plan holds them, and its windows
   EXPECT_EQ(toru::fft::detail::live_windows(), before);
 }

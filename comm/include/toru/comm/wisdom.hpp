@@ -9,7 +9,10 @@
 // pair, variant, torus spec) and holds the algorithm and chunk count every rank agreed on.
 //
 // File format: {"toru_alltoall_wisdom": 1, "entries": [{"key": "...", "nranks": 4, "bytes": 65536,
-// "variant": "equal", "torus": "2x2", "algorithm": "indirect", "chunks": 4, "seconds": 1.2e-3}]}
+// "variant": "equal", "torus": "2x2", "algorithm": "indirect", "chunks": 4, "seconds": 1.2e-3}],
+// "sections": {"fft": {"<plan key>": {"strategy": "...", "seconds": {...}}}}}: other modules keep
+// their measured choices in the same store and document, each in a section of its own (toru::fft's
+// plan strategies in "fft"), so one export/import or save/load carries all of toru's wisdom.
 #pragma once
 
 #include <mpi.h>
@@ -24,7 +27,12 @@ std::string export_wisdom();
 /// Merges JSON text into the store (its entries win). Throws toru::error(invalid_argument) naming
 /// what is malformed; the store is unchanged then.
 void import_wisdom(std::string_view json);
-/// Empties the store.
+/// Entry `key` of another module's section (JSON text of the value), or "" when there is none.
+std::string find_wisdom_entry(std::string_view section, std::string_view key);
+/// Adds or replaces entry `key` of `section`; `json` is the value as JSON text (throws
+/// toru::error(invalid_argument) when it does not parse).
+void add_wisdom_entry(std::string_view section, std::string_view key, std::string_view json);
+/// Empties the store (sections included).
 void forget_wisdom();
 /// Collective: rank 0 writes the store to `path` (errors agreed on every rank, errc::io). `path` must
 /// be the same on every rank (errc::mismatch otherwise).

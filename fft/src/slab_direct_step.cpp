@@ -1,0 +1,198 @@
+#include "slab_direct_step.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "split.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/events.hpp"
+
+namespace toru::fft::detail {
+
+template <class T>
+void slab_direct_step<T>::planned::run(int kind, const void* in, void* out) const {
+  const bool same = api::alignment_of(in) == in_align && api::alignment_of(out) == out_align;
+  const auto p = same && aligned ? aligned : unaligned;
+  auto* i = const_cast<void*>(in);  // read only, but for c2r (which may destroy its node-array input)
+  if (kind == 1)
+    api::execute_r2c(p, i, out);
+  else if (kind == 2)
+    api::execute_c2r(p, i, out);
+  else
+    api::execute_dft(p, i, out);
+}
+
+template <class T>
+slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c,
+                                      bool forward, bool natural, unsigned flags, const node_array* m,
+                                      const node_array* s0, void* scratch_a, void* scratch_b)
+    : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m), s0_(s0), r2c_(r2c) {
+  if (!m_ || (natural_ && !s0_)) throw error(errc::internal, "fft: the direct window needs its node arrays");
+  const std::int64_t w = w_;
+  const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here
+  const std::int64_t b0 = part_start(n0, P, me), B = part_count(n0, P, me);  // i0 planes of S0 here
+  planes_here_ = B;
+  rows_here_ = A;
+  m_offset_ = a0 * n0 * w;
+  s0_offset_ = b0 * n1 * w;
+  plane_offset_ = b0 * w;
+  row_offset_ = a0 * w;
+  plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
+  plane_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(plane_bytes_)));
+  if (!plane_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes of plane scratch", plane_bytes_));
+  // The caller's side of the 2D FFTs: complex rows of w, or r2c's real rows padded to 2w reals.
+  const std::int64_t row = r2c ? 2 * w : w;
+  using iodim = typename api::iodim;
+  const int kind2d = r2c ? (forward ? 1 : 2) : 0;
+  const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
+  auto make = [&](int kind, int rank, const iodim* dims, int hr, const iodim* how, void* in, void* out, unsigned f) {
+    if (kind == 1) return api::guru_r2c(rank, dims, hr, how, in, out, f);
+    if (kind == 2) return api::guru_c2r(rank, dims, hr, how, in, out, f);
+    return api::guru_dft(rank, dims, hr, how, in, out, sign, f);
+  };
+  auto plan = [&](planned& p, int kind, int rank, const iodim* dims, int hr, const iodim* how, void* in, void* out) {
+    p.in_align = api::alignment_of(in);
+    p.out_align = api::alignment_of(out);
+    p.aligned = make(kind, rank, dims, hr, how, in, out, flags);
+    p.unaligned = make(kind, rank, dims, hr, how, in, out, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    if (!p.aligned || !p.unaligned)
+      throw error(errc::fftw, fmt::format("FFTW could not plan the direct window's {} FFTs ({}x{}x{}{})",
+                                          rank == 2 ? "plane" : "axis-0", n0, n1, n2, r2c ? " r2c" : ""));
+  };
+  // One plane between the caller's rows (of `row`) and the contiguous scratch [n1][w].
+  if (B > 0) {
+    iodim dims[2] = {{n1, forward ? row : w, forward ? w : row}, {n2, 1, 1}};
+    if (forward)
+      plan(planes_, kind2d, 2, dims, 0, nullptr, scratch_a, plane_);
+    else
+      plan(planes_, kind2d, 2, dims, 0, nullptr, plane_, scratch_a);
+  }
+  // Along i0 of each M row here, vectorised over the row's w points: i0 stride w, rows n0*w apart
+  // on both sides.
+  if (A > 0) {
+    const iodim dims[1] = {{n0, w, w}};
+    const iodim how[2] = {{A, n0 * w, n0 * w}, {w, 1, 1}};
+    cpx* mine = m_at(0, m_offset_);
+    if (natural)
+      plan(axis0_, 0, 1, dims, 2, how, mine, mine);
+    else if (forward)
+      plan(axis0_, 0, 1, dims, 2, how, mine, scratch_a);
+    else
+      plan(axis0_, 0, 1, dims, 2, how, scratch_a, mine);
+  }
+  (void)scratch_b;
+}
+
+template <class T>
+slab_direct_step<T>::~slab_direct_step() {
+  for (const planned* p : {&planes_, &axis0_})
+    for (auto q : {p->aligned, p->unaligned})
+      if (q) api::destroy(q);
+  api::free(plane_);
+}
+
+template <class T>
+void slab_direct_step<T>::scatter_plane(std::int64_t i0, int parity) const {
+  cpx* m = m_at(parity, plane_offset_ + i0 * w_);
+  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(m + i1 * n0_ * w_, plane_ + i1 * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::gather_plane(std::int64_t i0, int parity) const {
+  const cpx* m = m_at(parity, plane_offset_ + i0 * w_);
+  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(plane_ + i1 * w_, m + i1 * n0_ * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::scatter_rows(int m_parity, int s0_parity) const {
+  const cpx* m = m_at(m_parity, m_offset_);
+  cpx* s = s0_at(s0_parity, row_offset_);
+  for (std::int64_t i1 = 0; i1 < rows_here_; ++i1)
+    for (std::int64_t i0 = 0; i0 < n0_; ++i0) copy_run(s + (i0 * n1_ + i1) * w_, m + (i1 * n0_ + i0) * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::gather_rows(int m_parity, int s0_parity) const {
+  cpx* m = m_at(m_parity, m_offset_);
+  const cpx* s = s0_at(s0_parity, row_offset_);
+  for (std::int64_t i1 = 0; i1 < rows_here_; ++i1)
+    for (std::int64_t i0 = 0; i0 < n0_; ++i0) copy_run(m + (i1 * n0_ + i0) * w_, s + (i0 * n1_ + i1) * w_, w_);
+}
+
+template <class T>
+void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) const {
+  const events::scope ev("fft.transpose", 0, "direct window");
+  const int kind2d = r2c_ ? (forward_ ? 1 : 2) : 0;
+  const std::size_t s0_bytes = static_cast<std::size_t>(planes_here_ * n1_ * w_) * sizeof(cpx);
+  auto fft = [](const planned& p, int kind, const void* in, void* out) {
+    if (!p.unaligned) return;  // nothing of this stage on this rank
+    const events::scope e("fft.local_fft");
+    p.run(kind, in, out);
+  };
+  auto fence = [](const node_array* a, int parity) {
+    const events::scope e("fft.window.fence");
+    a->fence(parity);
+  };
+  auto plane = [&](auto* base, std::int64_t i0) {
+    using byte = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(base)>>, const char, char>;
+    return reinterpret_cast<byte*>(base) + i0 * plane_bytes_;
+  };
+  // Each node array's use: this rank writes, fence, reads; so two parities suffice, as for
+  // node_window, even when M and S0 are one array.
+  if (forward_) {
+    const int p = m_->next_use();
+    for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
+      fft(planes_, kind2d, plane(src, i0), plane_);
+      const events::scope e("fft.window.write");
+      scatter_plane(i0, p);
+    }
+    fence(m_, p);
+    if (!natural_) {
+      fft(axis0_, 0, m_at(p, m_offset_), dst);
+      return;
+    }
+    fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
+    const int q = s0_->next_use();
+    {
+      const events::scope e("fft.window.write");
+      scatter_rows(p, q);
+    }
+    fence(s0_, q);
+    const events::scope e("fft.window.out");
+    std::memcpy(dst, s0_at(q, s0_offset_), s0_bytes);
+    return;
+  }
+  const int q = natural_ ? s0_->next_use() : 0;
+  if (natural_) {
+    {
+      const events::scope e("fft.window.write");
+      std::memcpy(static_cast<void*>(s0_at(q, s0_offset_)), src, s0_bytes);
+    }
+    fence(s0_, q);
+  }
+  const int p = m_->next_use();
+  if (natural_) {
+    {
+      const events::scope e("fft.window.out");
+      gather_rows(p, q);
+    }
+    fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
+  } else {
+    fft(axis0_, 0, src, m_at(p, m_offset_));
+  }
+  fence(m_, p);
+  for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
+    {
+      const events::scope e("fft.window.out");
+      gather_plane(i0, p);
+    }
+    fft(planes_, kind2d, plane_, plane(dst, i0));
+  }
+}
+
+template class slab_direct_step<float>;
+template class slab_direct_step<double>;
+
+}  // namespace toru::fft::detail
