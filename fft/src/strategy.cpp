@@ -128,7 +128,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
     // On a torus MPI_Alltoallw is MPI's schedule, not comm's torus-aware one: its own wire time.
     const double mid_wire = f.one_node ? 0 : f.mid_wire_seconds >= 0 ? f.mid_wire_seconds : wire;
-    c.cost = kb * (f.one_node ? 2 * B / memory_bandwidth + mpi_copies : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
+    c.cost =
+        kb * (f.one_node ? 2 * B / memory_bandwidth + mpi_copies : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
     t.push_back(c);
   }
   if (f.mid_possible) {
