@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <set>
 #include <span>
@@ -170,6 +171,26 @@ void expect_recorded_field(ts::publisher& pub, std::uint64_t i, int n, int step)
   ASSERT_EQ(std::memcmp(data.data(), ref.data(), data.size()), 0) << "record " << i;
 }
 
+// The bad-input tests' publisher: small client messages, a short hello timeout, one frame queued.
+std::unique_ptr<ts::publisher> bad_input_publisher() {
+  auto pub = std::make_unique<ts::publisher>(ts::publisher_options{
+      .image_encoding = ts::codec::raw,
+      .server = {
+          .address = "127.0.0.1", .http_port = 0, .tcp_port = 0, .hello_timeout_s = 0.5, .max_client_message = 1024}});
+  std::vector<float> f(64, 2.0f);
+  pub->publish(ts::make_frame<float>("f", 0, 0, {8, 8}, f));
+  pub->flush();
+  return pub;
+}
+
+// After the offenders, the server still serves a well-behaved viewer.
+void expect_serves_a_viewer(ts::publisher& pub) {
+  const auto ok = ts::run_viewer(
+      {.port = pub.tcp_port(), .from = "0", .fps = 100, .low_water = 1, .max_frames = 1, .idle_timeout_s = 5},
+      [](const std::string&, const ts::frame_header& h) { return h.name == "f"; });
+  EXPECT_EQ(ok.played, 1u) << ok.stop_reason;
+}
+
 }  // namespace
 
 TEST(StreamServer, ReplayFromTheStartIsBitIdenticalToTheRecording) {
@@ -269,13 +290,8 @@ TEST(StreamServer, StalledViewerNeverSlowsTheProducerOrALiveViewer) {
 }
 
 TEST(StreamServer, BadInputDropsOnlyTheOffender) {
-  ts::publisher pub(
-      {.image_encoding = ts::codec::raw,
-       .server = {
-           .address = "127.0.0.1", .http_port = 0, .tcp_port = 0, .hello_timeout_s = 0.5, .max_client_message = 1024}});
-  std::vector<float> f(64, 2.0f);
-  pub.publish(ts::make_frame<float>("f", 0, 0, {8, 8}, f));
-  pub.flush();
+  const auto owner = bad_input_publisher();
+  ts::publisher& pub = *owner;
   const auto before = pub.get_server()->counters();
 
   const int malformed = raw_connect(pub.tcp_port());
@@ -304,11 +320,7 @@ TEST(StreamServer, BadInputDropsOnlyTheOffender) {
 
   const auto after = pub.get_server()->counters();
   EXPECT_GE(after.bad_messages - before.bad_messages, 7u);
-  // The server still serves a well-behaved viewer.
-  const auto ok = ts::run_viewer(
-      {.port = pub.tcp_port(), .from = "0", .fps = 100, .low_water = 1, .max_frames = 1, .idle_timeout_s = 5},
-      [](const std::string&, const ts::frame_header& h) { return h.name == "f"; });
-  EXPECT_EQ(ok.played, 1u) << ok.stop_reason;
+  expect_serves_a_viewer(pub);
 }
 
 TEST(StreamServer, ViewersDisconnectAndReconnect) {
@@ -573,13 +585,8 @@ TEST(StreamServer, NonReadingViewersNeverHoldUpTheRecording) {
 // message before hello, an unknown type, a message over max_client_message, a viewer that
 // upgrades and sends nothing. Each is dropped with a log line and counted; a good one is served.
 TEST(StreamServer, BadWebSocketInputDropsOnlyTheOffender) {
-  ts::publisher pub(
-      {.image_encoding = ts::codec::raw,
-       .server = {
-           .address = "127.0.0.1", .http_port = 0, .tcp_port = 0, .hello_timeout_s = 0.5, .max_client_message = 1024}});
-  std::vector<float> f(64, 2.0f);
-  pub.publish(ts::make_frame<float>("f", 0, 0, {8, 8}, f));
-  pub.flush();
+  const auto owner = bad_input_publisher();
+  ts::publisher& pub = *owner;
   const auto before = pub.get_server()->counters();
   std::vector<int> fds;
   auto expect_dropped = [&](const std::string& body, int opcode, const char* what) {
@@ -600,10 +607,7 @@ TEST(StreamServer, BadWebSocketInputDropsOnlyTheOffender) {
   const auto after = pub.get_server()->counters();
   EXPECT_GE(after.bad_messages - before.bad_messages, 7u);
   EXPECT_GE(after.dropped - before.dropped, 7u);
-  const auto ok = ts::run_viewer(
-      {.port = pub.tcp_port(), .from = "0", .fps = 100, .low_water = 1, .max_frames = 1, .idle_timeout_s = 5},
-      [](const std::string&, const ts::frame_header& h) { return h.name == "f"; });
-  EXPECT_EQ(ok.played, 1u) << ok.stop_reason;
+  expect_serves_a_viewer(pub);
 }
 
 // A full disk under the lossless policy: frames the disk refuses are counted and logged once with
