@@ -75,6 +75,19 @@ bool closed_by_server(int fd, std::chrono::milliseconds within) {
   return false;
 }
 
+// Takes one whole TCP message (u8 kind | u32 LE length | bytes, server.hpp) off the front of `in`;
+// false while the next one has not fully arrived.
+bool take_message(std::string& in, char& kind, std::string& body) {
+  if (in.size() < 5) return false;
+  std::uint32_t len = 0;
+  for (int i = 0; i < 4; ++i) len |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[1 + i])) << (8 * i);
+  if (in.size() < 5 + std::size_t{len}) return false;
+  kind = in[0];
+  body = in.substr(5, len);
+  in.erase(0, 5 + std::size_t{len});
+  return true;
+}
+
 std::string http_get(int port, const std::string& path) {
   const int fd = raw_connect(port);
   const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
@@ -406,13 +419,9 @@ TEST(StreamServer, ViewersThatAcceptOnlyRawGetZstdFramesAsRaw) {
     const auto r = ::recv(fd, buf, sizeof buf, 0);
     ASSERT_GT(r, 0);
     in.append(buf, static_cast<std::size_t>(r));
-    while (in.size() >= 5) {
-      std::uint32_t len = 0;
-      for (int i = 0; i < 4; ++i) len |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[1 + i])) << (8 * i);
-      if (in.size() < 5 + len) break;
-      const std::string body = in.substr(5, len);
-      const char kind = in[0];
-      in.erase(0, 5 + len);
+    char kind = 0;
+    std::string body;
+    while (take_message(in, kind, body)) {
       if (kind != 'F') continue;
       std::string_view payload;
       const auto h = ts::parse_message(body, &payload);
@@ -564,16 +573,12 @@ TEST(StreamServer, NonReadingViewersNeverHoldUpTheRecording) {
     const auto r = ::recv(tcp, buf, sizeof buf, 0);
     ASSERT_GT(r, 0);
     in.append(buf, static_cast<std::size_t>(r));
-    while (in.size() >= 5) {
-      std::uint32_t len = 0;
-      for (int i = 0; i < 4; ++i) len |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[1 + i])) << (8 * i);
-      if (in.size() < 5 + len) break;
-      const char kind = in[0];
-      if (kind == 'F') {
-        ASSERT_EQ(in.compare(5, len, *pub.store()->get(got)), 0) << "frame " << got;
-        ++got;
-      }
-      in.erase(0, 5 + len);
+    char kind = 0;
+    std::string body;
+    while (take_message(in, kind, body)) {
+      if (kind != 'F') continue;
+      ASSERT_EQ(body, *pub.store()->get(got)) << "frame " << got;
+      ++got;
     }
   }
   ::close(tcp);
