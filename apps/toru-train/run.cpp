@@ -325,21 +325,23 @@ int run(const settings& s, MPI_Comm world) {
       MPI_Comm_rank(node, &lr);
       leaders = lr == 0;
       MPI_Allreduce(MPI_IN_PLACE, &leaders, 1, MPI_INT, MPI_SUM, mpi);
-      MPI_Comm_free(&node);
       machine->workers = local_size;
       machine->nodes = leaders;
-      // Contention: the cores this process may run on (the node's, on one node) against the
-      // workers' compute threads plus one helper each (cgdp_cost.hpp).
+      // Contention: the cores the node's ranks may run on (the union of their affinity masks:
+      // bound one to a core, each sees one) against the workers' compute threads plus one helper
+      // each (cgdp_cost.hpp).
       cpu_set_t cpus;
       CPU_ZERO(&cpus);
-      machine->cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0
-                           ? CPU_COUNT(&cpus)
-                           : static_cast<int>(std::thread::hardware_concurrency());
-      machine->worker_threads = s.threads > 0 ? s.threads : machine->cores;
-      // The helpers split each chunk into local_size ranges and run in parallel, as far as the cores go.
-      const int par = std::max(1, std::min(local_size, static_cast<int>(std::thread::hardware_concurrency())));
-      machine->host_sum_bytes_per_s *= par;
-      machine->host_update_s_per_byte /= par;
+      if (sched_getaffinity(0, sizeof cpus, &cpus) != 0)
+        for (unsigned k = 0; k < std::thread::hardware_concurrency(); ++k) CPU_SET(k, &cpus);
+      const int own = CPU_COUNT(&cpus);  // what a worker's OpenMP team defaults to
+      static_assert(sizeof cpus % sizeof(unsigned long) == 0);
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus / sizeof(unsigned long)),
+                              MPI_UNSIGNED_LONG, MPI_BOR, node),
+                "MPI_Allreduce");
+      MPI_Comm_free(&node);
+      machine->cores = CPU_COUNT(&cpus);
+      machine->worker_threads = s.threads > 0 ? s.threads : own;
     }
     const auto best = tt::best_uniform_chunking(costs, *machine, engine != tt::engine_kind::cgdp_sum);
     const std::string cache = s.tune_cache.empty() ? default_cache_file() : s.tune_cache;

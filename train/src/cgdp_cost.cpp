@@ -85,9 +85,9 @@ step_prediction predict_cgdp(std::span<const layer_cost> layers, const machine_m
       stolen = static_cast<double>(m.workers - std::max(spare, 0)) / m.workers;
       if (m.contended_sync_s > 0) busy_sync = m.contended_sync_s;
     }
-    // A CPU worker's own copies run while the other workers compute: with more compute threads
-    // than cores each gets cores/threads of one (the measured layer times already include it;
-    // the copy rates were measured in short bursts that a time slice holds whole).
+    // A CPU worker posts its chunk while the other workers compute: with more compute threads
+    // than cores it gets cores/threads of the free-core rate d2h_bytes_per_s (the measured layer
+    // times already include the sharing of compute).
     if (m.copies_on_worker) share = std::max(1.0, static_cast<double>(threads) / m.cores);
   }
   p.helpers_without_core = stolen;
@@ -149,8 +149,10 @@ step_prediction predict_cgdp(std::span<const layer_cost> layers, const machine_m
     cp.stall = std::max(0.0, cp.weights_ready - now);
     now += cp.stall;
     const double s = static_cast<double>(cp.bytes);
-    if (m.copies_on_worker) now += share * s / m.h2d_bytes_per_s;  // the worker copies the weights in
-    if (!host_update) now += share * s * m.worker_update_s_per_byte;
+    // The worker copies the weights in (cgdp-sum: updates them) as every worker does at once:
+    // h2d_bytes_per_s and worker_update_s_per_byte are rates under that load.
+    if (m.copies_on_worker) now += s / m.h2d_bytes_per_s;
+    if (!host_update) now += s * m.worker_update_s_per_byte;
     for (int l = cp.first_layer; l <= cp.last_layer; ++l) now += layers[static_cast<std::size_t>(l)].forward;
     p.tail += cp.stall;
   }

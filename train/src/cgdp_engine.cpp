@@ -20,6 +20,7 @@
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/train/cgdp.hpp"
+#include "toru/train/host_sum.hpp"
 
 namespace toru::train {
 
@@ -253,6 +254,7 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
   const auto chunks = chunks_;
   st->helper = std::thread([st, local_size, local_rank, host_update, chunks] {
     try {
+      std::vector<const float*> inputs;
       for (std::int64_t n = 1;; ++n) {
         for (std::size_t c = chunks.size(); c-- > 0;) {
           bool stopped = false;
@@ -268,28 +270,23 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
           const auto t0 = std::chrono::steady_clock::now();
           const auto [lo, hi] = st->range[c];
           const std::size_t len = static_cast<std::size_t>(hi - lo);
-          float* __restrict out = st->avg + lo;
-          const float* first = st->grads + lo;
-          std::memcpy(out, first, len * sizeof(float));
-          for (int r = 1; r < local_size; ++r) {
-            const float* __restrict g =
-                st->grads + static_cast<std::size_t>(r) * static_cast<std::size_t>(st->extent) + lo;
-            for (std::size_t k = 0; k < len; ++k) out[k] += g[k];
-          }
+          float* out = st->avg + lo;
+          const auto p = static_cast<float>(st->nranks);
+          inputs.clear();
+          for (int r = 0; r < local_size; ++r)
+            inputs.push_back(st->grads + static_cast<std::size_t>(r) * static_cast<std::size_t>(st->extent) + lo);
+          // One pass: the node's copies summed in rank order and divided (on several nodes the
+          // division waits for the nodes' sums, added in node order).
+          sum_in_order(out, inputs, len, st->nodes > 1 ? 1.0f : p);
           if (st->nodes > 1) {
             st->node_sums.resize(len * static_cast<std::size_t>(st->nodes));
             check_mpi(MPI_Allgather(out, static_cast<int>(len), MPI_FLOAT, st->node_sums.data(), static_cast<int>(len),
                                     MPI_FLOAT, st->cross),
                       "MPI_Allgather");
-            const float* s = st->node_sums.data();
-            std::memcpy(out, s, len * sizeof(float));
-            for (int nd = 1; nd < st->nodes; ++nd) {
-              const float* __restrict g = s + static_cast<std::size_t>(nd) * len;
-              for (std::size_t k = 0; k < len; ++k) out[k] += g[k];
-            }
+            inputs.clear();
+            for (int nd = 0; nd < st->nodes; ++nd) inputs.push_back(st->node_sums.data() + static_cast<std::size_t>(nd) * len);
+            sum_in_order(out, inputs, len, p);
           }
-          const auto p = static_cast<float>(st->nranks);
-          for (std::size_t k = 0; k < len; ++k) out[k] /= p;
           if (host_update)
             st->host_opt[c].step({st->master + lo, len}, {out, len}, st->lr.load(std::memory_order_relaxed));
           st->host_seconds[c] = seconds_since(t0);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "simd_clones.hpp"
 #include "toru/core/error.hpp"
 
 namespace toru::train {
@@ -110,6 +111,53 @@ void optimizer::set_steps(std::int64_t steps) {
   steps_ = steps;
 }
 
+namespace {
+
+// The update loops, cloned (simd_clones.hpp; in the baseline clone std::fma is a libm call per
+// element). Each element's arithmetic is the same in both, and -ffp-contract=off
+// (train/CMakeLists.txt) keeps the compiler from fusing what PyTorch does not: the clones agree
+// bitwise.
+
+TORU_SIMD_CLONES
+void sgd_step(float* __restrict p, const float* __restrict g, std::size_t n, float wd, float neg_lr) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    const float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
+    p[i] = std::fma(d, neg_lr, p[i]);
+  }
+}
+
+TORU_SIMD_CLONES
+void momentum_step(float* __restrict p, const float* __restrict g, float* __restrict buf, std::size_t n, float wd,
+                   float neg_lr, float mu, bool first, bool nesterov) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
+    buf[i] = first ? d : std::fma(d, 1.0f, buf[i] * mu);  // dampening 0: alpha = 1 - 0
+    d = nesterov ? std::fma(buf[i], mu, d) : buf[i];
+    p[i] = std::fma(d, neg_lr, p[i]);
+  }
+}
+
+struct adam_scalars {
+  float wd, neg_step_size, bc2_sqrt, b1, one_b1, b2, one_b2, eps;
+};
+
+TORU_SIMD_CLONES
+void adam_step(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+               std::size_t n, adam_scalars k) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    const float d = k.wd != 0 ? std::fma(p[i], k.wd, g[i]) : g[i];
+    m[i] = std::fma(d, k.one_b1, m[i] * k.b1);
+    v[i] = v[i] * k.b2 + k.one_b2 * d * d;
+    const float denom = std::sqrt(v[i]) / k.bc2_sqrt + k.eps;
+    p[i] = p[i] + k.neg_step_size * m[i] / denom;
+  }
+}
+
+}  // namespace
+
 // PyTorch's `add(x, alpha=a)` runs a vectorised fused multiply-add on x86 (Vectorized::fmadd), hence
 // std::fma where it does; the other operations follow its expression order.
 void optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
@@ -117,47 +165,29 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
   expect(params.size() == n, "params", fmt::format("{} floats", n), std::to_string(params.size()));
   expect(grads.size() == n, "grads", fmt::format("{} floats", n), std::to_string(grads.size()));
   expect(std::isfinite(lr) && lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", lr));
-  float* __restrict p = params.data();
-  const float* __restrict g = grads.data();
   const auto wd = static_cast<float>(options_.weight_decay);
   const auto neg_lr = static_cast<float>(-lr);
   switch (options_.kind) {
     case optimizer_kind::sgd:
-      for (std::size_t i = 0; i < n; ++i) {
-        const float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
-        p[i] = std::fma(d, neg_lr, p[i]);
-      }
+      sgd_step(params.data(), grads.data(), n, wd, neg_lr);
       break;
-    case optimizer_kind::momentum: {
-      float* __restrict buf = state_.data();
-      const auto mu = static_cast<float>(options_.momentum);
-      const bool first = steps_ == 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
-        buf[i] = first ? d : std::fma(d, 1.0f, buf[i] * mu);  // dampening 0: alpha = 1 - 0
-        d = options_.nesterov ? std::fma(buf[i], mu, d) : buf[i];
-        p[i] = std::fma(d, neg_lr, p[i]);
-      }
+    case optimizer_kind::momentum:
+      momentum_step(params.data(), grads.data(), state_.data(), n, wd, neg_lr, static_cast<float>(options_.momentum),
+                    steps_ == 0, options_.nesterov);
       break;
-    }
     case optimizer_kind::adam: {
-      float* __restrict m = state_.data();
-      float* __restrict v = state_.data() + n;
       const double step = static_cast<double>(steps_ + 1);
       const double bc1 = 1 - std::pow(options_.beta1, step);
       const double bc2 = 1 - std::pow(options_.beta2, step);
-      const auto neg_step_size = static_cast<float>(-(lr / bc1));
-      const auto bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-      const auto b1 = static_cast<float>(options_.beta1), one_b1 = static_cast<float>(1 - options_.beta1);
-      const auto b2 = static_cast<float>(options_.beta2), one_b2 = static_cast<float>(1 - options_.beta2);
-      const auto eps = static_cast<float>(options_.eps);
-      for (std::size_t i = 0; i < n; ++i) {
-        const float d = wd != 0 ? std::fma(p[i], wd, g[i]) : g[i];
-        m[i] = std::fma(d, one_b1, m[i] * b1);
-        v[i] = v[i] * b2 + one_b2 * d * d;
-        const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-        p[i] = p[i] + neg_step_size * m[i] / denom;
-      }
+      adam_step(params.data(), grads.data(), state_.data(), state_.data() + n, n,
+                {.wd = wd,
+                 .neg_step_size = static_cast<float>(-(lr / bc1)),
+                 .bc2_sqrt = static_cast<float>(std::sqrt(bc2)),
+                 .b1 = static_cast<float>(options_.beta1),
+                 .one_b1 = static_cast<float>(1 - options_.beta1),
+                 .b2 = static_cast<float>(options_.beta2),
+                 .one_b2 = static_cast<float>(1 - options_.beta2),
+                 .eps = static_cast<float>(options_.eps)});
       break;
     }
   }

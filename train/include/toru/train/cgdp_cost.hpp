@@ -24,8 +24,11 @@
 //     its helper after the contended handoff, but no later than a free-core handoff after
 //     backward ends (the workers then only wait); the input-side chunk, posted at the end of
 //     backward, always costs the free-core handoff. With more compute threads than cores, a CPU
-//     worker's copies run at cores / threads of the measured rate (they share the cores with the
-//     other workers' compute, which the measured layer times already include).
+//     worker's posting copy runs at cores / threads of the free-core rate (it shares the cores
+//     with the other workers' compute, which the measured layer times already include).
+//   Rates are what each phase sees when it runs: d2h a free core's (one worker posts while the
+//   others compute), h2d and worker updates every worker's at once, host sum and update the
+//   node's helpers all at once (toru-train measures each so; cgdp_run.cpp).
 #pragma once
 
 #include <cstdint>
@@ -45,9 +48,9 @@ struct machine_model {
   int workers = 1;  // per node
   int nodes = 1;
   bool copies_on_worker = true;   // CPU workers copy their own gradients (not overlapped)
-  double d2h_bytes_per_s = 10e9;  // per worker link, effective
-  double h2d_bytes_per_s = 10e9;
-  double host_sum_bytes_per_s = 10e9;  // host memory rate of the node's sum (reads p copies)
+  double d2h_bytes_per_s = 10e9;  // per worker link, effective (CPU workers: one copy on a free core)
+  double h2d_bytes_per_s = 10e9;  // per worker (CPU workers: while every worker copies at once)
+  double host_sum_bytes_per_s = 10e9;  // the node's sum: workers x chunk bytes per second, all helpers at once
   double host_update_s_per_byte = 1e-10;
   double worker_update_s_per_byte = 1e-10;
   double sync_overhead_s = 20e-6;  // per chunk and step, a free core waiting for the handoff
