@@ -13,6 +13,7 @@
 #include "toru/core/error.hpp"
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/train/host_sum.hpp"
 
 namespace toru::train {
 
@@ -214,12 +215,10 @@ bool data_parallel::advance(std::size_t i, bool wait) {
       const auto mine = static_cast<std::size_t>(st.counts[static_cast<std::size_t>(rank_)]);
       float* out = data + st.displs[static_cast<std::size_t>(rank_)];
       const float* in = st.incoming.data();
-      const auto p = static_cast<float>(nranks_);
-      for (std::size_t k = 0; k < mine; ++k) {
-        float sum = in[k];
-        for (int r = 1; r < nranks_; ++r) sum += in[static_cast<std::size_t>(r) * mine + k];
-        out[k] = sum / p;
-      }
+      // Rank order, then the division: the CGDP helpers' kernel, so the engines agree bitwise.
+      std::vector<const float*> ranges(static_cast<std::size_t>(nranks_));
+      for (int r = 0; r < nranks_; ++r) ranges[static_cast<std::size_t>(r)] = in + static_cast<std::size_t>(r) * mine;
+      sum_in_order(out, ranges, mine, static_cast<float>(nranks_));
       check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, data, st.counts.data(), st.displs.data(), MPI_FLOAT,
                                 gather_comm_, &st.r2),
                 "MPI_Iallgatherv");
