@@ -698,16 +698,17 @@ int run(const settings& s, MPI_Comm world) {
                           {"helpers_without_core", cp.helpers_without_core},
                           {"sync_s", machine->sync_overhead_s},
                           {"contended_sync_s", machine->contended_sync_s},
+                          {"allreduce_overlap", machine->allreduce_overlap},
                           {"prediction_error", med_total > 0 ? (predicted - med_total) / med_total : 0}};
     if (root && !s.json) {
       const auto& mm = *machine;
       fmt::print(
           "explain: machine: {} worker(s)/node x {} node(s); copy {:.2f} GB/s, host sum {:.2f} GB/s, update "
-          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us, sync {:.0f} us (thread handoff, there and back; "
+          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us ({:.0f}% of it while computing), sync {:.0f} us (thread handoff, there and back; "
           "{:.0f} us with every core busy)\n",
           mm.workers, mm.nodes, mm.d2h_bytes_per_s / 1e9, mm.host_sum_bytes_per_s / 1e9,
           mm.host_update_s_per_byte * 1e9, mm.allreduce_bytes_per_s / 1e9, mm.allreduce_latency_s * 1e6,
-          mm.sync_overhead_s * 1e6, mm.contended_sync_s * 1e6);
+          100 * mm.allreduce_overlap, mm.sync_overhead_s * 1e6, mm.contended_sync_s * 1e6);
       fmt::print(
           "explain: contention: {} core(s) for {} worker(s) x {} compute thread(s) + {} helper(s): {:.0f}% of the "
           "helpers run on the workers' cores{}\n",

@@ -598,6 +598,13 @@ TEST(CostModel, TailAndOverlapByHand) {
   const auto a = predict_allreduce(layers, m, 4'000'000, 1 << 20);
   EXPECT_EQ(a.chunks.size(), 3u);
   EXPECT_NEAR(a.step, 3e-3 + 7e-3 + 1.2e-3, 1e-12);
+  // No progress while backward computes (CPU workers): the three run 3-5, 5-7, 7-9 after it. Half
+  // the rate: the first does 1 ms of its 2 by 3 ms and ends at 4, then 4-6, 6-8.
+  auto slow = m;
+  slow.allreduce_overlap = 0;
+  EXPECT_NEAR(predict_allreduce(layers, slow, 4'000'000, 1 << 20).step, 3e-3 + 9e-3 + 1.2e-3, 1e-12);
+  slow.allreduce_overlap = 0.5;
+  EXPECT_NEAR(predict_allreduce(layers, slow, 4'000'000, 1 << 20).step, 3e-3 + 8e-3 + 1.2e-3, 1e-12);
   const auto best = best_uniform_chunking(layers, m);
   EXPECT_LE(best.prediction.step, p.step);
 }

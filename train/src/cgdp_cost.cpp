@@ -29,11 +29,18 @@ step_prediction predict_allreduce(std::span<const layer_cost> layers, const mach
   double t = 0, comm_free = 0;
   std::int64_t bytes = 0, total = 0;
   int first = static_cast<int>(layers.size()) - 1, last = first, buckets = 0;
+  double backward_end = 0;
+  for (const auto& l : layers) backward_end += l.backward;
+  const double overlap = std::clamp(m.allreduce_overlap, 0.0, 1.0);
   auto flush = [&](double ready) {
     const double start = std::max(ready, comm_free);
     const double dur =
         ranks > 1 ? m.allreduce_latency_s + factor * static_cast<double>(bytes) / m.allreduce_bytes_per_s : 0;
-    comm_free = start + dur;
+    // While backward computes the reduction keeps `overlap` of its rate, the full rate after.
+    const double during = std::max(0.0, backward_end - start);
+    comm_free = dur <= 0                                ? start
+                : overlap > 0 && overlap * during >= dur ? start + dur / overlap
+                                                         : std::max(start, backward_end) + dur - overlap * during;
     p.chunks.push_back({.first_layer = first,
                         .last_layer = last,
                         .bytes = bytes,

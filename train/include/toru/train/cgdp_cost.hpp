@@ -7,7 +7,8 @@
 //   forward F = sum f_l, then backward from layer L-1 down; chunk c's gradients are final when
 //   backward has passed its first layer.
 //   allreduce: bucket k's reduction starts when it is ready and the previous one has ended and
-//     takes latency + 2 (p-1)/p s_k / bw_ar; the update s * u_worker follows the last reduction.
+//     takes latency + 2 (p-1)/p s_k / bw_ar (at allreduce_overlap of that rate while backward
+//     still computes); the update s * u_worker follows the last reduction.
 //     step = F + max(B, end of the last reduction) + S u_worker.
 //   CGDP: the chunk leaves the worker (s_c / bw_d2h: on a CPU worker its own copy, which delays
 //     its backward; on a GPU a DMA on the worker's link, serialised per link) plus a per-sync
@@ -64,6 +65,9 @@ struct machine_model {
   double contended_sync_s = 0;          // measured with busy threads on every core; 0: sync_overhead_s
   double allreduce_bytes_per_s = 10e9;  // algorithm bandwidth between workers (bus bandwidth)
   double allreduce_latency_s = 20e-6;   // per bucket
+  // Share of the reduction rate kept while backward computes (1: a DMA engine or NCCL moves it
+  // beside the compute). CPU workers progress MPI only in the engine's calls, on their own cores.
+  double allreduce_overlap = 1;
   double internode_bytes_per_s = 10e9;  // CGDP's host-to-host reduction
 };
 
