@@ -686,9 +686,11 @@ int run(const settings& s, MPI_Comm world) {
       c.backward = fb[1];
     }
     // The op timers miss what runs between ops: dispatch, the step's collective error check, and
-    // on an oversubscribed node the time slices lost between ops. The measured phases' remainder
-    // is spread over the layers in proportion; the engine's own work inside a phase is modelled
-    // apart (CGDP's copies in the forward, its posts in the backward), so it is taken out first.
+    // on an oversubscribed node the time slices lost between ops. And the sum over layers of the
+    // slowest rank's time can exceed every rank's phase, when ranks are slow in different layers.
+    // So the layers are scaled to the measured phase (median, slowest rank); the engine's own
+    // work inside a phase is modelled apart (CGDP's copies in the forward, its posts in the
+    // backward), so it is taken out first.
     double cover[2] = {1, 1};
     {
       double ops[2] = {0, 0}, engine_work[2] = {0, 0};
@@ -705,7 +707,7 @@ int run(const settings& s, MPI_Comm world) {
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, phase, 2, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
       double scale[2] = {1, 1};
       for (int k = 0; k < 2; ++k)
-        if (ops[k] > 0 && phase[k] > ops[k]) {
+        if (ops[k] > 0 && phase[k] > 0) {
           scale[k] = phase[k] / ops[k];
           cover[k] = ops[k] / phase[k];
         }
@@ -740,8 +742,8 @@ int run(const settings& s, MPI_Comm world) {
           mm.host_update_s_per_byte * 1e9, mm.allreduce_bytes_per_s / 1e9, mm.allreduce_latency_s * 1e6,
           100 * mm.allreduce_overlap, mm.sync_overhead_s * 1e6, mm.contended_sync_s * 1e6);
       fmt::print(
-          "explain: the op timers cover {:.0f}% of the forward and {:.0f}% of the backward (median, slowest rank); "
-          "the rest, between ops, is spread over the layers\n",
+          "explain: the layers' op times (slowest rank each) add up to {:.0f}% of the forward and {:.0f}% of the "
+          "backward (median, slowest rank); the layers are scaled to the phases\n",
           100 * cover[0], 100 * cover[1]);
       fmt::print(
           "explain: contention: {} core(s) for {} worker(s) x {} compute thread(s) + {} helper(s): {:.0f}% of the "
