@@ -57,6 +57,7 @@ struct data_parallel::state {
     int phase = 0;                    // 0 not started, 1 phase 1 in flight, 2 phase 2 in flight, 3 done
     std::vector<float> packed;        // non-contiguous buckets
     std::vector<float> incoming;      // P copies of this rank's range
+    std::vector<const float*> copies;  // where each rank's copy starts in `incoming`
     std::vector<int> counts, displs;  // per rank: owned range (elements)
   };
   std::vector<bucket_state> b;
@@ -106,8 +107,9 @@ data_parallel::data_parallel(const comm::communicator& comm, std::span<const par
         st.displs[static_cast<std::size_t>(r)] = static_cast<int>(lo);
         st.counts[static_cast<std::size_t>(r)] = static_cast<int>(hi - lo);
       }
-      st.incoming.resize(static_cast<std::size_t>(st.counts[static_cast<std::size_t>(rank_)]) *
-                         static_cast<std::size_t>(nranks_));
+      const auto mine = static_cast<std::size_t>(st.counts[static_cast<std::size_t>(rank_)]);
+      st.incoming.resize(mine * static_cast<std::size_t>(nranks_));
+      for (int r = 0; r < nranks_; ++r) st.copies.push_back(st.incoming.data() + static_cast<std::size_t>(r) * mine);
     }
   }
   pending_.assign(buckets_.size(), 0);
@@ -214,11 +216,8 @@ bool data_parallel::advance(std::size_t i, bool wait) {
       if (!complete(st.r1)) return false;
       const auto mine = static_cast<std::size_t>(st.counts[static_cast<std::size_t>(rank_)]);
       float* out = data + st.displs[static_cast<std::size_t>(rank_)];
-      const float* in = st.incoming.data();
       // Rank order, then the division: the CGDP helpers' kernel, so the engines agree bitwise.
-      std::vector<const float*> ranges(static_cast<std::size_t>(nranks_));
-      for (int r = 0; r < nranks_; ++r) ranges[static_cast<std::size_t>(r)] = in + static_cast<std::size_t>(r) * mine;
-      sum_in_order(out, ranges, mine, static_cast<float>(nranks_));
+      sum_in_order(out, st.copies, mine, static_cast<float>(nranks_));
       check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, data, st.counts.data(), st.displs.data(), MPI_FLOAT,
                                 gather_comm_, &st.r2),
                 "MPI_Iallgatherv");
