@@ -116,9 +116,8 @@ tt::machine_model calibrate(MPI_Comm comm, std::int64_t bytes, int local_size, i
     std::vector<const float*> in;
     for (const auto& v : copies) in.push_back(v.data());
     std::vector<float> out(part), master(part, 0.5f);
-    const double sum = max_over(comm, median_seconds(5, [&] {
-                                  tt::sum_in_order(out.data(), in, part, static_cast<float>(w));
-                                }));
+    const double sum =
+        max_over(comm, median_seconds(5, [&] { tt::sum_in_order(out.data(), in, part, static_cast<float>(w)); }));
     m.host_sum_bytes_per_s = static_cast<double>(w) * static_cast<double>(part * 4 * static_cast<std::size_t>(w)) / sum;
     tt::optimizer ho(opt, static_cast<std::int64_t>(part));
     const double hupd = max_over(comm, median_seconds(5, [&] { ho.step(master, out, 1e-6); }));
@@ -158,7 +157,8 @@ tt::machine_model calibrate(MPI_Comm comm, std::int64_t bytes, int local_size, i
     for (int k = 0; k < calls; ++k)
       slots.push_back({.name = fmt::format("t{}", k), .shape = {1}, .offset = k, .count = 1});
     slots.push_back({.name = "x", .shape = {count}, .offset = calls, .count = count});
-    tt::data_parallel dp(cm, slots, tt::memory_space::host, {.bucket_bytes = count * 4, .first_bucket_bytes = count * 4});
+    tt::data_parallel dp(cm, slots, tt::memory_space::host,
+                         {.bucket_bytes = count * 4, .first_bucket_bytes = count * 4});
     std::vector<float> g(static_cast<std::size_t>(count + calls), 1.0f);
     auto compute = [](double seconds) {
       volatile double x = 1;

@@ -736,7 +736,8 @@ int run(const settings& s, MPI_Comm world) {
       const auto& mm = *machine;
       fmt::print(
           "explain: machine: {} worker(s)/node x {} node(s); copy {:.2f} GB/s, host sum {:.2f} GB/s, update "
-          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us ({:.0f}% of it while computing), sync {:.0f} us (thread handoff, there and back; "
+          "{:.3f} ns/B, reduction {:.2f} GB/s + {:.1f} us ({:.0f}% of it while computing), sync {:.0f} us (thread "
+          "handoff, there and back; "
           "{:.0f} us with every core busy)\n",
           mm.workers, mm.nodes, mm.d2h_bytes_per_s / 1e9, mm.host_sum_bytes_per_s / 1e9,
           mm.host_update_s_per_byte * 1e9, mm.allreduce_bytes_per_s / 1e9, mm.allreduce_latency_s * 1e6,

@@ -543,7 +543,8 @@ TEST(HostSum, OnePassEqualsCopyAddDivideBitwiseOnAwkwardSizes) {
   // around its 4096-float block, a prime, one element and none; the output aliasing input 0.
   std::mt19937 gen(17);
   std::uniform_real_distribution<float> dist(-1e3f, 1e3f);
-  for (const std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{4097}, std::size_t{10007}})
+  for (const std::size_t len :
+       {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{4097}, std::size_t{10007}})
     for (const int copies : {1, 3, 4}) {
       std::vector<std::vector<float>> g(static_cast<std::size_t>(copies), std::vector<float>(len));
       for (auto& v : g)

@@ -38,7 +38,7 @@ step_prediction predict_allreduce(std::span<const layer_cost> layers, const mach
         ranks > 1 ? m.allreduce_latency_s + factor * static_cast<double>(bytes) / m.allreduce_bytes_per_s : 0;
     // While backward computes the reduction keeps `overlap` of its rate, the full rate after.
     const double during = std::max(0.0, backward_end - start);
-    comm_free = dur <= 0                                ? start
+    comm_free = dur <= 0                                 ? start
                 : overlap > 0 && overlap * during >= dur ? start + dur / overlap
                                                          : std::max(start, backward_end) + dur - overlap * during;
     p.chunks.push_back({.first_layer = first,

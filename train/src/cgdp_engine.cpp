@@ -284,7 +284,8 @@ cgdp::cgdp(const comm::communicator& comm, std::span<const parameter_slot> slots
                                     MPI_FLOAT, st->cross),
                       "MPI_Allgather");
             inputs.clear();
-            for (int nd = 0; nd < st->nodes; ++nd) inputs.push_back(st->node_sums.data() + static_cast<std::size_t>(nd) * len);
+            for (int nd = 0; nd < st->nodes; ++nd)
+              inputs.push_back(st->node_sums.data() + static_cast<std::size_t>(nd) * len);
             sum_in_order(out, inputs, len, p);
           }
           if (host_update)

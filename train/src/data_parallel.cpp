@@ -54,11 +54,11 @@ std::vector<gradient_bucket> make_buckets(std::span<const parameter_slot> slots,
 struct data_parallel::state {
   struct bucket_state {
     MPI_Request r1 = MPI_REQUEST_NULL, r2 = MPI_REQUEST_NULL;
-    int phase = 0;                    // 0 not started, 1 phase 1 in flight, 2 phase 2 in flight, 3 done
-    std::vector<float> packed;        // non-contiguous buckets
-    std::vector<float> incoming;      // P copies of this rank's range
+    int phase = 0;                     // 0 not started, 1 phase 1 in flight, 2 phase 2 in flight, 3 done
+    std::vector<float> packed;         // non-contiguous buckets
+    std::vector<float> incoming;       // P copies of this rank's range
     std::vector<const float*> copies;  // where each rank's copy starts in `incoming`
-    std::vector<int> counts, displs;  // per rank: owned range (elements)
+    std::vector<int> counts, displs;   // per rank: owned range (elements)
   };
   std::vector<bucket_state> b;
   detail::nccl_reducer_ptr nccl;

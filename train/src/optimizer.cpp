@@ -144,8 +144,8 @@ struct adam_scalars {
 };
 
 TORU_SIMD_CLONES
-void adam_step(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
-               std::size_t n, adam_scalars k) {
+void adam_step(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, std::size_t n,
+               adam_scalars k) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) {
     const float d = k.wd != 0 ? std::fma(p[i], k.wd, g[i]) : g[i];

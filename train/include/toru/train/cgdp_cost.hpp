@@ -48,9 +48,9 @@ struct layer_cost {
 struct machine_model {
   int workers = 1;  // per node
   int nodes = 1;
-  bool copies_on_worker = true;   // CPU workers copy their own gradients (not overlapped)
-  double d2h_bytes_per_s = 10e9;  // per worker link, effective (CPU workers: one copy on a free core)
-  double h2d_bytes_per_s = 10e9;  // per worker (CPU workers: while every worker copies at once)
+  bool copies_on_worker = true;        // CPU workers copy their own gradients (not overlapped)
+  double d2h_bytes_per_s = 10e9;       // per worker link, effective (CPU workers: one copy on a free core)
+  double h2d_bytes_per_s = 10e9;       // per worker (CPU workers: while every worker copies at once)
   double host_sum_bytes_per_s = 10e9;  // the node's sum: workers x chunk bytes per second, all helpers at once
   double host_update_s_per_byte = 1e-10;
   double worker_update_s_per_byte = 1e-10;
