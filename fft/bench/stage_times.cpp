@@ -3,7 +3,7 @@
 // node window's fft.window.write / .fence / .out, comm.alltoall) summed per forward + backward pair,
 // median over reps of the max over ranks. A benchmark, not a test: docs/fft.md and
 // docs/benchmarks.md quote it.
-//   mpiexec -n 2 fft_stage_bench [n] [reps] [transposed]
+//   mpiexec -n 2 fft_stage_bench [n] [reps] [natural|transposed] [forced strategy name, alone]
 #include <mpi.h>
 
 #include <algorithm>
@@ -56,11 +56,13 @@ int main(int argc, char** argv) {
   const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 128;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const bool transposed = argc > 3 && std::strcmp(argv[3], "transposed") == 0;
+  const char* only = argc > 4 ? argv[4] : nullptr;  // one forced strategy's name (profiling)
   int rank = 0, P = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  const char* names[] = {"fft.execute",      "fft.local_fft",  "fft.transpose", "fft.window.write",
-                         "fft.window.fence", "fft.window.out", "comm.alltoall"};
+  const char* names[] = {"fft.execute",       "fft.local_fft",     "fft.transpose",    "fft.axis0",
+                         "fft.axis0.fwd_oop", "fft.axis0.bwd_oop", "fft.window.write", "fft.window.fence",
+                         "fft.window.out",    "comm.alltoall"};
   if (rank == 0)
     std::printf(
         "# fft_stage_bench: %lld^3 c2c double, %d ranks, %s order, forward + backward, median of %d reps "
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
                       {nullptr, toru::fft::exchange_path::alltoall}};
   for (const run& rn : runs) {
     const auto path = rn.path;
+    if (only && (!rn.forced || std::strcmp(only, rn.forced) != 0)) continue;
     toru::fft::options3d o{.output = transposed ? toru::fft::order::transposed : toru::fft::order::natural,
                            .overlap = false,
                            .path = path};

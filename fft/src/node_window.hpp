@@ -15,6 +15,8 @@ namespace toru::fft::detail {
 
 class node_window {
  public:
+  /// Every buffer (and every node_array part's run of parts) starts on a cache line.
+  static constexpr std::size_t buffer_alignment = 64;
   /// Every rank's buffer `parity` (0 or 1), in this rank's address space.
   char* buffer(int rank, int parity) const { return base_[rank] + static_cast<std::size_t>(parity) * bytes_; }
   std::size_t bytes() const { return bytes_; }

@@ -362,13 +362,17 @@ auto slab_vector_step<T>::to_mid_window(const cpx* s0) const -> const cpx* {
   const int P = static_cast<int>(a_count_.size());
   // S0 run (i0 here, i1 of r) goes to r's M at [i1 - a_start(r)][b_start(me) + i0][w].
   for (int k = 0; k < P; ++k) {
+    const events::scope write("fft.window.write");
     const int r = (me_ + 1 + k) % P;
     auto* m = reinterpret_cast<cpx*>(window_->buffer(r, parity));
     for (std::int64_t i1 = 0; i1 < a_count_[r]; ++i1)
       for (std::int64_t i0 = 0; i0 < B_; ++i0)
         copy_run(m + (i1 * n0_ + b_start_[me_] + i0) * w_, s0 + (i0 * n1_ + a_start_[r] + i1) * w_, w_);
   }
-  window_->fence();
+  {
+    const events::scope ev("fft.window.fence");
+    window_->fence();
+  }
   return reinterpret_cast<const cpx*>(window_->buffer(me_, parity));
 }
 
@@ -378,19 +382,25 @@ void slab_vector_step<T>::to_slab_window(const cpx* m, cpx* s0) const {
   const int P = static_cast<int>(b_count_.size());
   // M run (i1 here, i0 of r) goes to r's S0 at [i0 - b_start(r)][a_start(me) + i1][w].
   for (int k = 0; k < P; ++k) {
+    const events::scope write("fft.window.write");
     const int r = (me_ + 1 + k) % P;
     auto* out = reinterpret_cast<cpx*>(window_->buffer(r, parity));
     for (std::int64_t i0 = 0; i0 < b_count_[r]; ++i0)
       for (std::int64_t i1 = 0; i1 < A_; ++i1)
         copy_run(out + (i0 * n1_ + a_start_[me_] + i1) * w_, m + (i1 * n0_ + b_start_[r] + i0) * w_, w_);
   }
-  window_->fence();
+  {
+    const events::scope ev("fft.window.fence");
+    window_->fence();
+  }
+  const events::scope out_ev("fft.window.out");
   std::memcpy(static_cast<void*>(s0), window_->buffer(me_, parity),
               static_cast<std::size_t>(B_ * n1_ * w_) * sizeof(cpx));
 }
 
 template <class T>
 void slab_vector_step<T>::fft0(const cpx* in, cpx* out) const {
+  const events::scope ev(in == out ? "fft.axis0" : forward_ ? "fft.axis0.fwd_oop" : "fft.axis0.bwd_oop");
   auto* i = const_cast<cpx*>(in);     // read only when out of place
   const std::int64_t row = n0_ * w_;  // one i1 row of M: n0 runs of w points
   for (std::int64_t i1 = 0; i1 < A_; ++i1) {
