@@ -13,7 +13,9 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <memory>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -51,7 +53,8 @@ struct settings {
   std::string torus;
   double node_gflops = 10;
   bool json = false;
-  std::string trace;  // directory for the per-rank event traces of toru's default plan
+  std::string trace;        // directory for the per-rank event traces of toru's default plan
+  bool candidates = false;  // also time every other applicable candidate of toru's table, forced
 };
 
 double median(std::vector<double> v) {
@@ -147,6 +150,72 @@ void time_interleaved(const settings& s, std::vector<contender*> cs) {
     }
 }
 
+// --candidates: every other applicable candidate of the default plan's strategy table, built with
+// TORU_FFT_STRATEGY set to its name (rank 0's value decides, set on all), each a contender timed in
+// a rotation with the choice, so that the choice can be compared with the best forced alternative.
+template <class Plan>
+struct forced_plans {
+  std::vector<std::string> names;
+  std::vector<std::unique_ptr<Plan>> plans;
+  std::vector<contender> runs;
+  bool enabled = false;
+  double chosen_s = 0;
+
+  template <class Make, class Run>
+  forced_plans(const settings& s, const Plan& chosen, Make&& make, Run&& run_one, const std::function<void()>& fill,
+               std::vector<const char*> extras = {}) {
+    enabled = s.candidates;
+    if (!enabled) return;
+    std::vector<std::string> all = chosen.candidates();
+    // ESTIMATE's table leaves the direct window out (it would hold node arrays it never takes):
+    // tried too, where it applies (a refusal is agreed on every rank).
+    for (const char* extra : extras)
+      if (std::find(all.begin(), all.end(), extra) == all.end()) all.emplace_back(extra);
+    for (const std::string& name : all) {
+      if (name == chosen.strategy()) continue;
+      ::setenv("TORU_FFT_STRATEGY", name.c_str(), 1);
+      try {
+        plans.push_back(make());
+        names.push_back(name);
+      } catch (const toru::error&) {
+        if (std::find(extras.begin(), extras.end(), name) == extras.end()) {
+          ::unsetenv("TORU_FFT_STRATEGY");
+          throw;
+        }
+      }
+      ::unsetenv("TORU_FFT_STRATEGY");
+    }
+    runs.reserve(plans.size());  // contenders are referenced by address
+    for (auto& p : plans) runs.push_back({fill, [&run_one, q = p.get()] { run_one(*q); }, {}});
+  }
+  // A rotation of their own after the comparison with FFTW-MPI, with the choice timed again in it:
+  // more buffers and plans in the rotation change what the others find in the caches (FFTW-MPI
+  // needed several more warm-ups beside six toru plans), so the main figures stay as without them.
+  void time(const settings& s, contender& choice) {
+    if (!enabled) return;
+    std::vector<contender*> cs{&choice};
+    for (auto& r : runs) cs.push_back(&r);
+    time_interleaved(s, cs);
+    chosen_s = median(choice.times);
+  }
+  // "candidates": {name: median s} with the choice's own median, the best of them and the ratio.
+  void report(json& row, const std::string& chosen) const {
+    if (!enabled) return;
+    json c = json::object();
+    c[chosen] = chosen_s;
+    std::string best = chosen;
+    double best_s = chosen_s;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const double t = median(runs[i].times);
+      c[names[i]] = t;
+      if (t < best_s) best = names[i], best_s = t;
+    }
+    row["candidates"] = c;
+    row["best_candidate"] = best;
+    row["ratio_to_best_candidate"] = chosen_s / best_s;
+  }
+};
+
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
 
 void for_box(const toru::fft::box3d& b, auto&& f) {
@@ -209,7 +278,17 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
       for (std::int64_t k = 0; k < n0; ++k) fin[(i * n0 + j) * n0 + k] = input3({start0 + i, j, k}, n);
   const std::vector<cpx> fsaved(fin, fin + local_n0 * n0 * n0);
   contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}};
+  opts.overlap = true;
+  opts.path = s.path;
+  const auto run3 = [&](const toru::fft::fft3d<double>& p) { p.forward(in.data(), out.data(), ws.data()); };
+  forced_plans<toru::fft::fft3d<double>> forced(
+      s, plan, [&] { return std::make_unique<toru::fft::fft3d<double>>(MPI_COMM_WORLD, n, opts); }, run3, fill,
+      {"middle layout M, direct window"});
+  for (const auto& p : forced.plans)
+    if (p->workspace_size() > ws.size()) ws.resize(p->workspace_size());
   time_interleaved(s, {&t_on, &t_off, &t_fftw, &t_twice});
+  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  forced.time(s, t_choice);
 
   plan.forward(in.data(), out.data());
   double e = 0;
@@ -241,6 +320,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   row["noise_floor"] = std::abs(toru_t[1] / median(t_twice.times) - 1);
   row["toru_gflops"] = gflops(N, toru_t[1]);
   row["fftw_mpi_gflops"] = gflops(N, fftw_t);
+  forced.report(row, plan.strategy());
   row["max_rel_error"] = toru_err;
   row["fftw_mpi_max_rel_error"] = fftw_err;
   return row;
@@ -284,10 +364,19 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   for (ptrdiff_t i = 0; i < ni; ++i) fin[i] = input1(istart + i, n);
   const std::vector<cpx> fsaved(fin, fin + ni);
   contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}};
+  opts.overlap = true;
+  opts.path = s.path;
+  const auto run1 = [&](const toru::fft::fft1d<double>& p) { p.forward(in.data(), out.data(), ws.data()); };
+  forced_plans<toru::fft::fft1d<double>> forced(
+      s, plan, [&] { return std::make_unique<toru::fft::fft1d<double>>(MPI_COMM_WORLD, n, opts); }, run1, fill);
+  for (const auto& p : forced.plans)
+    if (p->workspace_size() > ws.size()) ws.resize(p->workspace_size());
   if (fp)  // FFTW-MPI cannot plan some sizes (e.g. primes); toru is then timed alone
     time_interleaved(s, {&t_on, &t_off, &t_fftw, &t_twice});
   else
     time_interleaved(s, {&t_on, &t_off, &t_twice});
+  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}};
+  forced.time(s, t_choice);
 
   plan.forward(in.data(), out.data());
   double e = 0;
@@ -318,6 +407,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   row["noise_floor"] = std::abs(toru_t[1] / median(t_twice.times) - 1);
   row["toru_gflops"] = gflops(N, toru_t[1]);
   row["fftw_mpi_gflops"] = fp ? json(gflops(N, fftw_t)) : json(nullptr);
+  forced.report(row, plan.strategy());
   row["max_rel_error"] = toru_err;
   row["fftw_mpi_max_rel_error"] = fftw_err >= 0 ? json(fftw_err) : json(nullptr);
   return row;
@@ -416,6 +506,13 @@ int run(const settings& s) {
         // FFTW-MPI's scrambled 1D order is not checked (its layout is not documented).
         r["fftw_mpi_max_rel_error"].is_null() ? std::string("n/a")
                                               : fmt::format("{:.1e}", num("fftw_mpi_max_rel_error")));
+    if (r.contains("candidates")) {
+      std::string line;
+      for (const auto& [name, t] : r["candidates"].items())
+        line += fmt::format("{}{} {:.4f} s", line.empty() ? "" : "; ", name, t.get<double>());
+      fmt::print("{:<34} candidates: {} | best {} (choice / best {:.3f})\n", "", line,
+                 r["best_candidate"].get<std::string>(), r["ratio_to_best_candidate"].get<double>());
+    }
     std::fflush(stdout);
   };
   for (auto n : s.n3) {
@@ -476,6 +573,9 @@ int main(int argc, char** argv) {
   app.add_option("--node-gflops", s.node_gflops, "--simulate: local FFT rate per node, GFlop/s")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_flag("--candidates", s.candidates,
+               "then time toru's choice and every other candidate of its strategy table (each forced) in a "
+               "rotation of their own: reports each median and the choice's ratio to the best");
   app.add_flag("--json", s.json, "print JSON (one object per size) instead of a table");
   app.add_option("--trace", s.trace,
                  "write toru's events (per chunk of every exchange) of the default plan's transforms to "

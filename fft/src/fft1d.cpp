@@ -37,6 +37,10 @@ std::string fft1d<T, B>::strategy() const {
   return impl_->strategy_name();
 }
 template <precision T, backend B>
+std::vector<std::string> fft1d<T, B>::candidates() const {
+  return detail::applicable_names(impl_->strategies());
+}
+template <precision T, backend B>
 std::int64_t fft1d<T, B>::in_start() const {
   return impl_->in_start;
 }

@@ -61,6 +61,10 @@ local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, 
   template <precision T, backend B>                                                                         \
   std::string CLASS<T, B>::strategy() const {                                                               \
     return impl_->strategy_name();                                                                          \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  std::vector<std::string> CLASS<T, B>::candidates() const {                                                \
+    return detail::applicable_names(impl_->strategies());                                                   \
   }
 
 TORU_FFT3D_COMMON(fft3d, false)

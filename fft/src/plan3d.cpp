@@ -217,22 +217,35 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.fft_flops = 5 * N * std::log2(std::max(N, 2.0)) / P;
   facts.mid_possible = L.vector_mid;
   facts.mid_required = L.vector_mid && !natural;
-  facts.window_copies = 8;  // strided: calibrated (strategy.hpp)
-  facts.mid_window_copies = 10;
+  set_3d_window_weights(facts);
   // The direct window's node arrays (slab_direct_step): M's parts, and S0's for natural order,
   // allocated (or found in the communicator's cache) only where that candidate can be chosen:
-  // MEASURE times it, TORU_FFT_STRATEGY forces it. ESTIMATE prices it as the M window and never
-  // takes it (docs/fft.md), so an ESTIMATE plan holds no node memory for it.
+  // MEASURE times it, TORU_FFT_STRATEGY forces it, ESTIMATE takes it where the model says it is
+  // the cheapest (then the arrays are allocated; if MPI does not place them end to end, the table
+  // is costed again without it). Every rank decides the same: the facts are agreed.
   const node_array* m_array = nullptr;
   const node_array* s0_array = nullptr;
-  const bool direct_choosable = (opts.planner == effort::measure && !device) ||
-                                facts.forced_name == strategy{.window = true, .mid = true, .direct = true}.name();
-  if (direct_choosable && L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
-      !facts.algorithm_forced && !facts.torus_described) {
+  const bool direct_applies = L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
+                              !facts.algorithm_forced && !facts.torus_described;
+  const auto allocate_arrays = [&] {
     const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
     m_array = shared_array(comms_.all->mpi(), bytes(L.mid.extent()));
     if (m_array && natural) s0_array = shared_array(comms_.all->mpi(), bytes(L.s0.extent()));
     facts.direct_possible = m_array && (s0_array || !natural);
+  };
+  const strategy direct_strategy{.window = true, .mid = true, .direct = true};
+  const bool direct_timed = (opts.planner == effort::measure && !device) || facts.forced_name == direct_strategy.name();
+  if (direct_applies && direct_timed) {
+    allocate_arrays();
+  } else if (direct_applies) {
+    facts.direct_possible = true;  // provisionally: allocated below only if the model takes it
+    const auto provisional = strategy_table(facts);
+    const int pick = cheapest(provisional);
+    if (pick >= 0 && provisional[pick].s.direct)
+      allocate_arrays();
+    else
+      facts.direct_possible = false,
+      facts.direct_why = "ESTIMATE: another candidate is cheaper (node arrays not allocated)";
   }
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)

@@ -138,7 +138,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     // plus, in natural order, S0's copy between the node array and the caller's buffer.
     candidate d{{.window = true, .overlap = false, .chunks = 1, .mid = true, .direct = true}, window_ok, window_why, 0};
     if (d.applicable && !f.direct_possible)
-      d.applicable = false, d.why = "MPI did not place the node arrays' parts end to end";
+      d.applicable = false,
+      d.why = f.direct_why.empty() ? "MPI did not place the node arrays' parts end to end" : f.direct_why;
     const double copy_out = f.mid_exchanges > 1 ? 2 * B / memory_bandwidth : 0;
     d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + copy_out + 1.1 * fft;
     t.push_back(d);
@@ -153,6 +154,16 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   return t;
 }
 
+void set_3d_window_weights(plan_facts& f) {
+  // toru-fft-bench --candidates at 128^3 (2 and 4 ranks, both orders, 2026-12-02, after the window
+  // buffers were aligned): per exchange, in copies of B, the direct window cost about 3, the M
+  // window 5.5 (MPI_Alltoallw: 2 + 4; the window won 3 of the 4 rows), the element-wise window
+  // as the all-to-all's 8.
+  f.window_copies = 8;
+  f.mid_window_copies = 5.5;
+  f.direct_copies = 3;
+}
+
 std::string describe_table(const std::vector<candidate>& table) {
   std::string out;
   for (const auto& c : table) {
@@ -161,6 +172,13 @@ std::string describe_table(const std::vector<candidate>& table) {
                         : fmt::format("{}: n/a ({})", c.s.name(), c.why);
   }
   return out;
+}
+
+std::vector<std::string> applicable_names(const std::vector<candidate>& table) {
+  std::vector<std::string> names;
+  for (const auto& c : table)
+    if (c.applicable) names.push_back(c.s.name());
+  return names;
 }
 
 int cheapest(const std::vector<candidate>& table) {

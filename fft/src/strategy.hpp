@@ -46,18 +46,16 @@ struct plan_facts {
   bool mid_required = false;      // ... and the output layout is M (transposed order)
   int mid_exchanges = 0;          // transposes per forward transform through M
   bool direct_possible = false;   // M and S0 as node arrays (slab_direct_step) exist for this plan
+  std::string direct_why;         // why not, when !direct_possible (default: MPI's placement)
   std::string forced_name;        // TORU_FFT_STRATEGY (rank 0's): only the candidate of that name
   // Memory traffic of one window transpose, in streaming copies of B bytes (read + write = 2 per
   // copy). The 1D plan's two-axis transposes: write into the peers (2) plus copy-out (2). The 3D
-  // plans' strided writes, calibrated on the idle 2-core machine (docs/fft.md, "Strategy"): the
-  // element-wise window measured no faster than the all-to-all's 8, the M window slower than
-  // MPI_Alltoallw's 6.
+  // plans set theirs from the idle 2-core machine's timings of every candidate (docs/fft.md,
+  // "Strategy", toru-fft-bench --candidates).
   double window_copies = 4;
   double mid_window_copies = 4;
-  // The direct window's row scatter/gather into the node arrays, per exchange: priced as the M
-  // window's copies until an idle run calibrates it (issue 13: only loaded-machine stage times so
-  // far), so ESTIMATE keeps the measured choices and MEASURE decides.
-  double direct_copies = 10;
+  // The direct window's row scatter/gather into the node arrays, per exchange.
+  double direct_copies = 3;
 };
 
 struct candidate {
@@ -69,8 +67,15 @@ struct candidate {
 
 std::vector<candidate> strategy_table(const plan_facts& f);
 
+/// The 3D plans' window weights (window_copies, mid_window_copies, direct_copies), calibrated on
+/// the idle 2-core machine (docs/fft.md, "Strategy"): one place for plan3d and its test.
+void set_3d_window_weights(plan_facts& f);
+
 /// "window, 4 blocks: model 0.012 s; all-to-all, overlap x4: n/a (options.overlap = false); ..."
 std::string describe_table(const std::vector<candidate>& table);
+
+/// The names of the applicable candidates, in table order.
+std::vector<std::string> applicable_names(const std::vector<candidate>& table);
 
 /// The cheapest applicable candidate of the table (index into it).
 int cheapest(const std::vector<candidate>& table);

@@ -1,5 +1,6 @@
 #include "wisdom.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +67,13 @@ long measured_timings() { return timings.load(); }
 
 int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<candidate>& table,
                     const std::function<double(int)>& time, std::vector<double>* seconds) {
+  // One applicable candidate (TORU_FFT_STRATEGY, a forced path): nothing to choose, so nothing is
+  // timed or recorded; a forced plan must not overwrite the table's measured choice in the store.
+  if (std::count_if(table.begin(), table.end(), [](const candidate& c) { return c.applicable; }) == 1) {
+    if (seconds) seconds->clear();
+    return static_cast<int>(std::find_if(table.begin(), table.end(), [](const candidate& c) { return c.applicable; }) -
+                            table.begin());
+  }
   const std::string path = wisdom_path();
   const int rank = mpi_rank(comm);
   // Rank 0's store decides (another rank may have imported other wisdom), so every rank builds

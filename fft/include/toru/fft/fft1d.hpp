@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
@@ -64,6 +65,9 @@ class fft1d {
   std::int64_t n2() const;
   /// How the plan runs its transposes, chosen from its strategy table (docs/fft.md, Strategy).
   std::string strategy() const;
+  /// The names of every candidate of that table that applies to this plan (strategy() among them):
+  /// each can be forced with TORU_FFT_STRATEGY, e.g. to time it against the choice.
+  std::vector<std::string> candidates() const;
   /// Input: global elements [in_start, in_start + in_count).
   std::int64_t in_start() const;
   std::int64_t in_count() const;

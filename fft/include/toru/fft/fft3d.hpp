@@ -38,6 +38,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
@@ -91,6 +92,9 @@ class fft3d {
   std::array<int, 2> grid() const;
   /// How the plan runs its transposes, chosen from its strategy table (docs/fft.md, Strategy).
   std::string strategy() const;
+  /// The names of every candidate of that table that applies to this plan (strategy() among them):
+  /// each can be forced with TORU_FFT_STRATEGY, e.g. to time it against the choice.
+  std::vector<std::string> candidates() const;
 
   /// Collective. in == out is in place; otherwise in is preserved. in holds inbox().extent()
   /// elements, out alloc_size(). Throws (on every rank) when a rank passes null buffers.
@@ -133,6 +137,9 @@ class fft3d_r2c {
   std::array<int, 2> grid() const;
   /// How the plan runs its transposes, chosen from its strategy table (docs/fft.md, Strategy).
   std::string strategy() const;
+  /// The names of every candidate of that table that applies to this plan (strategy() among them):
+  /// each can be forced with TORU_FFT_STRATEGY, e.g. to time it against the choice.
+  std::vector<std::string> candidates() const;
 
   /// Collective. in (reals) may alias out (in place); out holds alloc_size() complex elements.
   void forward(const T* in, complex_type* out, scale s = scale::none) const;
