@@ -12,6 +12,8 @@
 #   FFT_COMPARE_N3="128 256"  FFT_COMPARE_N1="4194304 16777216"  FFT_COMPARE_RANKS="2 4"
 #   FFT_COMPARE_ORDERS="natural transposed"  FFT_COMPARE_FLAGS="estimate measure"
 #   FFT_COMPARE_REPS=5  FFT_COMPARE_WARMUP=1  FFT_COMPARE_EXE=path/to/toru-fft-bench
+#   FFT_COMPARE_CANDIDATES=1: also time every candidate of toru's strategy table (toru-fft-bench
+#   --candidates, a rotation of its own) and print the choice's ratio to the best of them
 # Wrap timed runs on a shared machine in flock /tmp/toru-bench.lock.
 set -euo pipefail
 quick=0
@@ -37,6 +39,7 @@ ranks_list=${FFT_COMPARE_RANKS:-"2 4"}
 orders=${FFT_COMPARE_ORDERS:-"natural transposed"}
 flags=${FFT_COMPARE_FLAGS:-"estimate measure"}
 warmup=${FFT_COMPARE_WARMUP:-1}
+candidates=${FFT_COMPARE_CANDIDATES:-0}
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=(mpiexec --oversubscribe --bind-to none)
@@ -51,6 +54,7 @@ for ((r = 0; r < rounds; r++)); do
         args=(--reps "$reps" --warmup "$warmup" --json)
         [[ $o == transposed ]] && args+=(--transposed)
         [[ $f == measure ]] && args+=(--measure)
+        [[ $candidates == 1 ]] && args+=(--candidates)
         n3a=() n1a=()
         for n in $n3; do n3a+=(--n3 "$n"); done
         for n in $n1; do n1a+=(--n1 "$n"); done
@@ -78,8 +82,10 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
             if int(row["points"]) & (int(row["points"]) - 1) == 0 else f"1D {row['n']}"
         key = (row["kind"], row["points"], what, int(m.group(2)), m.group(3), m.group(4))
         rows.setdefault(key, []).append(row)
-print("| transform | ranks | order | flag | toru/FFTW-MPI median (min-max) | noise floor | no-overlap/FFTW-MPI | toru s | FFTW-MPI s | strategy |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+cand = any("ratio_to_best_candidate" in r for v in rows.values() for r in v)
+print("| transform | ranks | order | flag | toru/FFTW-MPI median (min-max) | noise floor | no-overlap/FFTW-MPI | toru s | FFTW-MPI s | strategy |"
+      + (" choice/best candidate median (max) | best candidate |" if cand else ""))
+print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if cand else ""))
 for key in sorted(rows, key=lambda k: (k[0] != "3d", k[1], k[3], k[4], k[5])):
     rs = [r for r in rows[key] if r.get("ratio") is not None]
     if not rs:
@@ -90,5 +96,7 @@ for key in sorted(rows, key=lambda k: (k[0] != "3d", k[1], k[3], k[4], k[5])):
     strat = sorted({r.get("strategy", "?") for r in rs})
     print(f"| {key[2]} | {key[3]} | {key[4]} | {key[5]} | **{st.median(ratio):.2f}** ({min(ratio):.2f}-{max(ratio):.2f}) | "
           f"{(f'{st.median(noise):.3f}' if noise else 'n/a')} | {st.median(off):.2f} | "
-          f"{st.median(r['toru_median_s'] for r in rs):.4f} | {st.median(r['fftw_mpi_median_s'] for r in rs):.4f} | {'; '.join(strat)} |")
+          f"{st.median(r['toru_median_s'] for r in rs):.4f} | {st.median(r['fftw_mpi_median_s'] for r in rs):.4f} | {'; '.join(strat)} |"
+          + (f" {st.median(r['ratio_to_best_candidate'] for r in rs):.3f} ({max(r['ratio_to_best_candidate'] for r in rs):.3f}) | "
+             f"{'; '.join(sorted({r['best_candidate'] for r in rs}))} |" if cand else ""))
 PY

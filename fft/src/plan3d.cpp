@@ -218,20 +218,18 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.mid_possible = L.vector_mid;
   facts.mid_required = L.vector_mid && !natural;
   set_3d_window_weights(facts);
-  // The direct window's node arrays (slab_direct_step): M's parts, and S0's for natural order,
+  // The direct window's node array (slab_direct_step): M's parts,
   // allocated (or found in the communicator's cache) only where that candidate can be chosen:
   // MEASURE times it, TORU_FFT_STRATEGY forces it, ESTIMATE takes it where the model says it is
   // the cheapest (then the arrays are allocated; if MPI does not place them end to end, the table
   // is costed again without it). Every rank decides the same: the facts are agreed.
   const node_array* m_array = nullptr;
-  const node_array* s0_array = nullptr;
   const bool direct_applies = L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
                               !facts.algorithm_forced && !facts.torus_described;
   const auto allocate_arrays = [&] {
     const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
     m_array = shared_array(comms_.all->mpi(), bytes(L.mid.extent()));
-    if (m_array && natural) s0_array = shared_array(comms_.all->mpi(), bytes(L.s0.extent()));
-    facts.direct_possible = m_array && (s0_array || !natural);
+    facts.direct_possible = m_array != nullptr;
   };
   const strategy direct_strategy{.window = true, .mid = true, .direct = true};
   const bool direct_timed = (opts.planner == effort::measure && !device) || facts.forced_name == direct_strategy.name();
@@ -313,10 +311,10 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
         // FFTW plans on the node arrays: a rank that cannot plan fails on every rank.
         std::unique_ptr<step<T>> f, b;
         validate_collectively(c->mpi(), [&] {
-          f = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, true, natural, flags, m_array, s0_array,
-                                                    scratch_a, scratch_b);
-          b = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, false, natural, flags, m_array, s0_array,
-                                                    scratch_a, scratch_b);
+          f = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, true, natural, flags, m_array, scratch_a,
+                                                    scratch_b);
+          b = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, false, natural, flags, m_array, scratch_a,
+                                                    scratch_b);
         });
         fwd_out.push_back(std::move(f));
         bwd_out.push_back(std::move(b));

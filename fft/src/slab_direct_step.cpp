@@ -26,19 +26,17 @@ void slab_direct_step<T>::planned::run(int kind, const void* in, void* out) cons
 
 template <class T>
 slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c,
-                                      bool forward, bool natural, unsigned flags, const node_array* m,
-                                      const node_array* s0, void* scratch_a, void* scratch_b)
-    : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m), s0_(s0), r2c_(r2c) {
-  if (!m_ || (natural_ && !s0_)) throw error(errc::internal, "fft: the direct window needs its node arrays");
+                                      bool forward, bool natural, unsigned flags, const node_array* m, void* scratch_a,
+                                      void* scratch_b)
+    : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m), r2c_(r2c) {
+  if (!m_) throw error(errc::internal, "fft: the direct window needs its node array");
   const std::int64_t w = w_;
   const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here
   const std::int64_t b0 = part_start(n0, P, me), B = part_count(n0, P, me);  // i0 planes of S0 here
   planes_here_ = B;
   rows_here_ = A;
   m_offset_ = a0 * n0 * w;
-  s0_offset_ = b0 * n1 * w;
   plane_offset_ = b0 * w;
-  row_offset_ = a0 * w;
   plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
   plane_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(plane_bytes_)));
   if (!plane_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes of plane scratch", plane_bytes_));
@@ -94,38 +92,21 @@ slab_direct_step<T>::~slab_direct_step() {
 }
 
 template <class T>
-void slab_direct_step<T>::scatter_plane(std::int64_t i0, int parity) const {
+void slab_direct_step<T>::scatter_plane(const cpx* plane, std::int64_t i0, int parity) const {
   cpx* m = m_at(parity, plane_offset_ + i0 * w_);
-  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(m + i1 * n0_ * w_, plane_ + i1 * w_, w_);
+  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(m + i1 * n0_ * w_, plane + i1 * w_, w_);
 }
 
 template <class T>
-void slab_direct_step<T>::gather_plane(std::int64_t i0, int parity) const {
+void slab_direct_step<T>::gather_plane(cpx* plane, std::int64_t i0, int parity) const {
   const cpx* m = m_at(parity, plane_offset_ + i0 * w_);
-  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(plane_ + i1 * w_, m + i1 * n0_ * w_, w_);
-}
-
-template <class T>
-void slab_direct_step<T>::scatter_rows(int m_parity, int s0_parity) const {
-  const cpx* m = m_at(m_parity, m_offset_);
-  cpx* s = s0_at(s0_parity, row_offset_);
-  for (std::int64_t i1 = 0; i1 < rows_here_; ++i1)
-    for (std::int64_t i0 = 0; i0 < n0_; ++i0) copy_run(s + (i0 * n1_ + i1) * w_, m + (i1 * n0_ + i0) * w_, w_);
-}
-
-template <class T>
-void slab_direct_step<T>::gather_rows(int m_parity, int s0_parity) const {
-  cpx* m = m_at(m_parity, m_offset_);
-  const cpx* s = s0_at(s0_parity, row_offset_);
-  for (std::int64_t i1 = 0; i1 < rows_here_; ++i1)
-    for (std::int64_t i0 = 0; i0 < n0_; ++i0) copy_run(m + (i1 * n0_ + i0) * w_, s + (i0 * n1_ + i1) * w_, w_);
+  for (std::int64_t i1 = 0; i1 < n1_; ++i1) copy_run(plane + i1 * w_, m + i1 * n0_ * w_, w_);
 }
 
 template <class T>
 void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) const {
   const events::scope ev("fft.transpose", 0, "direct window");
   const int kind2d = r2c_ ? (forward_ ? 1 : 2) : 0;
-  const std::size_t s0_bytes = static_cast<std::size_t>(planes_here_ * n1_ * w_) * sizeof(cpx);
   auto fft = [](const planned& p, int kind, const void* in, void* out) {
     if (!p.unaligned) return;  // nothing of this stage on this rank
     const events::scope e("fft.local_fft");
@@ -139,14 +120,17 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
     using byte = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(base)>>, const char, char>;
     return reinterpret_cast<byte*>(base) + i0 * plane_bytes_;
   };
-  // Each node array's use: this rank writes, fence, reads; so two parities suffice, as for
-  // node_window, even when M and S0 are one array.
+  // Each use of the node array: this rank writes, fence(s), reads; so two parities suffice, as for
+  // node_window: a rank writes parity p again (two uses later) only after every rank passed the
+  // next use's fence, which each enters after its reads of this one. Natural order fences twice
+  // per use: once before the axis-0 FFTs read the rows the others wrote, once before the others
+  // read the rows those FFTs wrote.
+  const int p = m_->next_use();
   if (forward_) {
-    const int p = m_->next_use();
     for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
       fft(planes_, kind2d, plane(src, i0), plane_);
       const events::scope e("fft.window.write");
-      scatter_plane(i0, p);
+      scatter_plane(plane_, i0, p);
     }
     fence(m_, p);
     if (!natural_) {
@@ -154,30 +138,18 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
       return;
     }
     fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
-    const int q = s0_->next_use();
-    {
-      const events::scope e("fft.window.write");
-      scatter_rows(p, q);
-    }
-    fence(s0_, q);
+    fence(m_, p);
     const events::scope e("fft.window.out");
-    std::memcpy(dst, s0_at(q, s0_offset_), s0_bytes);
+    for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) gather_plane(reinterpret_cast<cpx*>(plane(dst, i0)), i0, p);
     return;
   }
-  const int q = natural_ ? s0_->next_use() : 0;
   if (natural_) {
     {
       const events::scope e("fft.window.write");
-      std::memcpy(static_cast<void*>(s0_at(q, s0_offset_)), src, s0_bytes);
+      for (std::int64_t i0 = 0; i0 < planes_here_; ++i0)
+        scatter_plane(reinterpret_cast<const cpx*>(plane(src, i0)), i0, p);
     }
-    fence(s0_, q);
-  }
-  const int p = m_->next_use();
-  if (natural_) {
-    {
-      const events::scope e("fft.window.out");
-      gather_rows(p, q);
-    }
+    fence(m_, p);
     fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
   } else {
     fft(axis0_, 0, src, m_at(p, m_offset_));
@@ -186,7 +158,7 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
   for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
     {
       const events::scope e("fft.window.out");
-      gather_plane(i0, p);
+      gather_plane(plane_, i0, p);
     }
     fft(planes_, kind2d, plane_, plane(dst, i0));
   }

@@ -133,15 +133,13 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     t.push_back(c);
   }
   if (f.mid_possible) {
-    // The local FFTs write (and read) the peers' parts of M and S0 directly: no pass of their own
-    // besides the FFTs' strided access to shared memory, counted as direct_copies per exchange,
-    // plus, in natural order, S0's copy between the node array and the caller's buffer.
+    // The plane rows go straight between the caller's buffer (or the in-cache plane scratch of the
+    // 2D FFTs) and every rank's part of M: direct_copies per exchange, nothing else.
     candidate d{{.window = true, .overlap = false, .chunks = 1, .mid = true, .direct = true}, window_ok, window_why, 0};
     if (d.applicable && !f.direct_possible)
       d.applicable = false,
       d.why = f.direct_why.empty() ? "MPI did not place the node arrays' parts end to end" : f.direct_why;
-    const double copy_out = f.mid_exchanges > 1 ? 2 * B / memory_bandwidth : 0;
-    d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + copy_out + 1.1 * fft;
+    d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + 1.1 * fft;
     t.push_back(d);
   }
   if (!f.forced_name.empty())
