@@ -171,19 +171,19 @@ struct forced_plans {
     // tried too, where it applies (a refusal is agreed on every rank).
     for (const char* extra : extras)
       if (std::find(all.begin(), all.end(), extra) == all.end()) all.emplace_back(extra);
+    struct forced_env {  // TORU_FFT_STRATEGY=name while one plan is built
+      explicit forced_env(const std::string& name) { ::setenv("TORU_FFT_STRATEGY", name.c_str(), 1); }
+      ~forced_env() { ::unsetenv("TORU_FFT_STRATEGY"); }
+    };
     for (const std::string& name : all) {
       if (name == chosen.strategy()) continue;
-      ::setenv("TORU_FFT_STRATEGY", name.c_str(), 1);
+      const forced_env env(name);
       try {
         plans.push_back(make());
         names.push_back(name);
       } catch (const toru::error&) {
-        if (std::find(extras.begin(), extras.end(), name) == extras.end()) {
-          ::unsetenv("TORU_FFT_STRATEGY");
-          throw;
-        }
+        if (std::find(extras.begin(), extras.end(), name) == extras.end()) throw;
       }
-      ::unsetenv("TORU_FFT_STRATEGY");
     }
     runs.reserve(plans.size());  // contenders are referenced by address
     for (auto& p : plans) runs.push_back({fill, [&run_one, q = p.get()] { run_one(*q); }, {}});

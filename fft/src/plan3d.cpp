@@ -239,11 +239,12 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     facts.direct_possible = true;  // provisionally: allocated below only if the model takes it
     const auto provisional = strategy_table(facts);
     const int pick = cheapest(provisional);
-    if (pick >= 0 && provisional[pick].s.direct)
+    if (pick >= 0 && provisional[pick].s.direct) {
       allocate_arrays();
-    else
-      facts.direct_possible = false,
-      facts.direct_why = "ESTIMATE: another candidate is cheaper (node arrays not allocated)";
+    } else {
+      facts.direct_possible = false;
+      facts.direct_why = "ESTIMATE: another candidate is cheaper (node array not allocated)";
+    }
   }
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)

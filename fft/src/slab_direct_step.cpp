@@ -1,6 +1,5 @@
 #include "slab_direct_step.hpp"
 
-#include <cstring>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -34,7 +33,6 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
   const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here
   const std::int64_t b0 = part_start(n0, P, me), B = part_count(n0, P, me);  // i0 planes of S0 here
   planes_here_ = B;
-  rows_here_ = A;
   m_offset_ = a0 * n0 * w;
   plane_offset_ = b0 * w;
   plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row

@@ -54,7 +54,6 @@ class slab_direct_step final : public step<T> {
   void gather_plane(cpx* plane, std::int64_t i0, int parity) const;
 
   std::int64_t n0_, n1_, w_;
-  std::int64_t rows_here_ = 0;    // i1 rows of M on this rank
   std::int64_t plane_bytes_ = 0;  // one plane of the caller's S0 (complex, or r2c's padded reals)
   cpx* plane_ = nullptr;          // one plane [n1][w], FFTW-aligned
   bool forward_, natural_;

@@ -136,9 +136,10 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     // The plane rows go straight between the caller's buffer (or the in-cache plane scratch of the
     // 2D FFTs) and every rank's part of M: direct_copies per exchange, nothing else.
     candidate d{{.window = true, .overlap = false, .chunks = 1, .mid = true, .direct = true}, window_ok, window_why, 0};
-    if (d.applicable && !f.direct_possible)
-      d.applicable = false,
-      d.why = f.direct_why.empty() ? "MPI did not place the node arrays' parts end to end" : f.direct_why;
+    if (d.applicable && !f.direct_possible) {
+      d.applicable = false;
+      d.why = f.direct_why.empty() ? "MPI did not place the node array's parts end to end" : f.direct_why;
+    }
     d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + 1.1 * fft;
     t.push_back(d);
   }

@@ -45,7 +45,7 @@ struct plan_facts {
   bool mid_possible = false;      // the slab's middle layout M applies (make_layout3d)
   bool mid_required = false;      // ... and the output layout is M (transposed order)
   int mid_exchanges = 0;          // transposes per forward transform through M
-  bool direct_possible = false;   // M and S0 as node arrays (slab_direct_step) exist for this plan
+  bool direct_possible = false;   // M as a node array (slab_direct_step) exists for this plan
   std::string direct_why;         // why not, when !direct_possible (default: MPI's placement)
   std::string forced_name;        // TORU_FFT_STRATEGY (rank 0's): only the candidate of that name
   // Memory traffic of one window transpose, in streaming copies of B bytes (read + write = 2 per

@@ -69,10 +69,11 @@ int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<can
                     const std::function<double(int)>& time, std::vector<double>* seconds) {
   // One applicable candidate (TORU_FFT_STRATEGY, a forced path): nothing to choose, so nothing is
   // timed or recorded; a forced plan must not overwrite the table's measured choice in the store.
-  if (std::count_if(table.begin(), table.end(), [](const candidate& c) { return c.applicable; }) == 1) {
+  const auto applicable = [](const candidate& c) { return c.applicable; };
+  const auto first = std::find_if(table.begin(), table.end(), applicable);
+  if (first != table.end() && std::find_if(first + 1, table.end(), applicable) == table.end()) {
     if (seconds) seconds->clear();
-    return static_cast<int>(std::find_if(table.begin(), table.end(), [](const candidate& c) { return c.applicable; }) -
-                            table.begin());
+    return static_cast<int>(first - table.begin());
   }
   const std::string path = wisdom_path();
   const int rank = mpi_rank(comm);
