@@ -3,17 +3,23 @@
 // layouts of the same data, A = n1 / ranks rows of i1 and w = n2 points per row:
 //   contiguous  [i1][i2][i0]  (the element-transposing layout S2: unit stride),
 //   i0_outer    [i0][i1][i2]  (the earlier middle layout: stride A*w, a power of two here),
-//   i1_outer    [i1][i0][i2]  (FFTW_MPI_TRANSPOSED_OUT's layout: stride w inside each i1 block).
+//   i1_outer    [i1][i0][i2]  (FFTW_MPI_TRANSPOSED_OUT's layout: stride w inside each i1 block),
+//   i1_tiled    the same layout through toru's column_fft (fft/src/column_fft.hpp): tiles of a few
+//               columns copied into an L1-sized buffer, transformed there, copied back.
 // Run: build-release/fft/fft_layout_bench   (Google Benchmark flags apply, e.g. --benchmark_repetitions=5)
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "column_fft.hpp"
 
 namespace {
 
-enum layout { contiguous, i0_outer, i1_outer };
+enum layout { contiguous, i0_outer, i1_outer, i1_tiled };
 
 void axis0_ffts(benchmark::State& state) {
   const auto kind = static_cast<layout>(state.range(0));
@@ -22,8 +28,13 @@ void axis0_ffts(benchmark::State& state) {
   fftw_complex* a = fftw_alloc_complex(N);
   for (std::size_t i = 0; i < N; ++i) a[i][0] = a[i][1] = static_cast<double>(i % 7);
   fftw_plan p = nullptr;
+  std::unique_ptr<toru::fft::detail::column_fft<double>> tiled;
   const int n = n0;
-  if (kind == contiguous) {
+  if (kind == i1_tiled) {
+    auto* c = reinterpret_cast<std::complex<double>*>(a);
+    tiled = std::make_unique<toru::fft::detail::column_fft<double>>(n0, w, A, FFTW_FORWARD, true, FFTW_ESTIMATE, c, c);
+    for (auto _ : state) tiled->execute(c, c);
+  } else if (kind == contiguous) {
     p = fftw_plan_many_dft(1, &n, A * w, a, nullptr, 1, n0, a, nullptr, 1, n0, FFTW_FORWARD, FFTW_ESTIMATE);
   } else if (kind == i0_outer) {
     p = fftw_plan_many_dft(1, &n, A * w, a, nullptr, A * w, 1, a, nullptr, A * w, 1, FFTW_FORWARD, FFTW_ESTIMATE);
@@ -32,18 +43,20 @@ void axis0_ffts(benchmark::State& state) {
     fftw_iodim loops[2] = {{A, n0 * w, n0 * w}, {w, 1, 1}};
     p = fftw_plan_guru_dft(1, &dim, 2, loops, a, a, FFTW_FORWARD, FFTW_ESTIMATE);
   }
-  for (auto _ : state) fftw_execute(p);
+  if (p)
+    for (auto _ : state) fftw_execute(p);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(N) * 16);
-  fftw_destroy_plan(p);
+  if (p) fftw_destroy_plan(p);
   fftw_free(a);
 }
 
 // {layout, n0 (= n2), A}: 128^3 on 4 and 2 ranks, and 256^3 on 4 ranks.
 BENCHMARK(axis0_ffts)
     ->ArgNames({"layout", "n0", "A"})
-    ->ArgsProduct({{contiguous, i0_outer, i1_outer}, {128}, {32, 64}})
+    ->ArgsProduct({{contiguous, i0_outer, i1_outer, i1_tiled}, {128}, {32, 64}})
     ->Args({contiguous, 256, 64})
     ->Args({i1_outer, 256, 64})
+    ->Args({i1_tiled, 256, 64})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

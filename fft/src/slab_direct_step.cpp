@@ -54,8 +54,8 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
     p.aligned = make(kind, rank, dims, hr, how, in, out, flags);
     p.unaligned = make(kind, rank, dims, hr, how, in, out, FFTW_ESTIMATE | FFTW_UNALIGNED);
     if (!p.aligned || !p.unaligned)
-      throw error(errc::fftw, fmt::format("FFTW could not plan the direct window's {} FFTs ({}x{}x{}{})",
-                                          rank == 2 ? "plane" : "axis-0", n0, n1, n2, r2c ? " r2c" : ""));
+      throw error(errc::fftw, fmt::format("FFTW could not plan the direct window's plane FFTs ({}x{}x{}{})", n0, n1, n2,
+                                          r2c ? " r2c" : ""));
   };
   // One plane between the caller's rows (of `row`) and the contiguous scratch [n1][w].
   if (B > 0) {
@@ -65,27 +65,24 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
     else
       plan(planes_, kind2d, 2, dims, 0, nullptr, plane_, scratch_a);
   }
-  // Along i0 of each M row here, vectorised over the row's w points: i0 stride w, rows n0*w apart
-  // on both sides.
+  // Along i0 of each M row here: w transforms of stride w per row, rows n0*w apart.
   if (A > 0) {
-    const iodim dims[1] = {{n0, w, w}};
-    const iodim how[2] = {{A, n0 * w, n0 * w}, {w, 1, 1}};
     cpx* mine = m_at(0, m_offset_);
+    auto* a = static_cast<cpx*>(scratch_a);
     if (natural)
-      plan(axis0_, 0, 1, dims, 2, how, mine, mine);
+      axis0_ = std::make_unique<column_fft<T>>(n0, w, A, sign, true, flags, mine, mine);
     else if (forward)
-      plan(axis0_, 0, 1, dims, 2, how, mine, scratch_a);
+      axis0_ = std::make_unique<column_fft<T>>(n0, w, A, sign, false, flags, mine, a);
     else
-      plan(axis0_, 0, 1, dims, 2, how, scratch_a, mine);
+      axis0_ = std::make_unique<column_fft<T>>(n0, w, A, sign, false, flags, a, mine);
   }
   (void)scratch_b;
 }
 
 template <class T>
 slab_direct_step<T>::~slab_direct_step() {
-  for (const planned* p : {&planes_, &axis0_})
-    for (auto q : {p->aligned, p->unaligned})
-      if (q) api::destroy(q);
+  for (auto q : {planes_.aligned, planes_.unaligned})
+    if (q) api::destroy(q);
   api::free(plane_);
 }
 
@@ -110,6 +107,11 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
     const events::scope e("fft.local_fft");
     p.run(kind, in, out);
   };
+  auto fft0 = [this](const void* in, void* out) {
+    if (!axis0_) return;
+    const events::scope e("fft.local_fft");
+    axis0_->execute(static_cast<const cpx*>(in), static_cast<cpx*>(out));
+  };
   auto fence = [](const node_array* a, int parity) {
     const events::scope e("fft.window.fence");
     a->fence(parity);
@@ -132,10 +134,10 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
     }
     fence(m_, p);
     if (!natural_) {
-      fft(axis0_, 0, m_at(p, m_offset_), dst);
+      fft0(m_at(p, m_offset_), dst);
       return;
     }
-    fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
+    fft0(m_at(p, m_offset_), m_at(p, m_offset_));
     fence(m_, p);
     const events::scope e("fft.window.out");
     for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) gather_plane(reinterpret_cast<cpx*>(plane(dst, i0)), i0, p);
@@ -148,9 +150,9 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
         scatter_plane(reinterpret_cast<const cpx*>(plane(src, i0)), i0, p);
     }
     fence(m_, p);
-    fft(axis0_, 0, m_at(p, m_offset_), m_at(p, m_offset_));
+    fft0(m_at(p, m_offset_), m_at(p, m_offset_));
   } else {
-    fft(axis0_, 0, src, m_at(p, m_offset_));
+    fft0(src, m_at(p, m_offset_));
   }
   fence(m_, p);
   for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {

@@ -14,6 +14,9 @@
 #include <complex>
 #include <cstdint>
 
+#include <memory>
+
+#include "column_fft.hpp"
 #include "fftw_api.hpp"
 #include "node_window.hpp"
 #include "steps.hpp"
@@ -63,8 +66,9 @@ class slab_direct_step final : public step<T> {
   const node_array* m_;
   // planes: the 2D FFT of one plane (the caller's buffer <-> plane_); axis0: the 1D FFTs along i0
   // of this rank's M part (out of place to or from the caller's M in transposed order, in place
-  // in natural order). Planned on parity 0.
-  planned planes_, axis0_;
+  // in natural order; null where this rank has no i1 row). Planned on parity 0.
+  planned planes_;
+  std::unique_ptr<column_fft<T>> axis0_;
   bool r2c_;
 };
 

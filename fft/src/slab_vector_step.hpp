@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "column_fft.hpp"
 #include "exchange.hpp"
 #include "exchange_typed.hpp"
 #include "fftw_api.hpp"
@@ -73,10 +74,9 @@ class slab_vector_step final : public step<T> {
   const node_window* window_ = nullptr;
   std::unique_ptr<exchange> to_mid_, to_slab_;            // packed blocks through toru::comm
   std::unique_ptr<typed_exchange> to_mid_w_, to_slab_w_;  // or strided rows through MPI_Alltoallw
-  // Axis-0 FFT plans over one i1 row of M (w transforms of stride w): in place / out of place,
-  // each for SIMD-aligned and other buffers.
-  typename api::plan in_place_ = nullptr, in_place_unaligned_ = nullptr;
-  typename api::plan out_of_place_ = nullptr, out_of_place_unaligned_ = nullptr;
+  // Axis-0 FFTs over this rank's i1 rows of M (w transforms of stride w per row): in place, and
+  // out of place where the transposed order starts or ends in M. Null where A_ == 0.
+  std::unique_ptr<column_fft<T>> in_place_, out_of_place_;
 };
 
 }  // namespace toru::fft::detail

@@ -280,31 +280,16 @@ void slab_vector_step<T>::build_exchanges(comm_ptr comm, const std::vector<int>&
 
 template <class T>
 void slab_vector_step<T>::plan_fft0(unsigned flags, void* scratch_a, void* scratch_b) {
-  const std::int64_t n0 = n0_, w = w_;
-  const bool natural = natural_, forward = forward_;
-  if (A_ > 0) {
-    const int n = static_cast<int>(n0), wi = to_int(w, "axis-0 FFT vector");
-    auto* a = static_cast<typename api::cpx*>(scratch_a);
-    auto* b = static_cast<typename api::cpx*>(scratch_b);
-    const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
-    const unsigned unaligned = FFTW_ESTIMATE | FFTW_UNALIGNED;
-    in_place_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, a, nullptr, wi, 1, sign, flags);
-    in_place_unaligned_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, a, nullptr, wi, 1, sign, unaligned);
-    // Out of place only where the transposed order starts or ends in M.
-    if (!natural) {
-      out_of_place_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, b, nullptr, wi, 1, sign, flags);
-      out_of_place_unaligned_ = api::many_dft(1, &n, wi, a, nullptr, wi, 1, b, nullptr, wi, 1, sign, unaligned);
-    }
-    if (!in_place_ || !in_place_unaligned_ || (!natural && (!out_of_place_ || !out_of_place_unaligned_)))
-      throw error(errc::fftw, fmt::format("FFTW could not plan {} strided transforms of size {}", w, n0));
-  }
+  if (A_ == 0) return;
+  auto* a = static_cast<cpx*>(scratch_a);
+  auto* b = static_cast<cpx*>(scratch_b);
+  const int sign = forward_ ? FFTW_FORWARD : FFTW_BACKWARD;
+  in_place_ = std::make_unique<column_fft<T>>(n0_, w_, A_, sign, true, flags, a, a);
+  if (!natural_) out_of_place_ = std::make_unique<column_fft<T>>(n0_, w_, A_, sign, false, flags, a, b);
 }
 
 template <class T>
-slab_vector_step<T>::~slab_vector_step() {
-  for (auto p : {in_place_, in_place_unaligned_, out_of_place_, out_of_place_unaligned_})
-    if (p) api::destroy(p);
-}
+slab_vector_step<T>::~slab_vector_step() = default;
 
 template <class T>
 std::size_t slab_vector_step<T>::workspace_size() const {
@@ -401,17 +386,8 @@ void slab_vector_step<T>::to_slab_window(const cpx* m, cpx* s0) const {
 template <class T>
 void slab_vector_step<T>::fft0(const cpx* in, cpx* out) const {
   const events::scope ev(in == out ? "fft.axis0" : forward_ ? "fft.axis0.fwd_oop" : "fft.axis0.bwd_oop");
-  auto* i = const_cast<cpx*>(in);     // read only when out of place
-  const std::int64_t row = n0_ * w_;  // one i1 row of M: n0 runs of w points
-  for (std::int64_t i1 = 0; i1 < A_; ++i1) {
-    cpx* x = i + i1 * row;
-    cpx* y = out + i1 * row;
-    const bool aligned = api::alignment_of(x) == 0 && api::alignment_of(y) == 0;
-    if (in == out)
-      api::execute_dft(aligned ? in_place_ : in_place_unaligned_, x, y);
-    else
-      api::execute_dft(aligned ? out_of_place_ : out_of_place_unaligned_, x, y);
-  }
+  if (A_ == 0) return;
+  (in == out ? in_place_ : out_of_place_)->execute(in, out);
 }
 
 template <class T>

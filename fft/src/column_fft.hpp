@@ -1,0 +1,53 @@
+// FFTs down the columns of row-major blocks [n0][w]: w transforms of n0 points at stride w per
+// block, `blocks` blocks n0 * w apart (the axis-0 FFTs of the slab's middle layout M).
+//
+// Why not one strided FFTW plan: the column stride is w points (2 KiB at w = 128), a power of two
+// in the usual sizes, so the n0 points of a column fall into a few L1 sets and FFTW_ESTIMATE's
+// plan (a codelet straight over the strided data) runs on conflict misses. FFTW_MEASURE finds
+// buffered plans, FFTW_ESTIMATE does not. So a tile of c columns (n0 x c points, about half of
+// L1) is copied into a contiguous buffer, transformed there and copied out: 128 x 128 blocks
+// 2.1x faster than the strided ESTIMATE plan, 256 x 256 about 10x (fft_layout_bench,
+// docs/benchmarks.md). Under FFTW_MEASURE (or PATIENT) both ways are timed at plan time and the
+// faster kept, like FFTW's own choices.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+
+#include "fftw_api.hpp"
+
+namespace toru::fft::detail {
+
+template <class T>
+class column_fft {
+ public:
+  using cpx = std::complex<T>;
+  /// sign: FFTW_FORWARD or FFTW_BACKWARD. scratch_in / scratch_out: planning buffers of
+  /// blocks * n0 * w points each (the same buffer when in_place); FFTW_MEASURE overwrites them.
+  column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
+             cpx* scratch_in, cpx* scratch_out);
+  ~column_fft();
+  column_fft(const column_fft&) = delete;
+  column_fft& operator=(const column_fft&) = delete;
+
+  /// All blocks from in to out (in == out iff planned in place).
+  void execute(const cpx* in, cpx* out) const;
+  /// Columns per tile, or 0 where one strided FFTW plan runs.
+  std::int64_t tile_columns() const { return tiled_ ? c_ : 0; }
+
+ private:
+  using api = fftw_api<T>;
+  void run_tiled(const cpx* in, cpx* out) const;
+  void run_strided(const cpx* in, cpx* out) const;
+  typename api::plan plan_tile(std::int64_t c, unsigned flags) const;
+
+  std::int64_t n0_, w_, blocks_, c_ = 0;
+  int sign_;
+  bool in_place_, tiled_ = false;
+  cpx* tile_ = nullptr;                                           // n0 x c points, SIMD-aligned (fftw_malloc)
+  typename api::plan tile_plan_ = nullptr, rest_plan_ = nullptr;  // c columns; the last w % c
+  typename api::plan strided_ = nullptr, strided_unaligned_ = nullptr;
+  int strided_in_align_ = 0, strided_out_align_ = 0;
+};
+
+}  // namespace toru::fft::detail
