@@ -150,6 +150,28 @@ void time_interleaved(const settings& s, std::vector<contender*> cs) {
     }
 }
 
+// TORU_FFT_STRATEGY forces the plan under test; the bench's own forced alternative (all-to-all,
+// no overlap) is built without it, since the strategy it names need not apply to that path.
+class strategy_env_hidden {
+ public:
+  strategy_env_hidden() {
+    if (const char* v = std::getenv("TORU_FFT_STRATEGY")) {
+      saved_ = v;
+      had_ = true;
+      ::unsetenv("TORU_FFT_STRATEGY");
+    }
+  }
+  ~strategy_env_hidden() {
+    if (had_) ::setenv("TORU_FFT_STRATEGY", saved_.c_str(), 1);
+  }
+  strategy_env_hidden(const strategy_env_hidden&) = delete;
+  strategy_env_hidden& operator=(const strategy_env_hidden&) = delete;
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
 // --candidates: every other applicable candidate of the default plan's strategy table, built with
 // TORU_FFT_STRATEGY set to its name (rank 0's value decides, set on all), each a contender timed in
 // a rotation with the choice, so that the choice can be compared with the best forced alternative.
@@ -249,7 +271,9 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   // The forced alternative: all-to-all without overlap (toru's plan before the strategy table).
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
+  auto hidden = std::make_unique<strategy_env_hidden>();
   toru::fft::fft3d<double> plan_serial(MPI_COMM_WORLD, n, opts);
+  hidden.reset();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
   for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
@@ -339,7 +363,9 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
+  auto hidden = std::make_unique<strategy_env_hidden>();
   toru::fft::fft1d<double> plan_serial(MPI_COMM_WORLD, n, opts);
+  hidden.reset();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
   for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);

@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
     std::unique_ptr<toru::fft::fft3d<double>> made;
     try {
       made = std::make_unique<toru::fft::fft3d<double>>(MPI_COMM_WORLD, std::array<std::int64_t, 3>{n, n, n}, o);
-    } catch (const toru::error&) {  // not applicable here (refused on every rank)
+    } catch (const toru::error& e) {  // not applicable here (refused on every rank)
+      if (rank == 0) std::printf("%-8s %-34s not applicable: %s\n", "forced", rn.forced, e.what());
     }
     ::unsetenv("TORU_FFT_STRATEGY");
     if (!made) continue;

@@ -5,7 +5,9 @@
 //   i0_outer    [i0][i1][i2]  (the earlier middle layout: stride A*w, a power of two here),
 //   i1_outer    [i1][i0][i2]  (FFTW_MPI_TRANSPOSED_OUT's layout: stride w inside each i1 block),
 //   i1_tiled    the same layout through toru's column_fft (fft/src/column_fft.hpp): tiles of a few
-//               columns copied into an L1-sized buffer, transformed there, copied back.
+//               columns copied into an L1-sized buffer, transformed there, copied back;
+// and the 2D FFTs of the planes (plane_ffts): FFTW's ESTIMATE and MEASURE plans against toru's
+// local_fft, which under ESTIMATE runs the rows and then the columns in tiles.
 // Run: build-release/fft/fft_layout_bench   (Google Benchmark flags apply, e.g. --benchmark_repetitions=5)
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
@@ -15,7 +17,10 @@
 #include <cstdint>
 #include <memory>
 
+#include <vector>
+
 #include "column_fft.hpp"
+#include "local_fft.hpp"
 
 namespace {
 
@@ -57,6 +62,46 @@ BENCHMARK(axis0_ffts)
     ->Args({contiguous, 256, 64})
     ->Args({i1_outer, 256, 64})
     ->Args({i1_tiled, 256, 64})
+    ->Unit(benchmark::kMillisecond);
+
+// The 2D FFTs of the slab's planes (n x n, `planes` of them, out of place): FFTW_ESTIMATE's and
+// FFTW_MEASURE's 2D plans, and toru's local_fft (under ESTIMATE: rows, then columns in L1 tiles).
+enum plane_way { estimate_2d, measure_2d, toru_local_fft };
+
+void plane_ffts(benchmark::State& state) {
+  const auto way = static_cast<plane_way>(state.range(0));
+  const int n = static_cast<int>(state.range(1)), planes = static_cast<int>(state.range(2));
+  const std::size_t N = static_cast<std::size_t>(n) * n * planes;
+  fftw_complex* a = fftw_alloc_complex(N);
+  fftw_complex* b = fftw_alloc_complex(N);
+  const int dims[2] = {n, n};
+  fftw_plan p = nullptr;
+  std::unique_ptr<toru::fft::detail::local_fft<double>> f;
+  if (way == toru_local_fft)
+    f = std::make_unique<toru::fft::detail::local_fft<double>>(
+        toru::fft::detail::fft_kind::c2c_forward, std::vector<int>{n, n}, std::vector<std::int64_t>{planes}, false,
+        FFTW_ESTIMATE, a, b);
+  else
+    p = fftw_plan_many_dft(2, dims, planes, a, nullptr, 1, n * n, b, nullptr, 1, n * n, FFTW_FORWARD,
+                           way == estimate_2d ? FFTW_ESTIMATE : FFTW_MEASURE);
+  for (std::size_t i = 0; i < N; ++i) a[i][0] = a[i][1] = static_cast<double>(i % 7);
+  for (auto _ : state) {
+    if (p)
+      fftw_execute(p);
+    else
+      f->execute(planes, a, b);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(N) * 16);
+  if (p) fftw_destroy_plan(p);
+  fftw_free(a);
+  fftw_free(b);
+}
+
+// {way, n, planes}: the planes of one rank at 128^3 and 256^3 on 2 ranks (fewer at 256: time).
+BENCHMARK(plane_ffts)
+    ->ArgNames({"way", "n", "planes"})
+    ->ArgsProduct({{estimate_2d, measure_2d, toru_local_fft}, {128}, {64}})
+    ->ArgsProduct({{estimate_2d, measure_2d, toru_local_fft}, {256}, {16}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

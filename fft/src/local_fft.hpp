@@ -1,11 +1,18 @@
 // Batched local FFTs over consecutive "units" (a row, or a plane for the slab's 2D transforms),
 // planned once per batch size with FFTW and executed on any buffer (new-array execute).
+//
+// Planes under FFTW_ESTIMATE run as their rows (one rank-1 batch) and then their columns in L1
+// tiles (column_fft.hpp): FFTW_ESTIMATE's own 2D plan runs its column passes straight over rows a
+// power of two apart, on conflict misses (256 x 256: 2.8 ms a plane against 0.4 ms for
+// FFTW_MEASURE's plan; docs/benchmarks.md). Under FFTW_MEASURE FFTW's 2D plan is kept.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "column_fft.hpp"
 #include "fftw_api.hpp"
 
 namespace toru::fft::detail {
@@ -46,6 +53,10 @@ class local_fft {
   bool in_place_;
   std::int64_t unit_complex_ = 0, unit_in_bytes_ = 0, unit_out_bytes_ = 0;
   std::vector<entry> plans_;  // decreasing batch, always ending with batch 1
+  // Planes as rows + tiled columns (empty plans_): the rows of one plane, and its columns (c2r:
+  // from the input to the output, the rows then in place; otherwise in place on the output).
+  std::unique_ptr<local_fft<T>> rows_;
+  std::unique_ptr<column_fft<T>> columns_;
 };
 
 }  // namespace toru::fft::detail

@@ -26,6 +26,19 @@ local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::i
   std::sort(batches.begin(), batches.end(), std::greater<>());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   if (in_place_) scratch_out = scratch_in;
+  if (dims_.size() == 2 && (flags & FFTW_ESTIMATE) != 0 && dims_[0] >= 8 && clast >= 4 && cbytes > 32 * 1024) {
+    const bool c2r = kind_ == fft_kind::c2r;
+    const int sign = kind_ == fft_kind::c2c_backward || c2r ? FFTW_BACKWARD : FFTW_FORWARD;
+    auto* in_c = static_cast<std::complex<T>*>(scratch_in);
+    auto* out_c = static_cast<std::complex<T>*>(scratch_out);
+    rows_ = std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]},
+                                           c2r || in_place_, flags, c2r ? scratch_out : scratch_in, scratch_out);
+    if (c2r)
+      columns_ = std::make_unique<column_fft<T>>(dims_[0], clast, 1, sign, in_place_, flags, in_c, out_c);
+    else
+      columns_ = std::make_unique<column_fft<T>>(dims_[0], clast, 1, sign, true, flags, out_c, out_c);
+    return;
+  }
   for (std::int64_t b : batches) {
     if (b <= 0) continue;
     expect(b <= INT32_MAX, "local FFT batch", "at most 2^31-1 transforms", std::to_string(b));
@@ -99,6 +112,20 @@ template <class T>
 void local_fft<T>::execute(std::int64_t units, void* in, void* out) const {
   auto* pin = static_cast<char*>(in);
   auto* pout = static_cast<char*>(out);
+  if (rows_) {
+    using cpx = std::complex<T>;
+    const std::int64_t rows = dims_[0];
+    for (std::int64_t u = 0; u < units; ++u, pin += unit_in_bytes_, pout += unit_out_bytes_) {
+      if (kind_ == fft_kind::c2r) {
+        columns_->execute(reinterpret_cast<const cpx*>(pin), reinterpret_cast<cpx*>(pout));
+        rows_->execute(rows, pout, pout);
+      } else {
+        rows_->execute(rows, pin, pout);
+        columns_->execute(reinterpret_cast<const cpx*>(pout), reinterpret_cast<cpx*>(pout));
+      }
+    }
+    return;
+  }
   // Batches not planned exactly run as pieces of the planned ones (the list ends with 1).
   for (const entry& e : plans_) {
     while (units >= e.batch) {

@@ -136,18 +136,14 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
     L.s2 = make_box({0, part_start(n[1], p0, r0), part_start(nc, p1, r1)},
                     {n[0], part_count(n[1], p0, r0), part_count(nc, p1, r1)}, {2, 1, 0});
   }
-  // Slabs on the host: FFTW-MPI's transposed layout M = [i1 part][i0][i2], when the strided FFT
-  // along axis 0 is one pass of an FFTW codelet. M moves whole rows of axis 2 (no element-wise
-  // transpose) and costs a strided axis-0 FFT. Measured on the 2-core development machine
-  // (FFTW 3.3.10, FFTW_ESTIMATE, fft_layout_bench, docs/fft.md): 8192 strided FFTs of 128 points
-  // take 3.9 ms against 3.1 ms contiguous, while the two element-wise transposes they replace take
-  // 1.5-2 ms each per 4096 rows; at 256 points FFTW splits the strided transform into Cooley-Tukey
-  // passes over the strided data (177 ms against 15 ms). 128 is FFTW's largest SIMD no-twiddle codelet (n1fv_128),
-  // hence the bound. n1 >= P keeps every rank busy in M. Transposed output stops in M (one
-  // all-to-all, exactly FFTW_MPI_TRANSPOSED_OUT's layout). The cufft backend keeps the transposing
-  // path (its kernels cover that geometry), so its transposed layout differs here.
-  constexpr std::int64_t max_strided_axis0 = 128;
-  if (L.decomp == decomposition::slab && !device && n[1] >= P && n[0] <= max_strided_axis0) {
+  // Slabs on the host: FFTW-MPI's transposed layout M = [i1 part][i0][i2]. M moves whole rows of
+  // axis 2 (no element-wise transpose) and costs a strided axis-0 FFT, which column_fft runs in
+  // L1 tiles at about the contiguous transform's speed for any n0 (docs/fft.md: FFTW_ESTIMATE's
+  // own strided plan was 1.5x the contiguous one at 128 points and 17x at 256, hence an earlier
+  // bound of n0 <= 128). n1 >= P keeps every rank busy in M. Transposed output stops in M (one
+  // all-to-all, exactly FFTW_MPI_TRANSPOSED_OUT's layout). The cufft backend keeps the
+  // transposing path (its kernels cover that geometry), so its transposed layout differs here.
+  if (L.decomp == decomposition::slab && !device && n[1] >= P) {
     L.vector_mid = true;
     L.mid = make_box({0, part_start(n[1], P, rank), 0}, {n[0], part_count(n[1], P, rank), nc}, {1, 0, 2});
   }

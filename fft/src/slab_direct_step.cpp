@@ -11,19 +11,6 @@
 namespace toru::fft::detail {
 
 template <class T>
-void slab_direct_step<T>::planned::run(int kind, const void* in, void* out) const {
-  const bool same = api::alignment_of(in) == in_align && api::alignment_of(out) == out_align;
-  const auto p = same && aligned ? aligned : unaligned;
-  auto* i = const_cast<void*>(in);  // read only, but for c2r (which may destroy its node-array input)
-  if (kind == 1)
-    api::execute_r2c(p, i, out);
-  else if (kind == 2)
-    api::execute_c2r(p, i, out);
-  else
-    api::execute_dft(p, i, out);
-}
-
-template <class T>
 slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c,
                                       bool forward, bool natural, unsigned flags, const node_array* m, void* scratch_a,
                                       void* scratch_b)
@@ -38,32 +25,19 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
   plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
   plane_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(plane_bytes_)));
   if (!plane_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes of plane scratch", plane_bytes_));
-  // The caller's side of the 2D FFTs: complex rows of w, or r2c's real rows padded to 2w reals.
-  const std::int64_t row = r2c ? 2 * w : w;
-  using iodim = typename api::iodim;
-  const int kind2d = r2c ? (forward ? 1 : 2) : 0;
+  // One plane between the caller's rows (complex rows of w, or r2c's real rows padded to 2w
+  // reals: local_fft's unit) and the contiguous scratch [n1][w].
   const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
-  auto make = [&](int kind, int rank, const iodim* dims, int hr, const iodim* how, void* in, void* out, unsigned f) {
-    if (kind == 1) return api::guru_r2c(rank, dims, hr, how, in, out, f);
-    if (kind == 2) return api::guru_c2r(rank, dims, hr, how, in, out, f);
-    return api::guru_dft(rank, dims, hr, how, in, out, sign, f);
-  };
-  auto plan = [&](planned& p, int kind, int rank, const iodim* dims, int hr, const iodim* how, void* in, void* out) {
-    p.in_align = api::alignment_of(in);
-    p.out_align = api::alignment_of(out);
-    p.aligned = make(kind, rank, dims, hr, how, in, out, flags);
-    p.unaligned = make(kind, rank, dims, hr, how, in, out, FFTW_ESTIMATE | FFTW_UNALIGNED);
-    if (!p.aligned || !p.unaligned)
-      throw error(errc::fftw, fmt::format("FFTW could not plan the direct window's plane FFTs ({}x{}x{}{})", n0, n1, n2,
-                                          r2c ? " r2c" : ""));
-  };
-  // One plane between the caller's rows (of `row`) and the contiguous scratch [n1][w].
   if (B > 0) {
-    iodim dims[2] = {{n1, forward ? row : w, forward ? w : row}, {n2, 1, 1}};
+    const fft_kind kind =
+        r2c ? (forward ? fft_kind::r2c : fft_kind::c2r) : (forward ? fft_kind::c2c_forward : fft_kind::c2c_backward);
+    const std::vector<int> dims{static_cast<int>(n1), static_cast<int>(n2)};  // sizes checked by plan3d
     if (forward)
-      plan(planes_, kind2d, 2, dims, 0, nullptr, scratch_a, plane_);
+      planes_ =
+          std::make_unique<local_fft<T>>(kind, dims, std::vector<std::int64_t>{1}, false, flags, scratch_a, plane_);
     else
-      plan(planes_, kind2d, 2, dims, 0, nullptr, plane_, scratch_a);
+      planes_ =
+          std::make_unique<local_fft<T>>(kind, dims, std::vector<std::int64_t>{1}, false, flags, plane_, scratch_a);
   }
   // Along i0 of each M row here: w transforms of stride w per row, rows n0*w apart.
   if (A > 0) {
@@ -81,8 +55,6 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
 
 template <class T>
 slab_direct_step<T>::~slab_direct_step() {
-  for (auto q : {planes_.aligned, planes_.unaligned})
-    if (q) api::destroy(q);
   api::free(plane_);
 }
 
@@ -101,11 +73,9 @@ void slab_direct_step<T>::gather_plane(cpx* plane, std::int64_t i0, int parity) 
 template <class T>
 void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) const {
   const events::scope ev("fft.transpose", 0, "direct window");
-  const int kind2d = r2c_ ? (forward_ ? 1 : 2) : 0;
-  auto fft = [](const planned& p, int kind, const void* in, void* out) {
-    if (!p.unaligned) return;  // nothing of this stage on this rank
+  auto fft = [this](const void* in, void* out) {
     const events::scope e("fft.local_fft");
-    p.run(kind, in, out);
+    planes_->execute(1, const_cast<void*>(in), out);  // read only (c2r: the plane scratch)
   };
   auto fft0 = [this](const void* in, void* out) {
     if (!axis0_) return;
@@ -128,7 +98,7 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
   const int p = m_->next_use();
   if (forward_) {
     for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
-      fft(planes_, kind2d, plane(src, i0), plane_);
+      fft(plane(src, i0), plane_);
       const events::scope e("fft.window.write");
       scatter_plane(plane_, i0, p);
     }
@@ -160,7 +130,7 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
       const events::scope e("fft.window.out");
       gather_plane(plane_, i0, p);
     }
-    fft(planes_, kind2d, plane_, plane(dst, i0));
+    fft(plane_, plane(dst, i0));
   }
 }
 

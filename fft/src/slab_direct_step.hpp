@@ -18,6 +18,7 @@
 
 #include "column_fft.hpp"
 #include "fftw_api.hpp"
+#include "local_fft.hpp"
 #include "node_window.hpp"
 #include "steps.hpp"
 
@@ -41,14 +42,6 @@ class slab_direct_step final : public step<T> {
  private:
   using api = fftw_api<T>;
   using cpx = std::complex<T>;
-  // One FFTW plan, planned aligned on the arrays it was made for and again with FFTW_UNALIGNED:
-  // new-array execution needs the planned arrays' alignment.
-  struct planned {
-    typename api::plan aligned = nullptr, unaligned = nullptr;
-    int in_align = 0, out_align = 0;
-    // kind: 0 c2c, 1 r2c, 2 c2r.
-    void run(int kind, const void* in, void* out) const;
-  };
   cpx* m_at(int parity, std::int64_t offset) const { return reinterpret_cast<cpx*>(m_->base(parity)) + offset; }
 
   // The n1 rows of plane i0 (here), w points each, between `plane` (contiguous [n1][w]: the
@@ -67,7 +60,7 @@ class slab_direct_step final : public step<T> {
   // planes: the 2D FFT of one plane (the caller's buffer <-> plane_); axis0: the 1D FFTs along i0
   // of this rank's M part (out of place to or from the caller's M in transposed order, in place
   // in natural order; null where this rank has no i1 row). Planned on parity 0.
-  planned planes_;
+  std::unique_ptr<local_fft<T>> planes_;
   std::unique_ptr<column_fft<T>> axis0_;
   bool r2c_;
 };

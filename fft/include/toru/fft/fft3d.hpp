@@ -17,9 +17,9 @@
 // Layouts. inbox() is where each rank's input lies (natural order: memory order axis 0, 1, 2).
 // outbox() is where the forward output lies: natural order gives inbox() again; transposed order
 // skips the transposes back and leaves the layout of the last local FFT:
-//   slab, n0 <= 128 and n1 >= ranks (host backend): memory [i1][i0][i2], axis 1 split over ranks
+//   slab, n1 >= ranks (host backend): memory [i1][i0][i2], axis 1 split over ranks
 //           (FFTW_MPI_TRANSPOSED_OUT's layout: whole rows of axis 2 move, axis-0 FFTs run strided),
-//   other slabs: memory [i1][i2][i0], axis 2 split over ranks,
+//   other slabs (n1 < ranks, or the cufft backend): memory [i1][i2][i0], axis 2 split over ranks,
 //   pencil: memory [i2][i1][i0], axis 2 split over p1, axis 1 over p0.
 // Read the layout from outbox() (or local_size_3d) rather than assuming one of these.
 // backward() takes its input in outbox() and returns it in inbox() (FFTW_MPI_TRANSPOSED_IN).
