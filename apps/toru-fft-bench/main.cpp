@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -150,26 +151,30 @@ void time_interleaved(const settings& s, std::vector<contender*> cs) {
     }
 }
 
-// TORU_FFT_STRATEGY forces the plan under test; the bench's own forced alternative (all-to-all,
-// no overlap) is built without it, since the strategy it names need not apply to that path.
-class strategy_env_hidden {
+// TORU_FFT_STRATEGY set to `value` (or unset: nullptr) while one plan is built, as it was after.
+// The bench's own forced alternative (all-to-all, no overlap) is built with it unset: the strategy
+// a user forces on the plan under test need not apply to that path.
+class scoped_strategy_env {
  public:
-  strategy_env_hidden() {
-    if (const char* v = std::getenv("TORU_FFT_STRATEGY")) {
-      saved_ = v;
-      had_ = true;
-      ::unsetenv("TORU_FFT_STRATEGY");
-    }
+  explicit scoped_strategy_env(const char* value) {
+    if (const char* v = std::getenv(name)) saved_ = v;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
-  ~strategy_env_hidden() {
-    if (had_) ::setenv("TORU_FFT_STRATEGY", saved_.c_str(), 1);
+  ~scoped_strategy_env() {
+    if (saved_)
+      ::setenv(name, saved_->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
-  strategy_env_hidden(const strategy_env_hidden&) = delete;
-  strategy_env_hidden& operator=(const strategy_env_hidden&) = delete;
+  scoped_strategy_env(const scoped_strategy_env&) = delete;
+  scoped_strategy_env& operator=(const scoped_strategy_env&) = delete;
 
  private:
-  std::string saved_;
-  bool had_ = false;
+  static constexpr const char* name = "TORU_FFT_STRATEGY";
+  std::optional<std::string> saved_;
 };
 
 // --candidates: every other applicable candidate of the default plan's strategy table, built with
@@ -193,13 +198,9 @@ struct forced_plans {
     // tried too, where it applies (a refusal is agreed on every rank).
     for (const char* extra : extras)
       if (std::find(all.begin(), all.end(), extra) == all.end()) all.emplace_back(extra);
-    struct forced_env {  // TORU_FFT_STRATEGY=name while one plan is built
-      explicit forced_env(const std::string& name) { ::setenv("TORU_FFT_STRATEGY", name.c_str(), 1); }
-      ~forced_env() { ::unsetenv("TORU_FFT_STRATEGY"); }
-    };
     for (const std::string& name : all) {
       if (name == chosen.strategy()) continue;
-      const forced_env env(name);
+      const scoped_strategy_env env(name.c_str());
       try {
         plans.push_back(make());
         names.push_back(name);
@@ -271,9 +272,10 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   // The forced alternative: all-to-all without overlap (toru's plan before the strategy table).
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
-  auto hidden = std::make_unique<strategy_env_hidden>();
-  toru::fft::fft3d<double> plan_serial(MPI_COMM_WORLD, n, opts);
-  hidden.reset();
+  auto plan_serial = [&] {
+    const scoped_strategy_env unset(nullptr);
+    return toru::fft::fft3d<double>(MPI_COMM_WORLD, n, opts);
+  }();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
   for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
@@ -363,9 +365,10 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
-  auto hidden = std::make_unique<strategy_env_hidden>();
-  toru::fft::fft1d<double> plan_serial(MPI_COMM_WORLD, n, opts);
-  hidden.reset();
+  auto plan_serial = [&] {
+    const scoped_strategy_env unset(nullptr);
+    return toru::fft::fft1d<double>(MPI_COMM_WORLD, n, opts);
+  }();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
   for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);

@@ -19,6 +19,14 @@ namespace {
 constexpr std::int64_t tile_bytes = 16 * 1024;
 constexpr std::int64_t l1_bytes = 32 * 1024;
 
+// Columns per tile: a power of two from 2 (FFTW's SIMD codelets take columns in pairs) while the
+// tile stays within tile_bytes, at most w.
+std::int64_t tile_width(std::int64_t n0, std::int64_t w, std::int64_t point) {
+  std::int64_t c = 2;
+  while (2 * c * n0 * point <= tile_bytes && 2 * c <= w) c *= 2;
+  return std::min(c, w);
+}
+
 template <class F>
 double best_of_three(F&& f) {
   double best = std::numeric_limits<double>::infinity();
@@ -33,16 +41,20 @@ double best_of_three(F&& f) {
 }  // namespace
 
 template <class T>
+bool column_fft<T>::tiles(std::int64_t n0, std::int64_t w) {
+  const auto point = static_cast<std::int64_t>(sizeof(cpx));
+  return w > tile_width(n0, w, point) && n0 >= 8 && n0 * w * point > l1_bytes;
+}
+
+template <class T>
 column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
                           cpx* scratch_in, cpx* scratch_out)
-    : n0_(n0), w_(w), blocks_(blocks), sign_(sign), in_place_(in_place) {
+    : n0_(n0), w_(w), blocks_(blocks), sign_(sign) {
   if (blocks <= 0) return;  // nothing on this rank: execute() does nothing
-  if (in_place_) scratch_out = scratch_in;
+  if (in_place) scratch_out = scratch_in;
   const auto point = static_cast<std::int64_t>(sizeof(cpx));
-  std::int64_t c = 2;  // FFTW's SIMD codelets take columns in pairs
-  while (2 * c * n0 * point <= tile_bytes && 2 * c <= w) c *= 2;
-  c_ = std::min(c, w);
-  const bool may_tile = w > c_ && n0 >= 8 && n0 * w * point > l1_bytes;
+  c_ = tile_width(n0, w, point);
+  const bool may_tile = tiles(n0, w);
   const bool estimate = (flags & FFTW_ESTIMATE) != 0;
 
   auto plan_strided = [&] {

@@ -6,7 +6,7 @@
 // plan (a codelet straight over the strided data) runs on conflict misses. FFTW_MEASURE finds
 // buffered plans, FFTW_ESTIMATE does not. So a tile of c columns (n0 x c points, about half of
 // L1) is copied into a contiguous buffer, transformed there and copied out: 128 x 128 blocks
-// 2.1x faster than the strided ESTIMATE plan, 256 x 256 about 10x (fft_layout_bench,
+// 2.1x faster than the strided ESTIMATE plan, 256 x 256 9x (fft_layout_bench,
 // docs/benchmarks.md). Under FFTW_MEASURE (or PATIENT) both ways are timed at plan time and the
 // faster kept, like FFTW's own choices.
 #pragma once
@@ -34,6 +34,9 @@ class column_fft {
   void execute(const cpx* in, cpx* out) const;
   /// Columns per tile, or 0 where one strided FFTW plan runs.
   std::int64_t tile_columns() const { return tiled_ ? c_ : 0; }
+  /// Whether blocks [n0][w] are worth tiling (they outgrow L1 and hold more than one tile); under
+  /// FFTW_ESTIMATE exactly where the constructor tiles.
+  static bool tiles(std::int64_t n0, std::int64_t w);
 
  private:
   using api = fftw_api<T>;
@@ -43,7 +46,7 @@ class column_fft {
 
   std::int64_t n0_, w_, blocks_, c_ = 0;
   int sign_;
-  bool in_place_, tiled_ = false;
+  bool tiled_ = false;
   cpx* tile_ = nullptr;                                           // n0 x c points, SIMD-aligned (fftw_malloc)
   typename api::plan tile_plan_ = nullptr, rest_plan_ = nullptr;  // c columns; the last w % c
   typename api::plan strided_ = nullptr, strided_unaligned_ = nullptr;

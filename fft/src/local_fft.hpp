@@ -37,6 +37,8 @@ class local_fft {
 
   /// Complex elements per unit.
   std::int64_t unit_complex() const { return unit_complex_; }
+  /// Whether planes run as rows + tiled columns (FFTW_ESTIMATE, planes beyond L1).
+  bool split_planes() const { return rows_ != nullptr; }
 
  private:
   using api = fftw_api<T>;

@@ -26,7 +26,7 @@ local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::i
   std::sort(batches.begin(), batches.end(), std::greater<>());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   if (in_place_) scratch_out = scratch_in;
-  if (dims_.size() == 2 && (flags & FFTW_ESTIMATE) != 0 && dims_[0] >= 8 && clast >= 4 && cbytes > 32 * 1024) {
+  if (dims_.size() == 2 && (flags & FFTW_ESTIMATE) != 0 && column_fft<T>::tiles(dims_[0], clast)) {
     const bool c2r = kind_ == fft_kind::c2r;
     const int sign = kind_ == fft_kind::c2c_backward || c2r ? FFTW_BACKWARD : FFTW_FORWARD;
     auto* in_c = static_cast<std::complex<T>*>(scratch_in);

@@ -14,7 +14,7 @@ template <class T>
 slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c,
                                       bool forward, bool natural, unsigned flags, const node_array* m, void* scratch_a,
                                       void* scratch_b)
-    : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m), r2c_(r2c) {
+    : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m) {
   if (!m_) throw error(errc::internal, "fft: the direct window needs its node array");
   const std::int64_t w = w_;
   const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here

@@ -62,7 +62,6 @@ class slab_direct_step final : public step<T> {
   // in natural order; null where this rank has no i1 row). Planned on parity 0.
   std::unique_ptr<local_fft<T>> planes_;
   std::unique_ptr<column_fft<T>> axis0_;
-  bool r2c_;
 };
 
 }  // namespace toru::fft::detail

@@ -1,0 +1,116 @@
+// local_fft's planes (fft/src/local_fft.hpp) against FFTW's own 2D plan, on random data: under
+// FFTW_ESTIMATE planes beyond L1 run as rows + tiled columns, the rest as one FFTW plan; c2c both
+// ways, r2c and c2r (from a Hermitian input: the r2c of random reals), in and out of place, two
+// planes per call, sizes with odd and prime extents.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "local_fft.hpp"
+
+namespace toru::fft::detail {
+namespace {
+
+using cpx = std::complex<double>;
+using api = fftw_api<double>;
+
+constexpr int planes = 2;
+
+// FFTW's 2D plan over `planes` units in the padded layout local_fft uses: complex rows of
+// n2/2+1 (real transforms) or n2 points, real rows padded to 2 (n2/2+1).
+std::vector<double> reference(fft_kind kind, int n1, int n2, std::vector<double> in) {
+  const int dims[2] = {n1, n2};
+  const int nc = n2 / 2 + 1;
+  const int cemb[2] = {n1, nc}, remb[2] = {n1, 2 * nc};
+  std::vector<double> out(in.size());
+  auto* ci = reinterpret_cast<api::cpx*>(in.data());
+  auto* co = reinterpret_cast<api::cpx*>(out.data());
+  api::plan p = nullptr;
+  if (kind == fft_kind::r2c)
+    p = api::many_r2c(2, dims, planes, in.data(), remb, 1, n1 * 2 * nc, co, cemb, 1, n1 * nc, FFTW_ESTIMATE);
+  else if (kind == fft_kind::c2r)
+    p = api::many_c2r(2, dims, planes, ci, cemb, 1, n1 * nc, out.data(), remb, 1, n1 * 2 * nc, FFTW_ESTIMATE);
+  else
+    p = api::many_dft(2, dims, planes, ci, nullptr, 1, n1 * n2, co, nullptr, 1, n1 * n2,
+                      kind == fft_kind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
+  EXPECT_NE(p, nullptr);
+  if (kind == fft_kind::r2c)
+    api::execute_r2c(p, in.data(), co);
+  else if (kind == fft_kind::c2r)
+    api::execute_c2r(p, ci, out.data());
+  else
+    api::execute_dft(p, ci, co);
+  api::destroy(p);
+  return out;
+}
+
+void check(fft_kind kind, int n1, int n2, bool in_place, unsigned flags, bool expect_split) {
+  const bool real = kind == fft_kind::r2c || kind == fft_kind::c2r;
+  const int nc = real ? n2 / 2 + 1 : n2;
+  const std::size_t doubles = static_cast<std::size_t>(planes) * n1 * nc * 2;  // complex, or padded reals
+  std::vector<double> input(doubles);
+  std::mt19937 gen(static_cast<unsigned>(n1 * 1000 + n2));
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& x : input) x = u(gen);
+  if (real) {  // padded reals for r2c; for c2r a Hermitian input: the r2c of them
+    for (int r = 0; r < planes * n1; ++r)
+      for (int i = n2; i < 2 * nc; ++i) input[static_cast<std::size_t>(r) * 2 * nc + i] = 0;
+    if (kind == fft_kind::c2r) input = reference(fft_kind::r2c, n1, n2, input);
+  }
+  const auto want = reference(kind, n1, n2, input);
+  auto* a = static_cast<double*>(api::malloc(doubles * sizeof(double)));
+  auto* b = static_cast<double*>(api::malloc(doubles * sizeof(double)));
+  local_fft<double> f(kind, {n1, n2}, {planes}, in_place, flags, a, in_place ? a : b);
+  if (flags & FFTW_ESTIMATE) {
+    EXPECT_EQ(f.split_planes(), expect_split) << n1 << "x" << n2;
+  }
+  std::copy(input.begin(), input.end(), a);
+  double* out = in_place ? a : b;
+  f.execute(planes, a, out);
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < doubles; ++i) {
+    if (kind == fft_kind::c2r && static_cast<int>(i % (2 * nc)) >= n2) continue;  // padding
+    worst = std::max(worst, std::abs(out[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  EXPECT_LE(worst, 1e-13 * std::max(scale, 1.0))
+      << n1 << "x" << n2 << " kind " << static_cast<int>(kind) << (in_place ? " in place" : " out of place");
+  if (kind == fft_kind::c2r && !in_place && f.split_planes()) {  // the split c2r keeps its input (FFTW's may not)
+    EXPECT_TRUE(std::equal(input.begin(), input.end(), a)) << n1 << "x" << n2 << " c2r overwrote its input";
+  }
+  api::free(a);
+  api::free(b);
+}
+
+TEST(LocalFftPlanes, MatchFftw2dPlan) {
+  // {n1, n2, split under ESTIMATE for c2c, for r2c/c2r}: 128 x 128 and 61 x 130 (a prime number of
+  // rows) outgrow L1; 16 x 16 does not; 8 x 300 does as c2c (37.5 KiB) but not with its real
+  // transforms' 151 complex points per row (18.9 KiB).
+  struct size {
+    int n1, n2;
+    bool split_c2c, split_real;
+  };
+  for (const size& z :
+       {size{128, 128, true, true}, size{61, 130, true, true}, size{16, 16, false, false}, size{8, 300, true, false}})
+    for (fft_kind kind : {fft_kind::c2c_forward, fft_kind::c2c_backward, fft_kind::r2c, fft_kind::c2r})
+      for (bool in_place : {false, true}) {
+        const bool real = kind == fft_kind::r2c || kind == fft_kind::c2r;
+        check(kind, z.n1, z.n2, in_place, FFTW_ESTIMATE, real ? z.split_real : z.split_c2c);
+      }
+}
+
+TEST(LocalFftPlanes, MeasureKeepsFftw2dPlan) {
+  for (fft_kind kind : {fft_kind::c2c_forward, fft_kind::c2r}) {
+    std::vector<double> in(64 * 66 * 2), out(in.size());
+    local_fft<double> f(kind, {64, 64}, {1}, false, FFTW_MEASURE, in.data(), out.data());
+    EXPECT_FALSE(f.split_planes());
+  }
+  check(fft_kind::r2c, 64, 64, false, FFTW_MEASURE, false);
+}
+
+}  // namespace
+}  // namespace toru::fft::detail
