@@ -89,12 +89,17 @@ sim = {(r["kind"], round(r["n"])): r for r in json.load(open(os.path.join(out, "
 forced = {}
 if os.path.exists(os.path.join(out, "forced.json")):
     forced = {(r["kind"], str(r["n"])): r for r in json.load(open(os.path.join(out, "forced.json")))}
-print(f"{'transform':<16} {'toru':>8} {'no ovl':>8} {'forced':>8} {'FFTW-MPI':>9} {'% ceil':>7} {'x FFTW':>7}  strategy")
+def label(r):
+    if r["kind"] != "1d":
+        return f"3D {r['n']} {r.get('decomposition', '')}"
+    p = round(r["points"])
+    return f"1D 2^{p.bit_length() - 1}" if p & (p - 1) == 0 else f"1D {p}"
+print(f"{'transform':<16} {'toru':>8} {'no ovl':>8} {'forced':>8} {'FFTW-MPI':>9} {'% ceil':>7} {'x FFTW':>7} {'noise':>6}  strategy")
 for r in json.load(open(os.path.join(out, "default.json"))):
     if r["kind"] == "1d":
-        key, k, name = ("1d", round(r["points"])), 3, f"1D {r['points']}"
+        key, k, name = ("1d", round(r["points"])), 3, label(r)
     else:
-        key, k, name = ("3d-slab", round(r["points"])), 2, f"3D {r['n']} {r.get('decomposition', '')}"
+        key, k, name = ("3d-slab", round(r["points"])), 2, label(r)
     # Pencils exchange in rows and columns of the grid, not over the whole torus: no slab ceiling.
     s = sim.get(key) if r.get("decomposition", "slab") == "slab" else None
     ceiling = k * s["alltoall_bound_s"] if s else float("nan")
@@ -102,16 +107,16 @@ for r in json.load(open(os.path.join(out, "default.json"))):
     ft = f"{f['toru_median_s']:8.3f}" if f else f"{'-':>8}"
     print(f"{name:<16} {r['toru_median_s']:8.3f} {r['toru_no_overlap_median_s']:8.3f} {ft} "
           f"{r['fftw_mpi_median_s']:9.3f} {100 * ceiling / r['toru_median_s']:6.1f}% "
-          f"{r['fftw_mpi_median_s'] / r['toru_median_s']:6.2f}x  {r['strategy']}"
+          f"{r['fftw_mpi_median_s'] / r['toru_median_s']:6.2f}x {100 * r.get('noise_floor', float('nan')):5.1f}%  {r['strategy']}"
           + (f" | forced: {f['strategy']}" if f else ""))
 for name in sorted(os.listdir(out)):
     if not (name.startswith("variant-") and name.endswith(".json")):
         continue
     for r in json.load(open(os.path.join(out, name))):
-        label = f"1D {r['points']}" if r["kind"] == "1d" else f"3D {r['n']}"
-        print(f"{label:<16} {name[8:-5]}: toru {r['toru_median_s']:.3f} s ({r['strategy']}), no overlap "
+        print(f"{label(r):<16} {name[8:-5]}: toru {r['toru_median_s']:.3f} s ({r['strategy']}), no overlap "
               f"{r['toru_no_overlap_median_s']:.3f} s ({r['no_overlap_strategy']}), FFTW-MPI {r['fftw_mpi_median_s']:.3f} s")
-print(f"(JSON in {out}; % ceil = k all-to-alls at T_min / toru's median, k = 3 for 1D, 2 for slabs; none for pencils)")
+print(f"(JSON in {out}; % ceil = k all-to-alls at T_min / toru's median, k = 3 for 1D, 2 for slabs; none for pencils;"
+      " noise = the same toru plan timed twice in the run)")
 EOF
 if [[ ${FFT_TORUS_TRACE:-0} == 1 ]]; then
   for p in $n3; do [[ $p == 0 ]] || python3 "$here/fft-trace-summary.py" "$out/trace" --points $((p * p * p)) || true; done

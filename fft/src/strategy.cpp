@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -198,6 +199,49 @@ int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vecto
     if (table[i].applicable && (best < 0 || worst[i] < 0.98 * worst[best])) best = i;
   check_mpi(MPI_Bcast(&best, 1, MPI_INT, 0, comm), "MPI_Bcast");
   return best;
+}
+
+int timed_choice(MPI_Comm comm, const std::vector<candidate>& table, const std::function<double(int)>& time,
+                 std::vector<double>& seconds) {
+  const int n = static_cast<int>(table.size());
+  const auto max_over_ranks = [&](std::vector<double>& t) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.data(), n, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  };
+  seconds.assign(n, 0);
+  for (int i = 0; i < n; ++i)
+    if (table[i].applicable) seconds[i] = time(i);
+  max_over_ranks(seconds);
+  // The run-off: every rank holds the same maxima, so every rank names the same finalists and
+  // calls time() for the same candidates in the same order.
+  std::vector<int> finalists;
+  for (int i = 0; i < n; ++i)
+    if (table[i].applicable) finalists.push_back(i);
+  std::ranges::stable_sort(finalists, {}, [&](int i) { return seconds[i]; });
+  const double best = finalists.empty() ? 0 : seconds[finalists.front()];
+  std::erase_if(finalists, [&](int i) { return seconds[i] > (1 + runoff_margin) * best; });
+  if (finalists.size() > runoff_finalists) finalists.resize(runoff_finalists);
+  if (finalists.size() < 2) return fastest(comm, table, seconds);
+  std::vector<std::vector<double>> figures(n);
+  for (int i : finalists) figures[i].push_back(seconds[i]);
+  const int f = static_cast<int>(finalists.size());
+  for (int round = 1; round < runoff_figures; ++round) {
+    std::vector<double> t(n, 0);
+    for (int k = 0; k < f; ++k) {
+      const int i = finalists[(k + round) % f];  // a different candidate first in each round
+      t[i] = time(i);
+    }
+    max_over_ranks(t);
+    for (int i : finalists) figures[i].push_back(t[i]);
+  }
+  std::vector<candidate> runoff = table;
+  for (auto& c : runoff) c.applicable = false;
+  for (int i : finalists) {
+    auto& v = figures[i];
+    std::ranges::nth_element(v, v.begin() + v.size() / 2);
+    seconds[i] = v[v.size() / 2];
+    runoff[i].applicable = true;
+  }
+  return fastest(comm, runoff, seconds);
 }
 
 }  // namespace toru::fft::detail

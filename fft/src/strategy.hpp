@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,20 @@ int cheapest(const std::vector<candidate>& table);
 /// Collective: rank 0's choice among the applicable candidates from per-candidate times (max over
 /// ranks taken here), so that every rank builds the same plan. Times of inapplicable ones ignored.
 int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vector<double>& seconds);
+
+/// effort::measure's timing protocol. Plan-time timings on shared or oversubscribed cores are
+/// noisy: one lucky timing of a candidate 10 % slower beats the faster one. So the candidates whose
+/// first figure is within runoff_margin of the fastest (at most runoff_finalists of them) are timed
+/// again in rotating order until each has runoff_figures figures, and the median of them decides.
+inline constexpr double runoff_margin = 0.2;
+inline constexpr std::size_t runoff_finalists = 3;
+inline constexpr int runoff_figures = 3;
+
+/// Collective: times the applicable candidates (time(i) is collective; a figure is the max over
+/// ranks) under the protocol above and returns fastest()'s pick; `seconds` receives each applicable
+/// candidate's deciding figure (the median for finalists, the one figure for the rest).
+int timed_choice(MPI_Comm comm, const std::vector<candidate>& table, const std::function<double(int)>& time,
+                 std::vector<double>& seconds);
 
 /// Whether the plan's ranks are described as torus nodes (options' torus, or TORU_TORUS): then the
 /// exchanges belong on the torus (an emulated torus on one host must not take the window).

@@ -89,18 +89,17 @@ int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<can
     if (seconds) seconds->clear();
     return choice;
   }
-  std::vector<double> t(table.size(), 0), worst(table.size(), 0);
-  for (int i = 0; i < static_cast<int>(table.size()); ++i) {
-    if (!table[i].applicable) continue;
-    t[i] = time(i);
-    ++timings;
-  }
-  choice = fastest(comm, table, t);
-  if (seconds) *seconds = t;
-  // Every rank records the same entry (the slowest rank's times), so that any rank's
+  std::vector<double> worst;
+  choice = timed_choice(
+      comm, table,
+      [&](int i) {
+        ++timings;
+        return time(i);
+      },
+      worst);
+  if (seconds) *seconds = worst;
+  // Every rank records the same entry (the slowest rank's figures), so that any rank's
   // export_wisdom() holds it.
-  check_mpi(MPI_Allreduce(t.data(), worst.data(), static_cast<int>(t.size()), MPI_DOUBLE, MPI_MAX, comm),
-            "MPI_Allreduce");
   json times = json::object();
   for (std::size_t i = 0; i < table.size(); ++i)
     if (table[i].applicable) times[table[i].s.name()] = worst[i];

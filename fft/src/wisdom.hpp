@@ -18,8 +18,9 @@ namespace toru::fft::detail {
 
 /// Collective over comm: the index of the chosen candidate. `key` names the plan (sizes, ranks,
 /// layout, flags: whatever changes the table or the timings); rank 0's key is the one looked up.
-/// time(i) times candidate i (collective, max over ranks taken by fastest()); `seconds`, when
-/// given, receives the timings (left empty when the choice came from the wisdom file).
+/// time(i) times candidate i (collective; timed_choice's protocol, strategy.hpp); `seconds`, when
+/// given, receives the deciding figures, max over ranks (left empty when the choice came from the
+/// wisdom file).
 int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<candidate>& table,
                     const std::function<double(int)>& time, std::vector<double>* seconds = nullptr);
 

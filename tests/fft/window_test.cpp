@@ -456,6 +456,56 @@ TEST(FftStrategy, EstimateIsTheFastestRecordedCandidateWithinTheNoiseFloor) {
   }
 }
 
+TEST(FftStrategy, MeasureDecidesByTheMedianOfTheCloseCandidatesNotOneLuckyTiming) {
+  // A scripted clock: candidate 0 takes 1.0 s every time; candidate 1 is 10 % slower but its first
+  // timing was lucky (0.9 s); candidate 2 is far behind. Every rank adds a little of its own, so a
+  // figure is only right if it is the max over ranks. One pass (the old protocol) takes 1; the
+  // run-off times 0 and 1 again, not 2, and the medians take 0.
+  namespace d = toru::fft::detail;
+  const int rank = toru::test::rank(), size = toru::test::nranks();
+  std::vector<d::candidate> table(4);
+  for (int i = 0; i < 4; ++i) {
+    table[i].applicable = i != 3;  // the inapplicable one is never timed
+    table[i].s.chunks = i + 1;
+    table[i].s.window = true;
+  }
+  std::vector<int> calls(4, 0);
+  const auto clock = [&](int i) {
+    const int k = calls[i]++;
+    const double own = 0.001 * rank;
+    if (i == 0) return 1.0 + own;
+    if (i == 1) return (k == 0 ? 0.9 : 1.1) + own;
+    return 3.0 + own;
+  };
+  std::vector<double> seconds;
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, clock, seconds), 0);
+  EXPECT_EQ(calls, (std::vector<int>{d::runoff_figures, d::runoff_figures, 1, 0}));
+  const double slowest = 0.001 * (size - 1);
+  ASSERT_EQ(seconds.size(), 4u);
+  EXPECT_DOUBLE_EQ(seconds[0], 1.0 + slowest);
+  EXPECT_DOUBLE_EQ(seconds[1], 1.1 + slowest) << "the median of 0.9, 1.1, 1.1";
+  EXPECT_DOUBLE_EQ(seconds[2], 3.0 + slowest);
+  EXPECT_EQ(seconds[3], 0);
+
+  // A clear winner: nothing within the margin, one pass only.
+  std::ranges::fill(calls, 0);
+  const auto clear = [&](int i) {
+    ++calls[i];
+    return i == 2 ? 1.0 : 2.0;
+  };
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, clear, seconds), 2);
+  EXPECT_EQ(calls, (std::vector<int>{1, 1, 1, 0}));
+
+  // Ties within 2 % still go to the earlier row (no overlap before overlap).
+  std::ranges::fill(calls, 0);
+  const auto tie = [&](int i) {
+    ++calls[i];
+    return i == 0 ? 1.0 : 0.99;
+  };
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, tie, seconds), 0);
+  EXPECT_EQ(calls, (std::vector<int>{d::runoff_figures, d::runoff_figures, d::runoff_figures, 0}));
+}
+
 TEST(FftWindow, BuffersStartOnCacheLinesAndAddressTheSameBytesOnEveryRank) {
   // MPI's shared segments start anywhere (Open MPI: 8 bytes past a line), and FFTW runs its scalar
   // codelets on memory that is not SIMD-aligned: the window's FFTs were 1.5-3x slower for it.
