@@ -17,7 +17,8 @@
 # bench/fft-trace-summary.py), FFT_TORUS_VARIANTS="name:VAR=value ..." (one more run per entry with
 # -x VAR=value, e.g. "direct:TORU_ALLTOALL_ALGORITHM=direct"; its toru times printed as rows),
 # FFT_TORUS_ARGS (more toru-fft-bench arguments for every run, e.g. --measure).
-# Every timed run holds /tmp/toru-bench.lock (flock), so that no other benchmark shares the host.
+# Every timed run holds /tmp/toru-bench.lock (flock), so that no other benchmark shares the host;
+# do not wrap the script in that flock yourself: it would wait on itself.
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
   sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
@@ -96,10 +97,8 @@ def label(r):
     return f"1D 2^{p.bit_length() - 1}" if p & (p - 1) == 0 else f"1D {p}"
 print(f"{'transform':<16} {'toru':>8} {'no ovl':>8} {'forced':>8} {'FFTW-MPI':>9} {'% ceil':>7} {'x FFTW':>7} {'noise':>6}  strategy")
 for r in json.load(open(os.path.join(out, "default.json"))):
-    if r["kind"] == "1d":
-        key, k, name = ("1d", round(r["points"])), 3, label(r)
-    else:
-        key, k, name = ("3d-slab", round(r["points"])), 2, label(r)
+    key, k = (("1d", round(r["points"])), 3) if r["kind"] == "1d" else (("3d-slab", round(r["points"])), 2)
+    name = label(r)
     # Pencils exchange in rows and columns of the grid, not over the whole torus: no slab ceiling.
     s = sim.get(key) if r.get("decomposition", "slab") == "slab" else None
     ceiling = k * s["alltoall_bound_s"] if s else float("nan")

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
-#include <numeric>
 
 #include <fmt/format.h>
 
