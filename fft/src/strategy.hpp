@@ -78,7 +78,11 @@ std::string describe_table(const std::vector<candidate>& table);
 /// The names of the applicable candidates, in table order.
 std::vector<std::string> applicable_names(const std::vector<candidate>& table);
 
-/// The cheapest applicable candidate of the table (index into it).
+/// ESTIMATE's pick: the cheapest applicable candidate of the table (index into it), except that an
+/// overlapping candidate must be cheaper than the cheapest non-overlapping one by overlap_margin of
+/// that one's cost; a smaller predicted saving is within the model's error and overlap's hand-offs
+/// can lose it (-1 when none applies).
+inline constexpr double overlap_margin = 0.05;
 int cheapest(const std::vector<candidate>& table);
 
 /// Collective: rank 0's choice among the applicable candidates from per-candidate times (max over
