@@ -14,6 +14,7 @@
 #   FFT_COMPARE_REPS=5  FFT_COMPARE_WARMUP=1  FFT_COMPARE_EXE=path/to/toru-fft-bench
 #   FFT_COMPARE_CANDIDATES=1: also time every candidate of toru's strategy table (toru-fft-bench
 #   --candidates, a rotation of its own) and print the choice's ratio to the best of them
+#   FFT_COMPARE_OUT=DIR: keep every round's toru-fft-bench JSON there (default: a temporary folder)
 # Wrap timed runs on a shared machine in flock /tmp/toru-bench.lock.
 set -euo pipefail
 quick=0
@@ -22,7 +23,7 @@ if [[ ${1:-} == --quick ]]; then
   shift
 fi
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
   [[ $# -lt 1 ]] && exit 2 || exit 0
 fi
 build=$1
@@ -43,8 +44,13 @@ candidates=${FFT_COMPARE_CANDIDATES:-0}
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=(mpiexec --oversubscribe --bind-to none)
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+if [[ -n ${FFT_COMPARE_OUT:-} ]]; then
+  out=$FFT_COMPARE_OUT
+  mkdir -p "$out"
+else
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
 
 echo "# fft-compare: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, reps $reps (+$warmup warm-up), $(mpiexec --version 2>/dev/null | head -1), btl_vader_single_copy_mechanism=$OMPI_MCA_btl_vader_single_copy_mechanism"
 for ((r = 0; r < rounds; r++)); do
