@@ -26,9 +26,11 @@ constexpr double knee_bytes = 4096;
 // confirmed it (docs/benchmarks.md, 2026-12-01, 2x2x4, 16 KiB messages in both good cases):
 // 1 MiB per pair, 64 chunks (64 KiB messages) 67.7% of T_min, 256 chunks 94.9%; 256 KiB per pair,
 // 64 chunks 94.3%, 256 chunks (4 KiB messages) 90.3%. The start-up optimum stays capped at 64; only
-// the eager floor may go beyond, up to 256.
+// the eager floor may go beyond, up to 1024. The cap was 256, which on 2x4x4 (8-rank planes) at
+// 1 MiB per pair left 32 KiB messages: 66.4% of T_min, against 89.7% with the floor's 512 chunks
+// (2026-12-03, docs/benchmarks.md); 128 chunks 61.6%.
 constexpr double eager_bytes = 16384;
-constexpr int max_chunks = 64, max_eager_chunks = 256;
+constexpr int max_chunks = 64, max_eager_chunks = 1024;
 // The fractions of T_min that MPI_Alltoall (as Open MPI's coll/tuned schedules it) and the indirect
 // pipeline reach come from the network model's fitted tier (topology/fitted_model.hpp, fitted on the
 // packet-level simulator), not from a constant: both are read at this block size and rank count.

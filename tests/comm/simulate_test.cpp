@@ -28,6 +28,26 @@ TEST(simulate, indirect_reaches_95_percent_of_the_bound_on_asymmetric_tori) {
   }
 }
 
+// The decision keeps every phase message at or under 16 KiB on the slow emulated tori (Open MPI's
+// TCP eager regime): the plane's Q blocks of m / C bytes in phase B. On 2x4x4 at 1 MiB per pair that
+// is 512 chunks (the testbed: 256 chunks, 32 KiB messages, 66 % of T_min; 512, 90 %).
+TEST(simulate, chunks_keep_phase_messages_eager_on_slow_tori) {
+  const toru::comm::simulation_options fitted{.model = toru::comm::network_model::fitted};
+  struct row {
+    const char* spec;
+    double m;
+    int chunks;
+  };
+  for (const row& r : {row{"2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]", 256 * 1024.0, 64},
+                       row{"2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]", 1024 * 1024.0, 256},
+                       row{"2[bw=20Mb/s]x4[bw=20Mb/s]x4[bw=10Mb/s]", 256 * 1024.0, 128},
+                       row{"2[bw=20Mb/s]x4[bw=20Mb/s]x4[bw=10Mb/s]", 1024 * 1024.0, 512}}) {
+    const auto t = torus::parse(r.spec);
+    const auto s = simulate_alltoall(t, alltoall_algorithm::indirect, r.m, fitted);
+    EXPECT_EQ(s.chunks, r.chunks) << r.spec << " at " << r.m << " bytes per pair";
+  }
+}
+
 TEST(simulate, one_chunk_cannot_hide_phase_a) {
   const auto t = torus::parse("8x8x16");
   const auto one = simulate_alltoall(t, alltoall_algorithm::indirect, 64 * 1024, {.chunks = 1});
