@@ -188,8 +188,8 @@ int cheapest(const std::vector<candidate>& table) {
     if (!table[i].s.overlap && (plain < 0 || table[i].cost < table[plain].cost)) plain = i;
   }
   // Overlap must pay by more than the model can resolve: on the emulated 2x4x4 torus the model
-  // predicted about 4 % for it (2.5 % on 2x2x4) and runs measured it 12 % faster and 9 % slower (docs/fft.md,
-  // "Strategy").
+  // predicted about 4 % for it (2.5 % on 2x2x4) and runs measured it 12 % faster and 9 % slower
+  // (docs/fft.md, "Strategy").
   if (best >= 0 && plain >= 0 && table[best].s.overlap && table[best].cost > (1 - overlap_margin) * table[plain].cost)
     return plain;
   return best;
