@@ -11,9 +11,7 @@
 #include <cstdio>
 #include <limits>
 #include <new>
-#include <numeric>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/bench_order.hpp"
 #include "common/cli.hpp"
 #include "toru/comm.h"
 #include "toru/comm/alltoall_plan.hpp"
@@ -125,6 +124,7 @@ struct row {
   std::string label;
   std::optional<toru::comm::alltoall_plan> plan;  // empty for "mpi" and "mpi-repeat"
   std::vector<double> times;
+  std::vector<std::string> after;  // per timed call: the row timed just before it (JSON "after")
 };
 
 int measure(const settings& s) {
@@ -166,7 +166,7 @@ int measure(const settings& s) {
                  MPI_COMM_WORLD);
     std::vector<row> rows;
     for (const auto& name : s.algorithms) {
-      row r{name == "automatic" ? "auto" : name, std::nullopt, {}};
+      row r{name == "automatic" ? "auto" : name, std::nullopt, {}, {}};
       if (!is_mpi(name)) {
         const auto a = toru::comm::algorithm_from_string(name);
         try {
@@ -198,20 +198,18 @@ int measure(const settings& s) {
     MPI_Allreduce(MPI_IN_PLACE, ok.data(), static_cast<int>(ok.size()), MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     // Small exchanges take microseconds and are the noisiest: more repetitions there.
     const int reps = bytes <= (64 << 10) ? 5 * s.reps : s.reps;
-    // Rows interleaved within each repetition, so drifting machine load hits all of them alike.
-    // The row order is shuffled every repetition (same seed on every rank), so no row always runs
-    // first after the barrier or right after the same neighbour (whose cache footprint it would inherit).
-    std::vector<std::size_t> order(rows.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::mt19937 shuffler(12345);
+    // Rows interleaved within each repetition, so drifting machine load hits all of them alike, in a
+    // balanced order (apps/common/bench_order.hpp): no row always runs right after the same neighbour,
+    // whose cache footprint or TCP state (MPI_Alltoall's losses on a torus) it would inherit.
+    std::string previous = "(correctness check)";
     for (int rep = -s.warmup; rep < reps; ++rep) {
-      std::shuffle(order.begin(), order.end(), shuffler);
-      for (const std::size_t k : order) {
+      for (const std::size_t k : toru::apps::balanced_order(rows.size(), rep)) {
         MPI_Barrier(comm.mpi());
         const double t0 = MPI_Wtime();
         run(k);
         const double t = MPI_Wtime() - t0;
-        if (rep >= 0) rows[k].times.push_back(t);
+        if (rep >= 0) rows[k].times.push_back(t), rows[k].after.push_back(previous);
+        previous = rows[k].label;
       }
     }
     std::vector<double> med(rows.size()), fastest(rows.size());
@@ -226,7 +224,7 @@ int measure(const settings& s) {
     for (std::size_t k = 0; k < rows.size(); ++k)
       if (rows[k].label == "mpi") mpi_time = med[k], mpi_times = &rows[k].times;
     // Paired ratio: the median over repetitions of (this row / MPI_Alltoall in the same repetition).
-    // Both ran within one shuffled round, so load that comes and goes in bursts cancels out.
+    // Both ran within one round, so load that comes and goes in bursts cancels out.
     auto paired = [&](const std::vector<double>& t) {
       if (!mpi_times) return 0.0;
       std::vector<double> q(t.size());
@@ -254,6 +252,8 @@ int measure(const settings& s) {
                          {"ratio_vs_mpi", ratio},
                          {"paired_ratio_vs_mpi", ratio_paired},
                          {"correct", ok[k] == 1},
+                         {"times_s", r.times},
+                         {"after", r.after},
                          {"torus", comm.torus().to_string()}};
         if (have_torus) j["percent_of_bound"] = 100 * bound / med[k];
         out_rows.push_back(j);
@@ -274,7 +274,7 @@ int measure(const settings& s) {
 
 // --dropin: the drop-in calls against the MPI calls they replace, interleaved call by call on the same
 // buffers (the toru calls on a communicator whose first call, which agrees and plans, is untimed), in
-// an order shuffled every round (same seed on every rank). Reported: the median over calls of the
+// a balanced order (apps/common/bench_order.hpp, the same on every rank). Reported: the median over calls of the
 // per-call maximum over ranks, and "added": the median over rounds of (call - its MPI peer in the
 // same round). MPI_Alltoall timed a second time ("again") gives the noise floor of "added".
 int dropin(const settings& s) {
@@ -325,12 +325,9 @@ int dropin(const settings& s) {
     }
     MPI_Allreduce(MPI_IN_PLACE, ok, rows, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     std::vector<double> times[rows];
-    std::vector<int> order(rows);
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937 shuffler(54321);
     for (int rep = -s.warmup; rep < s.reps; ++rep) {
-      std::shuffle(order.begin(), order.end(), shuffler);
-      for (const int k : order) {
+      for (const std::size_t o : toru::apps::balanced_order(static_cast<std::size_t>(rows), rep)) {
+        const int k = static_cast<int>(o);
         MPI_Barrier(MPI_COMM_WORLD);
         const double t0 = MPI_Wtime();
         call(k);

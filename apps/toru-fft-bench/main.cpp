@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/bench_order.hpp"
 #include "common/cli.hpp"
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
@@ -135,19 +136,21 @@ std::function<void()> traced(const settings& s, const char* label, double points
   };
 }
 
-// Warm-up, then for every rep each contender once, in rotating order, behind a barrier, timed as
-// the max over ranks: on a shared, noisy machine every contender sees the same noise.
+// Warm-up, then for every rep each contender once, behind a barrier, timed as the max over ranks:
+// on a shared, noisy machine every contender sees the same noise. The order is balanced
+// (apps/common/bench_order.hpp): a rotation ran each contender always right after the same one, whose
+// caches (or, on the emulated torus, whose TCP connections) it inherited.
 void time_interleaved(const settings& s, std::vector<contender*> cs) {
-  for (int r = 0; r < s.warmup + s.reps; ++r)
-    for (std::size_t i = 0; i < cs.size(); ++i) {
-      contender& c = *cs[(i + static_cast<std::size_t>(r)) % cs.size()];
+  for (int r = -s.warmup; r < s.reps; ++r)
+    for (const std::size_t i : toru::apps::balanced_order(cs.size(), r)) {
+      contender& c = *cs[i];
       c.fill();
       MPI_Barrier(MPI_COMM_WORLD);
       const auto t0 = std::chrono::steady_clock::now();
       c.run();
       double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), mx = 0;
       MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      if (r >= s.warmup) c.times.push_back(mx);
+      if (r >= 0) c.times.push_back(mx);
     }
 }
 
