@@ -3,7 +3,7 @@
 // on the emulated torus, TCP connections that MPI_Alltoall has just driven into loss; on one node,
 // the caches another plan left. A fixed rotation does that to every row, and a seeded shuffle of
 // three rows did it too (toru-alltoall-bench's `auto` ran after MPI_Alltoall in 3 of 5 reps and
-// `indirect` in none, and read 3-5 points of T_min lower with the same plan).
+// `indirect` in none, and read 2-6 points of T_min lower with the same plan).
 //
 //   for (int rep = -warmup; rep < reps; ++rep)
 //     for (std::size_t k : toru::apps::balanced_order(rows.size(), rep)) time(k);
