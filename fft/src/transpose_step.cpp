@@ -9,6 +9,7 @@
 #include "slab_vector_step.hpp"
 #include "split.hpp"
 #include "steps.hpp"
+#include "tiled_transpose.hpp"
 #include "toru/core/error.hpp"
 
 namespace toru::fft::detail {
@@ -76,26 +77,6 @@ transpose_step<T>::transpose_step(comm_ptr comm, transpose_geometry g, std::uniq
   ex_ = std::make_unique<exchange>(std::move(comm), std::move(sc), std::move(sd), std::move(rc), std::move(rd), type,
                                    chunks, overlap, algorithm);  // unpacking alone also overlaps
 }
-
-namespace {
-// dst[a * dst_stride + j] = src[j * src_stride + a] for j < rows, a < cols, in 8 x 8 tiles so that
-// both sides move whole cache lines.
-template <class C>
-void transpose_tiled(const C* src, std::int64_t src_stride, C* dst, std::int64_t dst_stride, std::int64_t rows,
-                     std::int64_t cols) {
-  constexpr std::int64_t tile = 8;
-  for (std::int64_t jb = 0; jb < rows; jb += tile) {
-    const std::int64_t je = std::min(rows, jb + tile);
-    for (std::int64_t ab = 0; ab < cols; ab += tile) {
-      const std::int64_t ae = std::min(cols, ab + tile);
-      for (std::int64_t a = ab; a < ae; ++a) {
-        C* d = dst + a * dst_stride;
-        for (std::int64_t j = jb; j < je; ++j) d[j] = src[j * src_stride + a];
-      }
-    }
-  }
-}
-}  // namespace
 
 template <class T>
 void transpose_step<T>::pack(const cpx* src, cpx* send, cpx* recv) const {
