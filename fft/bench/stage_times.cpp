@@ -4,6 +4,7 @@
 // median over reps of the max over ranks. A benchmark, not a test: docs/fft.md and
 // docs/benchmarks.md quote it.
 //   mpiexec -n 2 fft_stage_bench [n] [reps] [natural|transposed] [forced strategy name, alone]
+// FFT_STAGE_PLANNER=measure plans with FFTW_MEASURE (default: estimate).
 #include <mpi.h>
 
 #include <algorithm>
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const bool transposed = argc > 3 && std::strcmp(argv[3], "transposed") == 0;
   const char* only = argc > 4 ? argv[4] : nullptr;  // one forced strategy's name (profiling)
+  const char* planner_env = std::getenv("FFT_STAGE_PLANNER");
+  const bool measure = planner_env && std::strcmp(planner_env, "measure") == 0;
   int rank = 0, P = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -66,8 +69,8 @@ int main(int argc, char** argv) {
   if (rank == 0)
     std::printf(
         "# fft_stage_bench: %lld^3 c2c double, %d ranks, %s order, forward + backward, median of %d reps "
-        "of the max over ranks (s)\n",
-        static_cast<long long>(n), P, transposed ? "transposed" : "natural", reps);
+        "of the max over ranks (s), FFTW_%s\n",
+        static_cast<long long>(n), P, transposed ? "transposed" : "natural", reps, measure ? "MEASURE" : "ESTIMATE");
   struct run {
     const char* forced;  // TORU_FFT_STRATEGY, or nullptr
     toru::fft::exchange_path path;
@@ -81,6 +84,7 @@ int main(int argc, char** argv) {
     const auto path = rn.path;
     if (only && (!rn.forced || std::strcmp(only, rn.forced) != 0)) continue;
     toru::fft::options3d o{.output = transposed ? toru::fft::order::transposed : toru::fft::order::natural,
+                           .planner = measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
                            .overlap = false,
                            .path = path};
     if (rn.forced) ::setenv("TORU_FFT_STRATEGY", rn.forced, 1);

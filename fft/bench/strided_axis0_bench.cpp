@@ -15,6 +15,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include <vector>
@@ -62,6 +63,35 @@ BENCHMARK(axis0_ffts)
     ->Args({contiguous, 256, 64})
     ->Args({i1_outer, 256, 64})
     ->Args({i1_tiled, 256, 64})
+    ->Unit(benchmark::kMillisecond);
+
+// The axis-0 pass of the direct window (fft/src/column_fft.hpp) over one rank's part of M, in
+// place (natural order) and out of place (transposed order: the node array to the caller's
+// buffer, here a std::vector's 16 bytes off a line), with tiles of 16 KiB (half an L1) and 64 KiB.
+void axis0_tile_width(benchmark::State& state) {
+  const bool in_place = state.range(0) != 0;
+  const int n0 = static_cast<int>(state.range(1)), A = static_cast<int>(state.range(2)), w = n0;
+  const std::int64_t tile_bytes = state.range(3) * 1024;
+  using cpx = std::complex<double>;
+  const std::size_t N = static_cast<std::size_t>(n0) * A * w;
+  auto* a = reinterpret_cast<cpx*>(fftw_alloc_complex(N));
+  auto* b = reinterpret_cast<cpx*>(fftw_alloc_complex(N + 1));
+  cpx* out = in_place ? a : b + 1;
+  for (std::size_t i = 0; i < N; ++i) a[i] = {static_cast<double>(i % 7), 1.0};
+  std::memset(static_cast<void*>(b), 0, (N + 1) * sizeof(cpx));  // no page faults in the timing
+  toru::fft::detail::column_fft<double> f(n0, w, A, FFTW_FORWARD, in_place, FFTW_ESTIMATE, a, out, tile_bytes);
+  for (auto _ : state) f.execute(a, out);
+  state.counters["columns"] = static_cast<double>(f.tile_columns());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(N) * 16);
+  fftw_free(a);
+  fftw_free(b);
+}
+
+// {in place, n0 (= w), A, tile KiB}: one rank's part at 256^3 and at 128^3 on 2 ranks.
+BENCHMARK(axis0_tile_width)
+    ->ArgNames({"in_place", "n0", "A", "tile_KiB"})
+    ->ArgsProduct({{1, 0}, {256}, {128}, {16, 64}})
+    ->ArgsProduct({{1, 0}, {128}, {64}, {16, 64}})
     ->Unit(benchmark::kMillisecond);
 
 // The 2D FFTs of the slab's planes (n x n, `planes` of them, out of place): FFTW_ESTIMATE's and

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,14 +17,22 @@ namespace {
 // A tile of about half an L1 data cache (32-48 KiB on current x86 cores), so that the tile and
 // the codelet's twiddles stay there; a block that fits L1 as a whole has no conflict misses to
 // avoid.
-constexpr std::int64_t tile_bytes = 16 * 1024;
+constexpr std::int64_t narrow_tile_bytes = 16 * 1024;
 constexpr std::int64_t l1_bytes = 32 * 1024;
+// Blocks past the caches: each tile row is then a separate trip to memory, n0 rows a whole
+// power-of-two stride apart, and at 16 KiB a row of 256 doubles' tile is one 64-byte line. Tiles
+// of 64 KiB (in L2) make it 4 lines, which DRAM pages and the prefetchers serve far better: 256^3
+// on 2 ranks (128 MiB blocks), out of place 51 -> 32 ms, in place 33 -> 29; at 16 MiB (128^3 on 2
+// ranks, in a large L3) the narrow tile still wins in place, 1.75 against 2.16 ms
+// (fft_layout_bench axis0_tile_width, docs/benchmarks.md). MEASURE times both.
+constexpr std::int64_t wide_tile_bytes = 64 * 1024;
+constexpr std::int64_t wide_tile_min_block_bytes = std::int64_t{32} << 20;
 
 // Columns per tile: a power of two from 2 (FFTW's SIMD codelets take columns in pairs) while the
-// tile stays within tile_bytes, at most w.
-std::int64_t tile_width(std::int64_t n0, std::int64_t w, std::int64_t point) {
+// tile stays within `bytes`, at most w.
+std::int64_t tile_width(std::int64_t n0, std::int64_t w, std::int64_t point, std::int64_t bytes = narrow_tile_bytes) {
   std::int64_t c = 2;
-  while (2 * c * n0 * point <= tile_bytes && 2 * c <= w) c *= 2;
+  while (2 * c * n0 * point <= bytes && 2 * c <= w) c *= 2;
   return std::min(c, w);
 }
 
@@ -48,14 +57,15 @@ bool column_fft<T>::tiles(std::int64_t n0, std::int64_t w) {
 
 template <class T>
 column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
-                          cpx* scratch_in, cpx* scratch_out)
+                          cpx* scratch_in, cpx* scratch_out, std::int64_t tile_bytes)
     : n0_(n0), w_(w), blocks_(blocks), sign_(sign) {
   if (blocks <= 0) return;  // nothing on this rank: execute() does nothing
   if (in_place) scratch_out = scratch_in;
   const auto point = static_cast<std::int64_t>(sizeof(cpx));
-  c_ = tile_width(n0, w, point);
   const bool may_tile = tiles(n0, w);
   const bool estimate = (flags & FFTW_ESTIMATE) != 0;
+  const std::int64_t narrow = tile_width(n0, w, point), wide = tile_width(n0, w, point, wide_tile_bytes);
+  const bool out_of_cache = blocks * n0 * w * point >= wide_tile_min_block_bytes;
 
   auto plan_strided = [&] {
     using iodim = typename api::iodim;
@@ -68,11 +78,13 @@ column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, 
     if (!strided_ || !strided_unaligned_)
       throw error(errc::fftw, fmt::format("FFTW could not plan {} strided transforms of size {}", w, n0));
   };
-  auto plan_tiles = [&] {
+  auto plan_tiles = [&](std::int64_t c) {
+    c_ = c;
     tile_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(n0 * c_ * point)));
     if (!tile_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes of column tile", n0 * c_ * point));
     tile_plan_ = plan_tile(c_, flags);
     if (w % c_ != 0) rest_plan_ = plan_tile(w % c_, flags);
+    tiled_ = true;
   };
   auto drop_tiles = [&] {
     for (auto p : {tile_plan_, rest_plan_})
@@ -80,27 +92,45 @@ column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, 
     tile_plan_ = rest_plan_ = nullptr;
     api::free(tile_);
     tile_ = nullptr;
+    tiled_ = false;
   };
 
   if (!may_tile) {
     plan_strided();
     return;
   }
-  plan_tiles();
-  tiled_ = true;
-  if (estimate) return;
-  // FFTW_MEASURE: FFTW's own strided plan may be buffered as well; keep whichever runs faster
-  // here (planning has overwritten the scratch: start from zeros, no denormals).
+  if (tile_bytes > 0) {
+    plan_tiles(tile_width(n0, w, point, tile_bytes));
+    return;
+  }
+  if (estimate) {
+    plan_tiles(out_of_cache ? wide : narrow);
+    return;
+  }
+  // FFTW_MEASURE: FFTW's own strided plan may be buffered as well, and either tile width may win
+  // on this machine; keep whichever runs fastest here (planning overwrites the scratch: each
+  // timing starts from zeros, no denormals). Replanning the winner reuses FFTW's wisdom.
+  const auto zero = [&] {
+    std::memset(static_cast<void*>(scratch_in), 0, static_cast<std::size_t>(blocks * n0 * w * point));
+  };
+  std::vector<std::int64_t> widths{narrow};
+  if (wide != narrow) widths.push_back(wide);
+  double best = std::numeric_limits<double>::infinity();
+  std::int64_t best_c = narrow;
+  for (std::int64_t c : widths) {
+    plan_tiles(c);
+    zero();
+    const double t = best_of_three([&] { run_tiled(scratch_in, scratch_out); });
+    if (t < best) best = t, best_c = c;
+    drop_tiles();
+  }
   plan_strided();
-  std::memset(static_cast<void*>(scratch_in), 0, static_cast<std::size_t>(blocks * n0 * w * point));
-  const double tiled = best_of_three([&] { run_tiled(scratch_in, scratch_out); });
+  zero();
   const double strided = best_of_three([&] { run_strided(scratch_in, scratch_out); });
-  if (tiled <= strided) {
+  if (best <= strided) {
     for (auto p : {strided_, strided_unaligned_}) api::destroy(p);
     strided_ = strided_unaligned_ = nullptr;
-  } else {
-    drop_tiles();
-    tiled_ = false;
+    plan_tiles(best_c);
   }
 }
 

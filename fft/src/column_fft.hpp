@@ -5,9 +5,9 @@
 // in the usual sizes, so the n0 points of a column fall into a few L1 sets and FFTW_ESTIMATE's
 // plan (a codelet straight over the strided data) runs on conflict misses. FFTW_MEASURE finds
 // buffered plans, FFTW_ESTIMATE does not. So a tile of c columns (n0 x c points, about half of
-// L1) is copied into a contiguous buffer, transformed there and copied out: 128 x 128 blocks
-// 2.1x faster than the strided ESTIMATE plan, 256 x 256 9x (fft_layout_bench,
-// docs/benchmarks.md). Under FFTW_MEASURE (or PATIENT) both ways are timed at plan time and the
+// L1; 64 KiB, in L2, for blocks past the caches) is copied into a contiguous buffer, transformed
+// there and copied out: 128 x 128 blocks 2.1x faster than the strided ESTIMATE plan, 256 x 256 9x
+// (fft_layout_bench, docs/benchmarks.md). Under FFTW_MEASURE (or PATIENT) both ways are timed at plan time and the
 // faster kept, like FFTW's own choices.
 #pragma once
 
@@ -24,8 +24,10 @@ class column_fft {
   using cpx = std::complex<T>;
   /// sign: FFTW_FORWARD or FFTW_BACKWARD. scratch_in / scratch_out: planning buffers of
   /// blocks * n0 * w points each (the same buffer when in_place); FFTW_MEASURE overwrites them.
+  /// tile_bytes: 0 chooses the tile (by the block's size under ESTIMATE, by timing under MEASURE);
+  /// tests and benchmarks may fix it.
   column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
-             cpx* scratch_in, cpx* scratch_out);
+             cpx* scratch_in, cpx* scratch_out, std::int64_t tile_bytes = 0);
   ~column_fft();
   column_fft(const column_fft&) = delete;
   column_fft& operator=(const column_fft&) = delete;

@@ -80,6 +80,7 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
   auto fft0 = [this](const void* in, void* out) {
     if (!axis0_) return;
     const events::scope e("fft.local_fft");
+    const events::scope e0(in == out ? "fft.axis0" : forward_ ? "fft.axis0.fwd_oop" : "fft.axis0.bwd_oop");
     axis0_->execute(static_cast<const cpx*>(in), static_cast<cpx*>(out));
   };
   auto fence = [](const node_array* a, int parity) {

@@ -44,12 +44,12 @@ std::vector<std::complex<T>> reference(const std::vector<std::complex<T>>& in, s
 }
 
 template <class T>
-void check(shape s, int sign, bool in_place, unsigned flags, bool expect_tiled = false) {
+void check(shape s, int sign, bool in_place, unsigned flags, bool expect_tiled = false, std::int64_t tile_bytes = 0) {
   using cpx = std::complex<T>;
   const auto n = static_cast<std::size_t>(s.n0 * s.w * s.blocks);
   auto* a = static_cast<cpx*>(fftw_api<T>::malloc(n * sizeof(cpx) + 64));
   auto* b = static_cast<cpx*>(fftw_api<T>::malloc(n * sizeof(cpx) + 64));
-  column_fft<T> f(s.n0, s.w, s.blocks, sign, in_place, flags, a, in_place ? a : b);
+  column_fft<T> f(s.n0, s.w, s.blocks, sign, in_place, flags, a, in_place ? a : b, tile_bytes);
   if (flags & FFTW_ESTIMATE) {
     EXPECT_EQ(f.tile_columns() > 0, expect_tiled) << "n0 " << s.n0 << " w " << s.w;
   }
@@ -88,6 +88,20 @@ TEST(ColumnFft, MatchesFftwStridedPlanEstimate) {
         check<double>(t.s, sign, in_place, FFTW_ESTIMATE, t.tiled_double);
         check<float>(t.s, sign, in_place, FFTW_ESTIMATE, t.tiled_float);
       }
+}
+
+TEST(ColumnFft, WideTilesMatchFftwStridedPlan) {
+  // The 64 KiB tiles of blocks past the caches: 32 columns at n0 = 128 with a remainder of 4, 16
+  // at n0 = 256 (dividing the row), 2 (the SIMD pair) at a prime n0 whose narrow tile is 2 as well.
+  for (const shape& s : {shape{128, 100, 2}, shape{256, 48, 1}, shape{2039, 6, 1}})
+    for (bool in_place : {true, false}) {
+      check<double>(s, FFTW_FORWARD, in_place, FFTW_ESTIMATE, true, 64 * 1024);
+      check<float>(s, FFTW_BACKWARD, in_place, FFTW_ESTIMATE, true, 64 * 1024);
+    }
+  std::vector<std::complex<double>> x(128 * 100);
+  EXPECT_EQ((column_fft<double>(128, 100, 1, FFTW_FORWARD, true, FFTW_ESTIMATE, x.data(), x.data(), 64 * 1024)
+                 .tile_columns()),
+            32);
 }
 
 TEST(ColumnFft, MatchesFftwStridedPlanMeasure) {
