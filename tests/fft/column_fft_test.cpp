@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "column_fft.hpp"
@@ -102,6 +103,17 @@ TEST(ColumnFft, WideTilesMatchFftwStridedPlan) {
   EXPECT_EQ((column_fft<double>(128, 100, 1, FFTW_FORWARD, true, FFTW_ESTIMATE, x.data(), x.data(), 64 * 1024)
                  .tile_columns()),
             32);
+}
+
+TEST(ColumnFft, EstimateWidensTilesFromBlocksOf32MiB) {
+  // 256 x 256 doubles are 1 MiB a block: 31 blocks keep the 16 KiB tile (4 columns), 32 take the
+  // 64 KiB one (16 columns).
+  std::vector<std::complex<double>> x(std::size_t{256} * 256 * 32);
+  for (const auto& [blocks, columns] : {std::pair{31, 4}, std::pair{32, 16}})
+    EXPECT_EQ(
+        (column_fft<double>(256, 256, blocks, FFTW_FORWARD, true, FFTW_ESTIMATE, x.data(), x.data()).tile_columns()),
+        columns)
+        << blocks << " blocks";
 }
 
 TEST(ColumnFft, MatchesFftwStridedPlanMeasure) {
