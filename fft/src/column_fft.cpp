@@ -22,8 +22,8 @@ constexpr std::int64_t l1_bytes = 32 * 1024;
 // Blocks past the caches: each tile row is then a separate trip to memory, n0 rows a whole
 // power-of-two stride apart, and at 16 KiB a row of 256 doubles' tile is one 64-byte line. Tiles
 // of 64 KiB (in L2) make it 4 lines, which DRAM pages and the prefetchers serve far better: 256^3
-// on 2 ranks (128 MiB blocks), out of place 51 -> 32 ms, in place 33 -> 29; at 16 MiB (128^3 on 2
-// ranks, in a large L3) the narrow tile still wins in place, 1.75 against 2.16 ms
+// on 2 ranks (128 MiB blocks), out of place 51 -> 32 ms, in place 32 -> 29; at 16 MiB (128^3 on 2
+// ranks, in a large L3) the narrow tile still wins in place, 1.69 against 2.00 ms
 // (fft_layout_bench axis0_tile_width, docs/benchmarks.md). MEASURE times both.
 constexpr std::int64_t wide_tile_bytes = 64 * 1024;
 constexpr std::int64_t wide_tile_min_block_bytes = std::int64_t{32} << 20;
