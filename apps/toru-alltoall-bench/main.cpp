@@ -113,10 +113,12 @@ int simulate(const settings& s) {
   if (s.json)
     fmt::print("{}\n", nlohmann::json{{"mode", "simulated"},
                                       {"model_version", std::string(toru::topology::packet_model_version)},
+                                      {"seeds", s.sim.seeds},
                                       {"rows", rows}}
                            .dump(2));
   else if (s.sim.model != toru::comm::network_model::fluid)
-    fmt::print("model: {}\n", toru::topology::packet_model_version);
+    fmt::print("model: {}{}\n", toru::topology::packet_model_version,
+               s.sim.seeds > 1 ? fmt::format("; packet rows: median of {} seeded runs", s.sim.seeds) : "");
   return 0;
 }
 
@@ -429,6 +431,11 @@ int main(int argc, char** argv) {
                  "packet model: report the median of the last N of the --warm runs (a benchmark's timed reps)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app.add_option("--seeds", s.sim.seeds,
+                 "packet model: the median over N runs with seeded host timing noise (reaction times, the ranks' "
+                 "turn order); 1 = the deterministic run")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--connections-per-peer", s.sim.packet.connections_per_peer,
                  "packet model, tcp: connections per node pair (Open MPI's tcp BTL: one per interface; 0 = one per "
                  "torus link of the node)")
@@ -436,6 +443,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--gso", s.sim.packet.gso, "packet model, tcp/BBR: TSO/GSO bursts, tbf segmenting the long ones");
   app.add_flag("--tlp", s.sim.packet.tail_loss_probe, "packet model, tcp: Linux's tail loss probe");
+  app.add_flag("--delayed-ack", s.sim.packet.delayed_ack,
+               "packet model, tcp: Linux's delayed ACKs (one per two full segments) instead of one per segment");
+  app.add_flag("--small-queues", s.sim.packet.small_queues,
+               "packet model, tcp: Linux's TCP small queues (about two skbs per connection in its first-hop qdisc)");
   app.add_flag("--bbr-write-state", s.sim.packet.bbr_write_state,
                "packet model, BBR: app-limited marking at socket writes and STARTUP's pacing floor");
   app.add_flag("--dropin", s.dropin,

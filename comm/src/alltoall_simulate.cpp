@@ -55,6 +55,7 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
                                      const simulation_options& opts) {
   expect(bytes_per_pair > 0, "bytes_per_pair", "> 0", fmt::format("{}", bytes_per_pair));
   expect(opts.chunks >= 0, "simulation_options::chunks", ">= 0", std::to_string(opts.chunks));
+  expect(opts.seeds >= 1, "simulation_options::seeds", ">= 1", std::to_string(opts.seeds));
   expect(opts.timed_repetitions >= 1 && opts.timed_repetitions <= opts.packet.repetitions,
          "simulation_options::timed_repetitions", ">= 1 and <= packet.repetitions",
          std::to_string(opts.timed_repetitions));
@@ -83,16 +84,24 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
         kind == topology::packet_schedule_kind::ompi_tuned ? topology::ompi_tuned_alltoall(P, bytes_per_pair) : kind);
     if (opts.model == network_model::packet && P <= opts.packet_max_nodes) {
       const auto s = topology::alltoall_schedule(t, kind, bytes_per_pair, {.chunks = r.chunks});
-      const auto pr = topology::simulate_packets(t, s, opts.packet);
-      r.seconds = pr.seconds;
-      const auto timed = static_cast<std::ptrdiff_t>(opts.timed_repetitions);
-      if (timed > 1) {
-        std::vector<double> v(pr.repetition_seconds.end() - timed, pr.repetition_seconds.end());
+      std::vector<topology::packet_result> runs;
+      topology::simulate_packets_median(t, s, opts.packet, opts.seeds, &runs);
+      const auto median = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
-        r.seconds = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+        return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+      };
+      // each run's figure (its last call, or the median of its timed calls), then the median over runs
+      std::vector<double> per_run;
+      const auto timed = static_cast<std::ptrdiff_t>(opts.timed_repetitions);
+      for (const auto& pr : runs) {
+        per_run.push_back(timed > 1 ? median({pr.repetition_seconds.end() - timed, pr.repetition_seconds.end()})
+                                    : pr.seconds);
+        r.drops += pr.drops;
+        r.timeouts += pr.timeouts;
       }
-      r.drops = pr.drops;
-      r.timeouts = pr.timeouts;
+      r.seconds = median(per_run);
+      r.drops /= runs.size();
+      r.timeouts /= runs.size();
     } else {
       r.model = network_model::fitted;
       r.seconds = topology::fitted_alltoall_seconds(t, kind, bytes_per_pair, r.chunks);

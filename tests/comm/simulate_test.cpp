@@ -113,4 +113,25 @@ TEST(simulate, timed_repetitions_report_the_median_of_the_last_ones) {
   EXPECT_THROW(simulate_alltoall(t, alltoall_algorithm::direct, 65536, o), toru::error);
 }
 
+// --seeds N: the median over seeded runs of each run's figure (here the median of its timed calls).
+TEST(simulate, seeds_report_the_median_over_seeded_runs) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  toru::comm::simulation_options o{.model = toru::comm::network_model::packet};
+  o.packet.host_cores = 2;
+  o.packet.repetitions = 3;
+  o.timed_repetitions = 2;
+  o.seeds = 3;
+  const auto r = simulate_alltoall(t, alltoall_algorithm::direct, 65536, o);
+  namespace tp = toru::topology;
+  std::vector<tp::packet_result> runs;
+  tp::simulate_packets_median(t, tp::alltoall_schedule(t, tp::packet_schedule_kind::ompi_tuned, 65536), o.packet, 3,
+                              &runs);
+  std::vector<double> per_run;
+  for (const auto& pr : runs) per_run.push_back((pr.repetition_seconds[1] + pr.repetition_seconds[2]) / 2);
+  std::sort(per_run.begin(), per_run.end());
+  EXPECT_DOUBLE_EQ(r.seconds, per_run[1]);
+  o.seeds = 0;
+  EXPECT_THROW(simulate_alltoall(t, alltoall_algorithm::direct, 65536, o), toru::error);
+}
+
 }  // namespace

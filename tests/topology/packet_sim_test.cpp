@@ -2,7 +2,9 @@
 // table, the testbed's tie rule, and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "toru/core/error.hpp"
 #include "toru/topology/fitted_model.hpp"
@@ -303,15 +305,118 @@ TEST(packet_sim, linux_switches_run_lossy_alltoalls_to_completion) {
   const auto s = alltoall_schedule(t, packet_schedule_kind::linear, 262144);
   packet_params base;
   const auto r0 = simulate_packets(t, s, base);
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 6; ++variant) {
     packet_params p;
     p.connections_per_peer = variant == 0 ? 0 : 1;
     p.gso = variant == 1;
     p.tail_loss_probe = variant == 2;
     p.bbr_write_state = variant == 3;
+    p.delayed_ack = variant == 4;
+    p.small_queues = variant == 5;
     const auto r = simulate_packets(t, s, p);
     EXPECT_NEAR(r.payload_bytes, 16.0 * 15 * 262144, 1e-3) << variant;
     EXPECT_GT(r.seconds, alltoall_bound(t, 262144)) << variant;
     EXPECT_NE(r.seconds, r0.seconds) << variant;  // the switch is wired to something that acts here
   }
+}
+
+// Linux's delayed ACK: one ACK per two full segments once the connection leaves quick-ACK mode,
+// so a link that carries data one way and the ACKs of the other way's data spends half as much on
+// ACKs. Two 1 MiB messages crossing one link pair at 10 Mbit/s, no loss (a large tbf bucket).
+TEST(packet_sim, delayed_ack_halves_the_acks_on_a_shared_link) {
+  const auto t = torus::parse("2[bw=10Mb/s,lat=1us]");
+  packet_schedule s;
+  const int a = s.add_op(0), b = s.add_op(1);
+  const double m = 1 << 20;
+  s.add_message(0, 1, m, a, b);
+  s.add_message(1, 0, m, b, a);
+  packet_params p;
+  p.eager_limit = 1e12;  // one stream per direction, no rendezvous
+  p.queue_bytes = 4 << 20;
+  const auto every = simulate_packets(t, s, p);
+  p.delayed_ack = true;
+  const auto delayed = simulate_packets(t, s, p);
+  ASSERT_EQ(every.drops + delayed.drops, 0u);
+  const auto segments = static_cast<std::uint64_t>(2 * std::ceil(m / p.mss));  // 725 per direction
+  EXPECT_EQ(every.packets, segments);
+  EXPECT_EQ(every.acks, segments);
+  EXPECT_EQ(delayed.packets, segments);
+  // 16 quick ACKs per connection, then one per two segments (+1 for an odd tail)
+  EXPECT_GE(delayed.acks, segments / 2);
+  EXPECT_LE(delayed.acks, segments / 2 + 2 * (p.quickacks / 2 + 1));
+  // Each direction's wire time: data plus the other direction's ACKs.
+  const double per_seg = (p.mss + p.header) * 8 / 10e6, ack = p.ack_bytes * 8 / 10e6;
+  const double n = std::ceil(m / p.mss);
+  EXPECT_NEAR(every.seconds, n * (per_seg + ack), 0.005 * every.seconds);
+  EXPECT_NEAR(delayed.seconds, n * (per_seg + ack / 2), 0.005 * delayed.seconds);
+  EXPECT_LT(delayed.seconds, every.seconds);
+  // A tail of one full segment waits for the delayed-ACK timer; a sub-MSS tail is acknowledged
+  // when it is read (at once with a CPU per node): neither changes when the message is delivered.
+  p.delack_timeout = 0.5;
+  EXPECT_NEAR(simulate_packets(t, s, p).seconds, delayed.seconds, 1e-9);
+}
+
+// Seeded host timing noise: a seed reproduces its run, seeds differ where host turns and reaction
+// times decide the outcome (16 ranks on 2 cores, MPI_Alltoall's 15 concurrent flows), and the
+// median of seeded runs is the middle one. Without a shared host and with instant reactions the
+// noise has nothing to act on.
+TEST(packet_sim, seeded_host_noise_and_the_median_of_runs) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  const auto s = alltoall_schedule(t, packet_schedule_kind::ompi_tuned, 65536);
+  packet_params p;
+  p.host_cores = 2;
+  p.repetitions = 2;
+  const auto plain = simulate_packets(t, s, p);
+  EXPECT_EQ(simulate_packets_median(t, s, p, 1).seconds, plain.seconds);  // seed 0, one run: the same
+  p.seed = 7;
+  const auto a = simulate_packets(t, s, p), b = simulate_packets(t, s, p);
+  EXPECT_EQ(a.seconds, b.seconds);
+  EXPECT_EQ(a.packets, b.packets);
+  p.seed = 0;
+  std::vector<packet_result> runs;
+  const auto med = simulate_packets_median(t, s, p, 5, &runs);
+  ASSERT_EQ(runs.size(), 5u);
+  std::vector<double> secs;
+  for (const auto& r : runs) secs.push_back(r.seconds);
+  std::sort(secs.begin(), secs.end());
+  EXPECT_EQ(med.seconds, secs[2]);
+  EXPECT_LT(secs.front(), secs.back());  // the noise acts here
+  // Even count: the mean of the middle two.
+  const auto med4 = simulate_packets_median(t, s, p, 4, &runs);
+  std::vector<double> s4;
+  for (const auto& r : runs) s4.push_back(r.seconds);
+  std::sort(s4.begin(), s4.end());
+  EXPECT_DOUBLE_EQ(med4.seconds, (s4[1] + s4[2]) / 2);
+  // No shared cores, no reaction time: every seed runs the deterministic schedule.
+  p.host_cores = 0;
+  p.host_delay = 0;
+  const auto fixed = simulate_packets(t, s, p);
+  simulate_packets_median(t, s, p, 3, &runs);
+  for (const auto& r : runs) EXPECT_EQ(r.seconds, fixed.seconds);
+  EXPECT_THROW(simulate_packets_median(t, s, p, 0), toru::error);
+  p.jitter = 1;
+  EXPECT_THROW(simulate_packets(t, s, p), toru::error);
+}
+
+// TCP small queues: a connection keeps about two skbs in its first-hop qdisc and refills it as they
+// leave, so a window larger than the qdisc no longer overflows it (Reno's slow start here, which
+// without TSQ runs into the 10-packet queue and has segments refused, retried at the next ACK) and
+// the link stays full.
+TEST(packet_sim, small_queues_keep_a_sender_out_of_its_full_qdisc) {
+  const auto t = torus::parse("4[bw=10Mb/s,lat=1us]");
+  packet_params p;
+  p.congestion = packet_params::congestion_control::reno;
+  p.queue_bytes = 10 * 1514;
+  p.tbf_burst = 1514;
+  const double m = 1 << 20;
+  const auto plain = simulate_packets(t, one_message(0, 1, m), p);
+  p.small_queues = true;
+  const auto tsq = simulate_packets(t, one_message(0, 1, m), p);
+  EXPECT_GT(plain.local_drops, 0u);
+  EXPECT_EQ(tsq.local_drops, 0u);
+  EXPECT_EQ(tsq.drops, 0u);
+  const double ideal = m * (1 + p.header / p.mss) / 1.25e6;
+  EXPECT_GT(tsq.seconds, ideal);
+  EXPECT_LT(tsq.seconds, 1.02 * ideal);
+  EXPECT_LE(tsq.seconds, plain.seconds);
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 #include <queue>
+#include <random>
 #include <unordered_map>
 
 #include "toru/core/error.hpp"
@@ -69,7 +70,8 @@ enum class ev : std::uint8_t {
   rest_send,
   app_fill,
   probe,
-  tlp
+  tlp,
+  delack
 };
 
 struct event {
@@ -148,8 +150,14 @@ struct connection {
   bbr_state bbr;
   std::uint64_t rto_gen = 0, tlp_gen = 0;
   bool rto_armed = false, blocked = false;
+  double in_qdisc = 0;  // small_queues: wire bytes of this connection in its first-hop queue
+  bool tsq_throttled = false;
   // receiver
   i64 rcv_nxt = 0;
+  i64 unacked = 0;  // delayed_ack: in-order bytes received since the last ACK
+  int quickacks = 0;
+  double last_rcv = -inf;
+  std::uint64_t delack_gen = 0;
   std::map<i64, i64> ooo;  // out-of-order ranges
   std::deque<stream_item> items;
   // credit mode: bytes not yet packetized
@@ -184,6 +192,12 @@ class engine {
       : t_(t), s_(s), p_(p), P_(static_cast<int>(t.size())), nd_(t.ndims()) {
     validate();
     K_ = connections();
+    if (p.seed != 0) {
+      rng_.seed(p.seed);
+      turn_.resize(static_cast<std::size_t>(P_));
+      std::iota(turn_.begin(), turn_.end(), 0);
+      std::shuffle(turn_.begin(), turn_.end(), rng_);
+    }
     const auto nl = static_cast<std::size_t>(P_) * 2 * nd_;
     links_.resize(nl);
     for (int n = 0; n < P_; ++n)
@@ -288,6 +302,14 @@ class engine {
 
   bool tcp() const { return p_.mode == packet_params::transport::tcp; }
 
+  // Host timing noise (packet_params::seed): reaction times and the ranks' turn order.
+  std::mt19937_64 rng_;
+  std::vector<int> turn_;  // node -> its place in the turn order (empty: by node number)
+  double host_delay() {
+    if (p_.seed == 0) return p_.host_delay;
+    return p_.host_delay * (1 + p_.jitter * std::uniform_real_distribution<double>(-1, 1)(rng_));
+  }
+
   void validate() {
     for (const auto& ax : t_.axes())
       if (ax.switched && ax.extent > 1)
@@ -297,6 +319,9 @@ class engine {
            fmt::format("{} and {}", p_.connections_per_peer, p_.stripe_connections));
     expect(p_.mss >= 1 && p_.header >= 0 && p_.eager_limit >= 0 && p_.host_delay >= 0 && p_.post_overhead >= 0,
            "packet_params", "mss >= 1 and non-negative header, eager_limit, host_delay, post_overhead", "a value");
+    expect(p_.delack_timeout >= 0 && p_.quickacks >= 0 && p_.skb_overhead >= 0 && p_.jitter >= 0 && p_.jitter < 1,
+           "packet_params", "delack_timeout, quickacks, skb_overhead >= 0 and jitter in [0, 1)",
+           fmt::format("{}, {}, {}, {}", p_.delack_timeout, p_.quickacks, p_.skb_overhead, p_.jitter));
     if (p_.mode == packet_params::transport::credit)
       expect(p_.input_bytes >= p_.mss + p_.header && p_.output_bytes >= p_.mss + p_.header &&
                  p_.injection_bytes >= p_.mss + p_.header,
@@ -423,6 +448,11 @@ class engine {
       case ev::tlp:
         on_tlp(static_cast<int>(e.a), static_cast<std::uint64_t>(e.b));
         break;
+      case ev::delack:
+        if (cn(static_cast<int>(e.a)).delack_gen == static_cast<std::uint64_t>(e.b) &&
+            cn(static_cast<int>(e.a)).unacked > 0)
+          send_ack(static_cast<int>(e.a), -1);
+        break;
       case ev::probe:
         if (cn(static_cast<int>(e.a)).blocked) {
           cn(static_cast<int>(e.a)).blocked = false;
@@ -508,7 +538,7 @@ class engine {
     if (msg.src == msg.dst || is_eager(msg.bytes))
       message_done(m);
     else
-      push(run_at(msg.dst, now_ + p_.host_delay), ev::ctrl_send, m, 0);
+      push(run_at(msg.dst, now_ + host_delay()), ev::ctrl_send, m, 0);
   }
 
   void message_done(int m) {
@@ -527,7 +557,7 @@ class engine {
     end_ = std::max(end_, now_);
     for (int d : dependents_[static_cast<std::size_t>(o)])
       if (--op_deps_[static_cast<std::size_t>(d)] == 0)
-        push(run_at(s_.ops[static_cast<std::size_t>(d)].node, now_ + p_.host_delay), ev::op_start, d, 0);
+        push(run_at(s_.ops[static_cast<std::size_t>(d)].node, now_ + host_delay()), ev::op_start, d, 0);
   }
 
   void stream_delivered(int c, i64 upto) {
@@ -543,7 +573,7 @@ class engine {
           on_first_part(it.msg);
           break;
         case item::control:
-          push(run_at(s_.messages[static_cast<std::size_t>(it.msg)].src, now_ + p_.host_delay), ev::rest_send, it.msg,
+          push(run_at(s_.messages[static_cast<std::size_t>(it.msg)].src, now_ + host_delay()), ev::rest_send, it.msg,
                0);
           break;
         case item::rest:
@@ -609,6 +639,15 @@ class engine {
     L.busy = false;
     push(now_ + L.lat, ev::arrive, l, id);
     try_transmit(l);
+    if (tcp() && p_.small_queues && !pk(id).ack && pk(id).src == L.from) {
+      // the segment left its sender's qdisc: TSQ's tcp_wfree lets a throttled connection go on
+      auto& cc = cn(pk(id).conn);
+      cc.in_qdisc -= pk(id).wire;
+      if (cc.tsq_throttled) {
+        cc.tsq_throttled = false;
+        tcp_send(pk(id).conn);
+      }
+    }
     if (tcp()) {
       while (!L.waiting.empty() && L.queued < L.capacity) {
         const int c = L.waiting.front();
@@ -748,6 +787,9 @@ class engine {
     }
     auto& cc = cn(P.conn);
     const i64 s = P.start, e = P.start + P.len;
+    // in order: extends the stream with no hole before or after it
+    const bool in_order = s <= cc.rcv_nxt && e > cc.rcv_nxt && cc.ooo.empty();
+    const i64 fresh = in_order ? e - cc.rcv_nxt : 0;
     if (e > cc.rcv_nxt) {
       auto& o = cc.ooo;
       auto it = o.find(s);
@@ -758,18 +800,44 @@ class engine {
       }
     }
     if (tcp()) {
-      const int a = new_packet();
-      auto& A = pk(a);
-      A.conn = P.conn;
-      A.src = P.dst;
-      A.dst = P.src;
-      A.ack = true;
-      A.ack_cum = cc.rcv_nxt;
-      A.sack = s;
-      A.wire = static_cast<int>(p_.ack_bytes);
-      inject_local(a);  // acknowledgements never wait for queue space at their sender
+      if (!p_.delayed_ack) {
+        send_ack(P.conn, s);
+      } else {
+        // Linux tcp_event_data_recv: the first data, or data after an idle RTO, enters quick-ACK mode
+        if (cc.last_rcv == -inf || now_ - cc.last_rcv > cc.rto) cc.quickacks = p_.quickacks;
+        cc.last_rcv = now_;
+        cc.unacked += fresh;
+        if (!in_order || cc.quickacks > 0 || static_cast<double>(cc.unacked) > p_.mss) {
+          if (cc.quickacks > 0) --cc.quickacks;
+          send_ack(P.conn, s);
+        } else if (P.len < static_cast<int>(p_.mss)) {
+          // ICSK_ACK_PUSHED: acknowledged once the rank has read it (tcp_cleanup_rbuf)
+          push(run_at(cc.dst, now_), ev::delack, P.conn, static_cast<i64>(++cc.delack_gen));
+        } else {
+          push(now_ + p_.delack_timeout, ev::delack, P.conn, static_cast<i64>(++cc.delack_gen));
+        }
+      }
     }
     stream_delivered(P.conn, cc.rcv_nxt);
+  }
+
+  // An ACK of connection c's stream up to its receiver's rcv_nxt; `sack`: the start of the segment
+  // that triggered it (-1: none).
+  void send_ack(int c, i64 sack) {
+    auto& cc = cn(c);
+    cc.unacked = 0;
+    ++cc.delack_gen;
+    ++r_.acks;
+    const int a = new_packet();
+    auto& A = pk(a);
+    A.conn = c;
+    A.src = cc.dst;
+    A.dst = cc.src;
+    A.ack = true;
+    A.ack_cum = cc.rcv_nxt;
+    A.sack = sack;
+    A.wire = static_cast<int>(p_.ack_bytes);
+    inject_local(a);  // acknowledgements never wait for queue space at their sender
   }
 
   void inject_local(int id) {
@@ -786,12 +854,13 @@ class engine {
   double first_part() const { return p_.eager_limit - p_.match_header; }
 
   // When node n next holds a CPU, at or after t. Turns are round-robin in fixed groups, which is
-  // CFS's steady state for equally runnable tasks.
+  // CFS's steady state for equally runnable tasks (with a seed, in a seeded order).
   double run_at(int n, double t) const {
     if (p_.host_cores <= 0) return t;
     const int groups = (P_ + p_.host_cores - 1) / p_.host_cores;
     if (groups <= 1) return t;
-    const double period = groups * p_.host_slice, off = (n % groups) * p_.host_slice;
+    const int slot = turn_.empty() ? n : turn_[static_cast<std::size_t>(n)];
+    const double period = groups * p_.host_slice, off = (slot % groups) * p_.host_slice;
     const double start = off + std::floor((t - off) / period) * period;
     return t < start + p_.host_slice ? std::max(t, start) : start + period;
   }
@@ -866,6 +935,11 @@ class engine {
       }
       auto& O = lk(o);
       const double wire = static_cast<double>(burst) + segs * p_.header;
+      if (p_.small_queues && cc.out.size() > 1 &&
+          cc.in_qdisc > std::max(2 * (wire + p_.skb_overhead), bbr() ? pacing_rate(cc) / 1024 : 0.0)) {
+        cc.tsq_throttled = true;
+        return;
+      }
       // tbf: a burst longer than its max_size (the bucket) is segmented at enqueue and the segments
       // that find the queue full are dropped, yet TCP is told the burst went (tbf_segment returns
       // success when any segment was queued): real losses at the sender's own link. Otherwise the
@@ -927,6 +1001,7 @@ class engine {
     cc.pipe += len;
     cc.last_send = now_;
     if (o < 0) return;
+    cc.in_qdisc += w;
     const int id = new_packet();
     auto& P = pk(id);
     P.conn = c;
@@ -1232,6 +1307,7 @@ class engine {
     P.order = sg.order;
     O.queue.push_back(id);
     O.queued += w;
+    cc.in_qdisc += w;
     try_transmit(o);
   }
 
@@ -1270,6 +1346,24 @@ class engine {
 };
 
 }  // namespace
+
+packet_result simulate_packets_median(const torus& t, const packet_schedule& s, packet_params p, int seeds,
+                                      std::vector<packet_result>* runs) {
+  expect(seeds >= 1, "simulate_packets_median seeds", ">= 1", std::to_string(seeds));
+  std::vector<packet_result> all;
+  const std::uint64_t base = p.seed;
+  for (int k = 0; k < seeds; ++k) {
+    if (seeds > 1 || base != 0) p.seed = base * 1000 + static_cast<std::uint64_t>(k) + 1;
+    all.push_back(simulate_packets(t, s, p));
+  }
+  std::vector<std::size_t> order(all.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].seconds < all[b].seconds; });
+  packet_result med = all[order[order.size() / 2]];
+  if (order.size() % 2 == 0) med.seconds = (all[order[order.size() / 2 - 1]].seconds + med.seconds) / 2;
+  if (runs) *runs = std::move(all);
+  return med;
+}
 
 packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p) {
   expect(p.repetitions >= 1, "packet_params::repetitions", ">= 1", std::to_string(p.repetitions));

@@ -36,6 +36,9 @@ struct simulation_options {
   // packet: the median of the last this many of packet.repetitions (a benchmark's timed calls
   // after its warm-ups); 1: the last alone
   int timed_repetitions = 1;
+  // packet: the median over this many runs with seeded host timing noise (packet.seed = 1..N;
+  // topology::packet_params::seed); 1: the one deterministic run (or packet.seed's run)
+  int seeds = 1;
 };
 
 struct simulated_alltoall {
@@ -46,7 +49,7 @@ struct simulated_alltoall {
   double percent_of_bound = 0;
   network_model model = network_model::fluid;  // the tier that produced `seconds`
   std::string schedule;                        // packet / fitted: the schedule run (e.g. "linear")
-  std::uint64_t drops = 0, timeouts = 0;       // packet
+  std::uint64_t drops = 0, timeouts = 0;       // packet (the mean over seeded runs)
 };
 
 /// Simulates one all-to-all of `bytes_per_pair` over every node of `t` with the given algorithm

@@ -128,11 +128,33 @@ struct packet_params {
   // (false: toru-netmodel 3, none).
   bool tail_loss_probe = false;
   double tlp_min = 0.008;
+  // The receiver's ACKs (tcp). false: one per arriving segment (toru-netmodel 3). true: Linux's
+  // delayed ACK (__tcp_ack_snd_check): an ACK once more than one full segment is unacknowledged, at
+  // once for out-of-order data, a sub-MSS segment (a write's tail, acknowledged when the rank reads
+  // it: its next turn on a shared core) and the first `quickacks` segments of a connection or after
+  // it idled an RTO; otherwise after `delack_timeout` (TCP_DELACK_MIN). Halves the ACKs that share
+  // the saturated links with the data.
+  bool delayed_ack = false;
+  // TCP small queues (tcp, Linux tcp_small_queue_check): a connection stops handing segments to its
+  // first-hop qdisc while it has more than max(2 skbs, pacing rate x 2^-10 s) there (with at least
+  // two segments unacknowledged) and resumes as each of them leaves tbf (veth orphans the skb), not
+  // at its next ACK. false: toru-netmodel 3, where only a full qdisc stops a sender.
+  bool small_queues = false;
+  double skb_overhead = 768;     // bytes of skb->truesize besides the packet (2 x truesize: the floor)
+  int quickacks = 16;            // TCP_MAX_QUICKACKS
+  double delack_timeout = 0.04;  // TCP_DELACK_MIN / TCP_ATO_MIN: HZ / 25
   bool slow_start_after_idle = true;
   // Times the schedule runs back to back, each after a barrier (the last is reported). A timed
   // repetition on the testbed follows warm-up calls: its connections carry their congestion state
   // (BBR keeps its bandwidth and RTT model over idle periods), the tbf buckets what the gap refilled.
   int repetitions = 1;
+  // Seed of the host's timing noise (0: none, the deterministic model). With a seed, each host
+  // reaction takes host_delay x (1 +- jitter) and the ranks take their turns on the shared cores in
+  // a seeded order instead of by rank: the testbed's calls differ by where the scheduler puts each
+  // rank, and schedules that end on a few timeouts move by tens of points with that (a seeded run
+  // samples that spread; simulate_packets_median reports its median).
+  std::uint64_t seed = 0;
+  double jitter = 0.5;
   double time_limit = 1e5;  // simulated seconds; beyond is an error (a schedule that deadlocks)
 };
 
@@ -165,6 +187,7 @@ struct packet_result {
   std::vector<double> repetition_seconds;  // every repetition, barrier to barrier (a benchmark's reps)
   std::uint64_t packets = 0, drops = 0, retransmits = 0, timeouts = 0, events = 0;
   std::uint64_t local_drops = 0;    // segments a sender's full first-hop queue refused (tc counts them as drops too)
+  std::uint64_t acks = 0;           // tcp: ACK segments the receivers sent
   double payload_bytes = 0;         // application bytes delivered
   double max_link_utilisation = 0;  // busiest link: busy time / makespan
   std::vector<double> axis_utilisation;  // per axis: mean busy fraction of its links over the makespan
@@ -175,6 +198,11 @@ struct packet_result {
 /// a message whose ops are on the wrong nodes, a schedule that stalls or runs past `time_limit`),
 /// unsupported for switched axes.
 packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p = {});
+
+/// The median of `seeds` runs of `s` with p.seed = 1..seeds (seeds = 1 with p.seed = 0: the
+/// deterministic run). `runs`, if given, receives every run's result.
+packet_result simulate_packets_median(const torus& t, const packet_schedule& s, packet_params p, int seeds,
+                                      std::vector<packet_result>* runs = nullptr);
 
 /// The testbed's tie-aware dimension-order next hop: the directed link index
 /// (node * 2 * ndims + axis * 2 + (dir < 0)) that a packet at `node` bound for `dst` takes, or -1.
