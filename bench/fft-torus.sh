@@ -95,7 +95,8 @@ def label(r):
         return f"3D {r['n']} {r.get('decomposition', '')}"
     p = round(r["points"])
     return f"1D 2^{p.bit_length() - 1}" if p & (p - 1) == 0 else f"1D {p}"
-print(f"{'transform':<16} {'toru':>8} {'no ovl':>8} {'forced':>8} {'FFTW-MPI':>9} {'% ceil':>7} {'x FFTW':>7} {'noise':>6}  strategy")
+print(f"{'transform':<16} {'toru':>8} {'no ovl':>8} {'forced':>8} {'FFTW-MPI':>9} {'% ceil':>7} {'x FFTW':>7} {'noise':>6} "
+      f"{'% ceil, not after FFTW-MPI (calls)':>34}  strategy")
 for r in json.load(open(os.path.join(out, "default.json"))):
     key, k = (("1d", round(r["points"])), 3) if r["kind"] == "1d" else (("3d-slab", round(r["points"])), 2)
     name = label(r)
@@ -104,9 +105,13 @@ for r in json.load(open(os.path.join(out, "default.json"))):
     ceiling = k * s["alltoall_bound_s"] if s else float("nan")
     f = forced.get((r["kind"], str(r["n"])))
     ft = f"{f['toru_median_s']:8.3f}" if f else f"{'-':>8}"
+    alone = r.get("toru_not_after_fftw_median_s")
+    na = (f"{100 * ceiling / alone:6.1f}% ({r['toru_not_after_fftw_calls']} of {r['toru_calls']})"
+          if alone else "-")
     print(f"{name:<16} {r['toru_median_s']:8.3f} {r['toru_no_overlap_median_s']:8.3f} {ft} "
           f"{r['fftw_mpi_median_s']:9.3f} {100 * ceiling / r['toru_median_s']:6.1f}% "
-          f"{r['fftw_mpi_median_s'] / r['toru_median_s']:6.2f}x {100 * r.get('noise_floor', float('nan')):5.1f}%  {r['strategy']}"
+          f"{r['fftw_mpi_median_s'] / r['toru_median_s']:6.2f}x {100 * r.get('noise_floor', float('nan')):5.1f}% "
+          f"{na:>34}  {r['strategy']}"
           + (f" | forced: {f['strategy']}" if f else ""))
 for name in sorted(os.listdir(out)):
     if not (name.startswith("variant-") and name.endswith(".json")):
@@ -115,7 +120,8 @@ for name in sorted(os.listdir(out)):
         print(f"{label(r):<16} {name[8:-5]}: toru {r['toru_median_s']:.3f} s ({r['strategy']}), no overlap "
               f"{r['toru_no_overlap_median_s']:.3f} s ({r['no_overlap_strategy']}), FFTW-MPI {r['fftw_mpi_median_s']:.3f} s")
 print(f"(JSON in {out}; % ceil = k all-to-alls at T_min / toru's median, k = 3 for 1D, 2 for slabs; none for pencils;"
-      " noise = the same toru plan timed twice in the run)")
+      " noise = the same toru plan timed twice in the run; not after FFTW-MPI: the median of that plan's calls,"
+      " both timings, that did not follow FFTW-MPI's, whose MPI_Alltoall leaves the TCP connections lossy)")
 EOF
 if [[ ${FFT_TORUS_TRACE:-0} == 1 ]]; then
   for p in $n3; do [[ $p == 0 ]] || python3 "$here/fft-trace-summary.py" "$out/trace" --points $((p * p * p)) || true; done

@@ -373,6 +373,14 @@ class engine {
     pkts_.emplace_back();
     return static_cast<int>(pkts_.size()) - 1;
   }
+  int packet_of(int conn, int src, int dst) {
+    const int id = new_packet();
+    auto& P = pk(id);
+    P.conn = conn;
+    P.src = src;
+    P.dst = dst;
+    return id;
+  }
   void free_packet(int id) { free_pkts_.push_back(id); }
   packet& pk(int id) { return pkts_[static_cast<std::size_t>(id)]; }
   link_state& lk(i64 id) { return links_[static_cast<std::size_t>(id)]; }
@@ -755,11 +763,8 @@ class engine {
       const i64 len = std::min<i64>(static_cast<i64>(p_.mss), cc.stream_end - cc.credit_next);
       const double w = static_cast<double>(len) + p_.header;
       if (in.used + w > p_.injection_bytes) break;
-      const int id = new_packet();
+      const int id = packet_of(c, cc.src, cc.dst);
       auto& P = pk(id);
-      P.conn = c;
-      P.src = cc.src;
-      P.dst = cc.dst;
       P.start = cc.credit_next;
       P.len = static_cast<int>(len);
       P.wire = static_cast<int>(w);
@@ -828,11 +833,8 @@ class engine {
     cc.unacked = 0;
     ++cc.delack_gen;
     ++r_.acks;
-    const int a = new_packet();
+    const int a = packet_of(c, cc.dst, cc.src);
     auto& A = pk(a);
-    A.conn = c;
-    A.src = cc.dst;
-    A.dst = cc.src;
     A.ack = true;
     A.ack_cum = cc.rcv_nxt;
     A.sack = sack;
@@ -976,7 +978,6 @@ class engine {
   // qdisc, which TCP does not know).
   void send_segment(int c, i64 start, int len, bool resend, i64 o) {
     auto& cc = cn(c);
-    const double w = len + p_.header;
     std::uint64_t order = ++cc.orders;
     ++r_.packets;
     if (cc.out.empty() && cc.pipe == 0) cc.delivered_time = cc.first_tx = now_;  // an idle restart: rate from here
@@ -1000,13 +1001,16 @@ class engine {
     }
     cc.pipe += len;
     cc.last_send = now_;
-    if (o < 0) return;
+    if (o >= 0) queue_data(c, o, start, len, order);
+  }
+
+  // A data packet of connection c onto its first-hop link o (tcp).
+  void queue_data(int c, i64 o, i64 start, int len, std::uint64_t order) {
+    auto& cc = cn(c);
+    const double w = len + p_.header;
     cc.in_qdisc += w;
-    const int id = new_packet();
+    const int id = packet_of(c, cc.src, cc.dst);
     auto& P = pk(id);
-    P.conn = c;
-    P.src = cc.src;
-    P.dst = cc.dst;
     P.start = start;
     P.len = len;
     P.wire = static_cast<int>(w);
@@ -1296,19 +1300,7 @@ class engine {
     sg.retransmitted = true;
     ++r_.packets;
     ++r_.retransmits;
-    const int id = new_packet();
-    auto& P = pk(id);
-    P.conn = c;
-    P.src = cc.src;
-    P.dst = cc.dst;
-    P.start = it->first;
-    P.len = sg.len;
-    P.wire = static_cast<int>(w);
-    P.order = sg.order;
-    O.queue.push_back(id);
-    O.queued += w;
-    cc.in_qdisc += w;
-    try_transmit(o);
+    queue_data(c, o, it->first, sg.len, sg.order);
   }
 
   void rtt_sample(connection& cc, double r) {
