@@ -272,6 +272,15 @@ void report_not_after(json& row, const contender& on, const contender& twice, co
   row["toru_calls"] = both.times.size();
 }
 
+// MEASURE's plan-time figures per candidate, beside the bench's own times of them (--candidates):
+// a pick that the bench finds slow shows here whether the planner's timing or the bench differed.
+void report_planner(json& row, const std::vector<std::pair<std::string, double>>& seconds) {
+  if (seconds.empty()) return;
+  json t = json::object();
+  for (const auto& [name, s] : seconds) t[name] = s;
+  row["planner_seconds"] = t;
+}
+
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
 
 void for_box(const toru::fft::box3d& b, auto&& f) {
@@ -320,6 +329,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}};
   row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
   row["strategy"] = plan.strategy();
+  report_planner(row, plan.planner_seconds());
   row["no_overlap_strategy"] = plan_serial.strategy();
   row["grid"] = {plan.grid()[0], plan.grid()[1]};
 
@@ -412,6 +422,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}, {}};
   contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}};
   row["strategy"] = plan.strategy();
+  report_planner(row, plan.planner_seconds());
   row["no_overlap_strategy"] = plan_serial.strategy();
   row["n1"] = plan.n1();
   row["n2"] = plan.n2();

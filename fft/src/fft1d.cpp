@@ -41,6 +41,10 @@ std::vector<std::string> fft1d<T, B>::candidates() const {
   return detail::applicable_names(impl_->strategies());
 }
 template <precision T, backend B>
+std::vector<std::pair<std::string, double>> fft1d<T, B>::planner_seconds() const {
+  return detail::timed_names(impl_->strategies(), impl_->measured());
+}
+template <precision T, backend B>
 std::int64_t fft1d<T, B>::in_start() const {
   return impl_->in_start;
 }

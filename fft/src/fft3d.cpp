@@ -65,6 +65,10 @@ local_layout local_size_3d(int nranks, int rank, std::array<std::int64_t, 3> n, 
   template <precision T, backend B>                                                                         \
   std::vector<std::string> CLASS<T, B>::candidates() const {                                                \
     return detail::applicable_names(impl_->strategies());                                                   \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
+  std::vector<std::pair<std::string, double>> CLASS<T, B>::planner_seconds() const {                        \
+    return detail::timed_names(impl_->strategies(), impl_->measured());                                     \
   }
 
 TORU_FFT3D_COMMON(fft3d, false)

@@ -29,6 +29,7 @@ class plan1d {
   void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
   std::string strategy_name() const { return strategy_.name(); }
   const std::vector<candidate>& strategies() const { return table_; }
+  const std::vector<double>& measured() const { return measured_; }  // MEASURE's figures (may be empty)
 
  private:
   options1d opts_;
@@ -39,6 +40,7 @@ class plan1d {
   std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
   std::vector<candidate> table_;
+  std::vector<double> measured_;
   strategy strategy_;
 };
 

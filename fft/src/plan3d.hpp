@@ -97,6 +97,7 @@ class plan3d {
   /// The strategy the plan chose from its table (strategy.hpp).
   std::string strategy_name() const;
   const std::vector<candidate>& strategies() const { return table_; }
+  const std::vector<double>& measured() const { return measured_; }  // MEASURE's figures (may be empty)
 
  private:
   work_buffers buffers(void* ws) const;

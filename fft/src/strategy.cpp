@@ -180,6 +180,15 @@ std::vector<std::string> applicable_names(const std::vector<candidate>& table) {
   return names;
 }
 
+std::vector<std::pair<std::string, double>> timed_names(const std::vector<candidate>& table,
+                                                        const std::vector<double>& seconds) {
+  std::vector<std::pair<std::string, double>> out;
+  if (seconds.size() != table.size()) return out;
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i].applicable) out.emplace_back(table[i].s.name(), seconds[i]);
+  return out;
+}
+
 int cheapest(const std::vector<candidate>& table) {
   int best = -1, plain = -1;
   for (int i = 0; i < static_cast<int>(table.size()); ++i) {

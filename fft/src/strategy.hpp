@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_share.hpp"
@@ -77,6 +78,10 @@ std::string describe_table(const std::vector<candidate>& table);
 
 /// The names of the applicable candidates, in table order.
 std::vector<std::string> applicable_names(const std::vector<candidate>& table);
+/// (name, seconds) of each applicable candidate that `seconds` (a plan's MEASURE figures, one per
+/// table entry; empty when nothing was timed) holds.
+std::vector<std::pair<std::string, double>> timed_names(const std::vector<candidate>& table,
+                                                        const std::vector<double>& seconds);
 
 /// ESTIMATE's pick: the cheapest applicable candidate of the table (index into it), except that an
 /// overlapping candidate must be cheaper than the cheapest non-overlapping one by overlap_margin of

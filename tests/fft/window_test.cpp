@@ -332,6 +332,45 @@ TEST(FftWindow, ForcedMeasurePlanTimesNothingAndKeepsTheTablesChoice) {
   toru::comm::forget_wisdom();
 }
 
+// planner_seconds(): what MEASURE timed, per applicable candidate, the same on every rank (the
+// slowest rank's figures); nothing under ESTIMATE or when the choice is read back from wisdom.
+TEST(FftWindow, PlannerSecondsAreWhatMeasureTimed) {
+  toru::comm::forget_wisdom();
+  const toru::fft::options3d m3{.planner = effort::measure};
+  const toru::fft::options1d m1{.planner = effort::measure};
+  toru::fft::fft3d<double> p3(MPI_COMM_WORLD, {16, 12, 10}, m3);
+  toru::fft::fft1d<double> p1(MPI_COMM_WORLD, 2310, m1);
+  auto check = [](const auto& plan) {
+    const auto timed = plan.planner_seconds();
+    const auto names = plan.candidates();
+    if (names.size() < 2) {  // nothing to choose: nothing timed
+      EXPECT_TRUE(timed.empty());
+      return;
+    }
+    ASSERT_EQ(timed.size(), names.size());
+    double chosen = -1, fastest = 1e30;
+    for (std::size_t i = 0; i < timed.size(); ++i) {
+      EXPECT_EQ(timed[i].first, names[i]);
+      EXPECT_GT(timed[i].second, 0) << timed[i].first;
+      if (timed[i].first == plan.strategy()) chosen = timed[i].second;
+      fastest = std::min(fastest, timed[i].second);
+      double lo = timed[i].second, hi = timed[i].second;
+      MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+      MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_EQ(lo, hi) << timed[i].first;
+    }
+    // the choice is the fastest figure, or within the 2 % that lets an earlier candidate win a tie
+    EXPECT_LE(chosen, fastest / 0.98 + 1e-12) << plan.strategy();
+  };
+  check(p3);
+  check(p1);
+  // The same keys again: the choice comes from the store, nothing is timed.
+  EXPECT_TRUE(toru::fft::fft3d<double>(MPI_COMM_WORLD, {16, 12, 10}, m3).planner_seconds().empty());
+  EXPECT_TRUE(toru::fft::fft1d<double>(MPI_COMM_WORLD, 2310, m1).planner_seconds().empty());
+  EXPECT_TRUE(toru::fft::fft3d<double>(MPI_COMM_WORLD, {16, 12, 10}).planner_seconds().empty());
+  toru::comm::forget_wisdom();
+}
+
 TEST(FftWindow, MeasureChoiceGoesThroughCommWisdom) {
   // The FFT's measured choices live in toru's one wisdom store: exported with comm's entries,
   // imported back, no timing on a hit.

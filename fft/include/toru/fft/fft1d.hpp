@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "toru/fft/backend.hpp"
@@ -68,6 +69,11 @@ class fft1d {
   /// The names of every candidate of that table that applies to this plan (strategy() among them):
   /// each can be forced with TORU_FFT_STRATEGY, e.g. to time it against the choice.
   std::vector<std::string> candidates() const;
+  /// Under FFTW_MEASURE (planner = effort::measure): the seconds the planner timed for each
+  /// applicable candidate, the slowest rank's (finalists: the median of their run-off figures), in
+  /// table order. Empty under ESTIMATE, for a plan with one candidate, and when the choice came
+  /// from wisdom. For telling a planner's pick from a later benchmark's.
+  std::vector<std::pair<std::string, double>> planner_seconds() const;
   /// Input: global elements [in_start, in_start + in_count).
   std::int64_t in_start() const;
   std::int64_t in_count() const;

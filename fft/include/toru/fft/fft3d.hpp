@@ -38,6 +38,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "toru/fft/backend.hpp"
@@ -95,6 +96,11 @@ class fft3d {
   /// The names of every candidate of that table that applies to this plan (strategy() among them):
   /// each can be forced with TORU_FFT_STRATEGY, e.g. to time it against the choice.
   std::vector<std::string> candidates() const;
+  /// Under FFTW_MEASURE (planner = effort::measure): the seconds the planner timed for each
+  /// applicable candidate, the slowest rank's (finalists: the median of their run-off figures), in
+  /// table order. Empty under ESTIMATE, for a plan with one candidate, and when the choice came
+  /// from wisdom. For telling a planner's pick from a later benchmark's.
+  std::vector<std::pair<std::string, double>> planner_seconds() const;
 
   /// Collective. in == out is in place; otherwise in is preserved. in holds inbox().extent()
   /// elements, out alloc_size(). Throws (on every rank) when a rank passes null buffers.
@@ -140,6 +146,11 @@ class fft3d_r2c {
   /// The names of every candidate of that table that applies to this plan (strategy() among them):
   /// each can be forced with TORU_FFT_STRATEGY, e.g. to time it against the choice.
   std::vector<std::string> candidates() const;
+  /// Under FFTW_MEASURE (planner = effort::measure): the seconds the planner timed for each
+  /// applicable candidate, the slowest rank's (finalists: the median of their run-off figures), in
+  /// table order. Empty under ESTIMATE, for a plan with one candidate, and when the choice came
+  /// from wisdom. For telling a planner's pick from a later benchmark's.
+  std::vector<std::pair<std::string, double>> planner_seconds() const;
 
   /// Collective. in (reals) may alias out (in place); out holds alloc_size() complex elements.
   void forward(const T* in, complex_type* out, scale s = scale::none) const;
