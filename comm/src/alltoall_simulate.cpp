@@ -84,8 +84,7 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
         kind == topology::packet_schedule_kind::ompi_tuned ? topology::ompi_tuned_alltoall(P, bytes_per_pair) : kind);
     if (opts.model == network_model::packet && P <= opts.packet_max_nodes) {
       const auto s = topology::alltoall_schedule(t, kind, bytes_per_pair, {.chunks = r.chunks});
-      std::vector<topology::packet_result> runs;
-      topology::simulate_packets_median(t, s, opts.packet, opts.seeds, &runs);
+      const auto runs = topology::simulate_packets_seeded(t, s, opts.packet, opts.seeds);
       const auto median = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
         return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);

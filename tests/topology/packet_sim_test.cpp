@@ -350,10 +350,23 @@ TEST(packet_sim, delayed_ack_halves_the_acks_on_a_shared_link) {
   EXPECT_NEAR(every.seconds, n * (per_seg + ack), 0.005 * every.seconds);
   EXPECT_NEAR(delayed.seconds, n * (per_seg + ack / 2), 0.005 * delayed.seconds);
   EXPECT_LT(delayed.seconds, every.seconds);
-  // A tail of one full segment waits for the delayed-ACK timer; a sub-MSS tail is acknowledged
-  // when it is read (at once with a CPU per node): neither changes when the message is delivered.
+  // Without quick ACKs: three full segments get one ACK at the second and one from the 40 ms timer
+  // for the third, before the sender's 200 ms RTO would resend it (a missing timer shows as a
+  // fourth, retransmitted segment); two full segments and a sub-MSS tail get the second ACK as soon
+  // as the tail is read (at once with a CPU per node).
+  p.quickacks = 0;
+  const auto timer = simulate_packets(t, one_message(0, 1, 3 * p.mss), p);
+  EXPECT_EQ(timer.packets, 3u);
+  EXPECT_EQ(timer.acks, 2u);
+  const auto pushed = simulate_packets(t, one_message(0, 1, 2 * p.mss + 100), p);
+  EXPECT_EQ(pushed.packets, 3u);
+  EXPECT_EQ(pushed.acks, 2u);
+  // A timer longer than the RTO: the sender resends the third segment, whose duplicate is
+  // acknowledged at once (Linux's behaviour too).
   p.delack_timeout = 0.5;
-  EXPECT_NEAR(simulate_packets(t, s, p).seconds, delayed.seconds, 1e-9);
+  const auto late = simulate_packets(t, one_message(0, 1, 3 * p.mss), p);
+  EXPECT_EQ(late.packets, 4u);
+  EXPECT_EQ(late.acks, 2u);
 }
 
 // Seeded host timing noise: a seed reproduces its run, seeds differ where host turns and reaction

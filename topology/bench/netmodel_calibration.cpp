@@ -69,7 +69,6 @@ struct row {
   std::string shape, schedule;
   double bytes = 0, testbed = 0;
   int chunks = 0;
-  const nlohmann::json* json = nullptr;
 };
 
 std::string size_name(double b) {
@@ -106,8 +105,8 @@ int main(int argc, char** argv) {
       for (const auto& r : rows) {
         const auto m = r["measured"].get<std::vector<double>>();
         out.push_back({shape, r["schedule"].get<std::string>(), r["bytes"].get<double>(),
-                       std::accumulate(m.begin(), m.end(), 0.0) / static_cast<double>(m.size()), r.value("chunks", 64),
-                       &r});
+                       std::accumulate(m.begin(), m.end(), 0.0) / static_cast<double>(m.size()),
+                       r.value("chunks", 64)});
       }
       groups.emplace_back(torus_spec, std::move(out));
     };

@@ -1339,15 +1339,22 @@ class engine {
 
 }  // namespace
 
-packet_result simulate_packets_median(const torus& t, const packet_schedule& s, packet_params p, int seeds,
-                                      std::vector<packet_result>* runs) {
-  expect(seeds >= 1, "simulate_packets_median seeds", ">= 1", std::to_string(seeds));
+std::vector<packet_result> simulate_packets_seeded(const torus& t, const packet_schedule& s, packet_params p,
+                                                   int seeds) {
+  expect(seeds >= 1, "simulate_packets seeds", ">= 1", std::to_string(seeds));
+  if (seeds == 1) return {simulate_packets(t, s, p)};
   std::vector<packet_result> all;
   const std::uint64_t base = p.seed;
   for (int k = 0; k < seeds; ++k) {
-    if (seeds > 1 || base != 0) p.seed = base * 1000 + static_cast<std::uint64_t>(k) + 1;
+    p.seed = base * 1000 + static_cast<std::uint64_t>(k) + 1;
     all.push_back(simulate_packets(t, s, p));
   }
+  return all;
+}
+
+packet_result simulate_packets_median(const torus& t, const packet_schedule& s, const packet_params& p, int seeds,
+                                      std::vector<packet_result>* runs) {
+  auto all = simulate_packets_seeded(t, s, p, seeds);
   std::vector<std::size_t> order(all.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].seconds < all[b].seconds; });

@@ -36,8 +36,9 @@ struct simulation_options {
   // packet: the median of the last this many of packet.repetitions (a benchmark's timed calls
   // after its warm-ups); 1: the last alone
   int timed_repetitions = 1;
-  // packet: the median over this many runs with seeded host timing noise (packet.seed = 1..N;
-  // topology::packet_params::seed); 1: the one deterministic run (or packet.seed's run)
+  // packet: the median over this many runs with seeded host timing noise
+  // (topology::simulate_packets_seeded); 1: the one run of `packet` as given (deterministic for
+  // packet.seed = 0)
   int seeds = 1;
 };
 

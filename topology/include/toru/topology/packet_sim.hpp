@@ -199,9 +199,13 @@ struct packet_result {
 /// unsupported for switched axes.
 packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p = {});
 
-/// The median of `seeds` runs of `s` with p.seed = 1..seeds (seeds = 1 with p.seed = 0: the
-/// deterministic run). `runs`, if given, receives every run's result.
-packet_result simulate_packets_median(const torus& t, const packet_schedule& s, packet_params p, int seeds,
+/// `seeds` runs of `s`: one run of `p` as given when seeds = 1 (with p.seed = 0 the deterministic
+/// one), else seeds p.seed * 1000 + 1 .. + seeds (1..seeds for p.seed = 0).
+std::vector<packet_result> simulate_packets_seeded(const torus& t, const packet_schedule& s, packet_params p,
+                                                   int seeds);
+/// The median (by `seconds`; of an even count, the mean of the middle two) of
+/// simulate_packets_seeded's runs; `runs`, if given, receives every run's result.
+packet_result simulate_packets_median(const torus& t, const packet_schedule& s, const packet_params& p, int seeds,
                                       std::vector<packet_result>* runs = nullptr);
 
 /// The testbed's tie-aware dimension-order next hop: the directed link index
