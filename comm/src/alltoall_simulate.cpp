@@ -85,20 +85,11 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
     if (opts.model == network_model::packet && P <= opts.packet_max_nodes) {
       const auto s = topology::alltoall_schedule(t, kind, bytes_per_pair, {.chunks = r.chunks});
       const auto runs = topology::simulate_packets_seeded(t, s, opts.packet, opts.seeds);
-      const auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-      };
-      // each run's figure (its last call, or the median of its timed calls), then the median over runs
-      std::vector<double> per_run;
-      const auto timed = static_cast<std::ptrdiff_t>(opts.timed_repetitions);
       for (const auto& pr : runs) {
-        per_run.push_back(timed > 1 ? median({pr.repetition_seconds.end() - timed, pr.repetition_seconds.end()})
-                                    : pr.seconds);
         r.drops += pr.drops;
         r.timeouts += pr.timeouts;
       }
-      r.seconds = median(per_run);
+      r.seconds = topology::timed_median_seconds(runs, opts.timed_repetitions);
       r.drops /= runs.size();
       r.timeouts /= runs.size();
     } else {

@@ -433,3 +433,32 @@ TEST(packet_sim, small_queues_keep_a_sender_out_of_its_full_qdisc) {
   EXPECT_LT(tsq.seconds, 1.02 * ideal);
   EXPECT_LE(tsq.seconds, plain.seconds);
 }
+
+// A benchmark's figure from runs (timed_median_seconds): each run's median over its last `timed`
+// calls, then the median over runs; checked on hand-made runs and on a real 4-call simulation.
+TEST(packet_sim, timed_median_is_the_median_of_the_runs_timed_calls) {
+  auto run = [](std::vector<double> reps) {
+    packet_result r;
+    r.repetition_seconds = std::move(reps);
+    r.seconds = r.repetition_seconds.back();
+    return r;
+  };
+  const std::vector<packet_result> runs{run({9, 1, 5, 3}), run({9, 4, 2, 8}), run({0, 7, 7, 6})};
+  // last 3 calls: medians 3, 4, 7 -> 4; the last call alone: 3, 8, 6 -> 6
+  EXPECT_DOUBLE_EQ(timed_median_seconds(runs, 3), 4);
+  EXPECT_DOUBLE_EQ(timed_median_seconds(runs, 1), 6);
+  // an even count of calls and of runs: the mean of the middle two
+  EXPECT_DOUBLE_EQ(timed_median_seconds({runs[0], runs[1]}, 2), (4.0 + 5.0) / 2);  // 4 and 5
+  EXPECT_THROW(timed_median_seconds({}, 1), toru::error);
+  EXPECT_THROW(timed_median_seconds(runs, 5), toru::error);
+  EXPECT_THROW(timed_median_seconds(runs, 0), toru::error);
+
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]");
+  packet_params p;
+  p.repetitions = 4;
+  const auto r = simulate_packets(t, alltoall_schedule(t, packet_schedule_kind::linear, 65536), p);
+  ASSERT_EQ(r.repetition_seconds.size(), 4u);
+  auto last3 = std::vector<double>(r.repetition_seconds.end() - 3, r.repetition_seconds.end());
+  std::sort(last3.begin(), last3.end());
+  EXPECT_DOUBLE_EQ(timed_median_seconds({r}, 3), last3[1]);
+}

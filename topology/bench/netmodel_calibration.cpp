@@ -1,9 +1,11 @@
-// The packet model against the stored testbed figures (tests/topology/data/testbed_2x2x4.json), one
-// column per model variant: the table of docs/benchmarks.md "Calibration, fifth session". The
+// The packet model against the stored testbed figures (tests/topology/data/testbed_2x2x4.json, the
+// testbed's host TCP, BBR; testbed_reno.json, the same testbed with Reno), one column per model
+// variant: the tables of docs/benchmarks.md "Calibration, fifth session" and "sixth session". The
 // calibration test (topology_netmodel_calibration_test) pins the defaults; this prints what the
 // switches and seeded runs do to every row, including the 1 MiB rows the test skips.
 //
 //   netmodel_calibration --variant defaults --variant seeds=5 --variant delayed-ack,small-queues
+//   netmodel_calibration --data tests/topology/data/testbed_reno.json --variant defaults --variant tlp
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -30,18 +32,43 @@ struct variant {
   std::string name;
   packet_params params;
   int seeds = 1;
+  int timed = 1;  // the median of the last this many of params.repetitions (the bench's timed calls)
 };
 
-// "delayed-ack,small-queues,seeds=5": switches on top of the testbed's description (2 shared cores,
-// the call after a warm-up, as the calibration test).
-variant parse_variant(const std::string& spec) {
-  variant v{spec, {}, 1};
-  v.params.host_cores = 2;
-  v.params.repetitions = 2;
+struct host_description {
+  packet_params params;
+  int timed = 1;
+};
+
+// The data file's host description, as the calibration test reads it: the shared cores, the calls
+// run back to back (warm_repetitions) and how many of the last are timed (timed_repetitions, absent:
+// 1), and the testbed's TCP congestion control (absent: BBR, the host's default).
+host_description described_host(const nlohmann::json& host) {
+  host_description h;
+  auto& p = h.params;
+  p.host_cores = host.at("cores").get<int>();
+  p.repetitions = host.at("warm_repetitions").get<int>();
+  h.timed = host.value("timed_repetitions", 1);
+  const auto cc = host.value("congestion", std::string("bbr"));
+  if (cc != "bbr" && cc != "reno")
+    throw toru::error(toru::errc::invalid_argument,
+                      fmt::format("host.congestion '{}' in the data file: expected bbr or reno", cc));
+  p.congestion = cc == "reno" ? packet_params::congestion_control::reno : packet_params::congestion_control::bbr;
+  return h;
+}
+
+// "delayed-ack,small-queues,seeds=5": switches on top of the testbed's description (the data file's
+// host: shared cores, the call after a warm-up, congestion control).
+variant parse_variant(const std::string& spec, const host_description& host) {
+  variant v{spec, host.params, 1, host.timed};
   std::stringstream ss(spec);
   for (std::string item; std::getline(ss, item, ',');) {
     if (item == "defaults") continue;
-    if (item == "delayed-ack")
+    if (item == "reno")
+      v.params.congestion = packet_params::congestion_control::reno;
+    else if (item == "bbr")
+      v.params.congestion = packet_params::congestion_control::bbr;
+    else if (item == "delayed-ack")
       v.params.delayed_ack = true;
     else if (item == "small-queues")
       v.params.small_queues = true;
@@ -55,13 +82,19 @@ variant parse_variant(const std::string& spec) {
       v.params.bbr_write_state = true;
     else if (item.rfind("seeds=", 0) == 0)
       v.seeds = std::atoi(item.c_str() + 6);
+    else if (item.rfind("warm=", 0) == 0)
+      v.params.repetitions = std::atoi(item.c_str() + 5);
+    else if (item.rfind("timed=", 0) == 0)
+      v.timed = std::atoi(item.c_str() + 6);
     else
       throw toru::error(toru::errc::invalid_argument,
-                        fmt::format("--variant '{}': unknown item '{}' (expected defaults, delayed-ack, small-queues, "
-                                    "connections, gso, tlp, write-state or seeds=N)",
+                        fmt::format("--variant '{}': unknown item '{}' (expected defaults, reno, bbr, delayed-ack, "
+                                    "small-queues, connections, gso, tlp, write-state, seeds=N, warm=N or timed=N)",
                                     spec, item));
   }
   toru::expect(v.seeds >= 1, "--variant seeds", ">= 1", spec);
+  toru::expect(v.params.repetitions >= 1, "--variant warm", ">= 1", spec);
+  toru::expect(v.timed >= 1 && v.timed <= v.params.repetitions, "--variant timed", ">= 1 and <= warm", spec);
   return v;
 }
 
@@ -84,18 +117,20 @@ int main(int argc, char** argv) {
   bool big = false, json = false;
   app.add_option("--data", data, "testbed figures (JSON)")->capture_default_str();
   app.add_option("--variant", specs,
-                 "a column: defaults, or comma-separated switches (delayed-ack, small-queues, connections, gso, tlp, "
-                 "write-state, seeds=N); repeatable")
+                 "a column: defaults (the data file's host), or comma-separated switches (reno, bbr, delayed-ack, "
+                 "small-queues, connections, gso, tlp, write-state, seeds=N, warm=N: calls back to back, timed=N: the median "
+                 "of the last N of them); repeatable")
       ->required();
   app.add_flag("--with-1mib", big, "also the 1 MiB rows (15 s of simulation each variant)");
   app.add_flag("--json", json, "print JSON instead of a markdown table");
   CLI11_PARSE(app, argc, argv);
   try {
-    std::vector<variant> variants;
-    for (const auto& s : specs) variants.push_back(parse_variant(s));
     std::ifstream f(data);
     if (!f) throw toru::error(toru::errc::invalid_argument, fmt::format("--data {}: cannot open", data));
     const auto d = nlohmann::json::parse(f);
+    const auto host = described_host(d.at("host"));
+    std::vector<variant> variants;
+    for (const auto& s : specs) variants.push_back(parse_variant(s, host));
     std::vector<std::pair<std::string, std::vector<row>>> groups;
     auto add = [&](const std::string& torus_spec, const nlohmann::json& rows) {
       const auto t = torus::parse(torus_spec);
@@ -111,9 +146,9 @@ int main(int argc, char** argv) {
       groups.emplace_back(torus_spec, std::move(out));
     };
     add(d["torus"], d["rows"]);
-    if (big) add(d["torus"], d["rows_1mib"]);
-    for (const auto& s : d["shapes"]) add(s["torus"], s["rows"]);
-    if (big) add(d["shapes"][0]["torus"], d["rows_1mib_222"]);
+    if (big && d.contains("rows_1mib")) add(d["torus"], d["rows_1mib"]);
+    for (const auto& s : d.value("shapes", nlohmann::json::array())) add(s["torus"], s["rows"]);
+    if (big && d.contains("rows_1mib_222")) add(d["shapes"][0]["torus"], d["rows_1mib_222"]);
 
     nlohmann::json out = nlohmann::json::array();
     std::vector<int> within(variants.size(), 0);
@@ -139,13 +174,13 @@ int main(int argc, char** argv) {
         nlohmann::json jr{{"torus", spec},      {"bytes", r.bytes},     {"schedule", r.schedule},
                           {"chunks", r.chunks}, {"testbed", r.testbed}, {"model", nlohmann::json::object()}};
         for (std::size_t k = 0; k < variants.size(); ++k) {
-          std::vector<packet_result> runs;
-          const auto med = simulate_packets_median(t, s, variants[k].params, variants[k].seeds, &runs);
-          const double pct = 100 * bound / med.seconds;
+          const auto runs = simulate_packets_seeded(t, s, variants[k].params, variants[k].seeds);
+          const double pct = 100 * bound / timed_median_seconds(runs, variants[k].timed);
           double lo = 1e9, hi = 0;
           for (const auto& x : runs) {
-            lo = std::min(lo, 100 * bound / x.seconds);
-            hi = std::max(hi, 100 * bound / x.seconds);
+            const double run_pct = 100 * bound / timed_median_seconds({x}, variants[k].timed);
+            lo = std::min(lo, run_pct);
+            hi = std::max(hi, run_pct);
           }
           const bool ok = std::abs(pct - r.testbed) <= 10;
           within[k] += ok;

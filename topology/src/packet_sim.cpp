@@ -1364,6 +1364,23 @@ packet_result simulate_packets_median(const torus& t, const packet_schedule& s, 
   return med;
 }
 
+double timed_median_seconds(const std::vector<packet_result>& runs, int timed) {
+  expect(!runs.empty(), "timed_median_seconds runs", "at least one run", "none");
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  std::vector<double> per_run;
+  for (const auto& r : runs) {
+    const auto n = static_cast<int>(r.repetition_seconds.size());
+    expect(timed >= 1 && timed <= std::max(n, 1), "timed_median_seconds timed",
+           fmt::format(">= 1 and <= the {} repetitions of a run", n), std::to_string(timed));
+    per_run.push_back(timed > 1 ? median({r.repetition_seconds.end() - timed, r.repetition_seconds.end()})
+                                : r.seconds);
+  }
+  return median(per_run);
+}
+
 packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p) {
   expect(p.repetitions >= 1, "packet_params::repetitions", ">= 1", std::to_string(p.repetitions));
   if (p.repetitions == 1) {

@@ -208,6 +208,12 @@ std::vector<packet_result> simulate_packets_seeded(const torus& t, const packet_
 packet_result simulate_packets_median(const torus& t, const packet_schedule& s, const packet_params& p, int seeds,
                                       std::vector<packet_result>* runs = nullptr);
 
+/// What a benchmark reports from seeded runs (simulate_packets_seeded): each run's median over its
+/// last `timed` repetitions (its timed calls after the warm-ups; 1: the last alone), then the
+/// median over the runs (of an even count, the mean of the middle two). Throws invalid_argument
+/// when `runs` is empty or `timed` is outside 1..repetitions.
+double timed_median_seconds(const std::vector<packet_result>& runs, int timed);
+
 /// The testbed's tie-aware dimension-order next hop: the directed link index
 /// (node * 2 * ndims + axis * 2 + (dir < 0)) that a packet at `node` bound for `dst` takes, or -1.
 std::int64_t packet_next_link(const torus& t, std::int64_t node, std::int64_t dst);
