@@ -5,7 +5,8 @@
 # the torus is brought up, every namespace's net.ipv4.tcp_congestion_control is set, then
 # toru-alltoall-bench runs once per block size (one mpirun each) and its JSON is kept. At the end a
 # table of % of T_min (median of the timed calls, and their range) per congestion control, block and
-# algorithm. Not a test.
+# algorithm, and one of what the links and the kernels' TCP did during each run (qdisc packets and
+# drops, segments, retransmissions, timeouts, tail loss probes). Not a test.
 #
 #   bench/alltoall-cc.sh BUILD_DIR
 #
@@ -61,6 +62,17 @@ cleanup() {
   [[ $wanted == "$allowed" ]] || sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed"
 }
 trap cleanup EXIT
+# Totals over the torus's namespaces: packets its qdiscs sent and dropped (tc: a sender's own refused
+# segments count as drops too), and the kernels' TCP counters (segments sent and retransmitted,
+# retransmission timeouts, tail loss probes). The run's share is after minus before.
+counters() {
+  local ns
+  for ns in $(ip netns list | awk -v p="$TORUS_PREFIX-" 'index($1, p) == 1 && $1 != p "head" {print $1}'); do
+    ip netns exec "$ns" tc -s qdisc show | awk '/^ Sent/ {s += $4; gsub(",", "", $7); d += $7} END {print "qdisc_sent", s + 0; print "qdisc_dropped", d + 0}'
+    ip netns exec "$ns" nstat -asz TcpOutSegs TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPLossProbes | awk 'NF >= 2 && $1 !~ /^#/ {print $1, $2}'
+  done | awk '{t[$1] += $2} END {for (k in t) print k, t[k]}' | sort
+}
+
 for cc in $ccs; do
   # A fresh torus per congestion control: no connection or qdisc state carried over.
   bash "$testbed" up >/dev/null
@@ -70,9 +82,11 @@ for cc in $ccs; do
   for size in $sizes; do
     name=$cc-$size
     echo "alltoall-cc.sh: $name: start $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    counters >"$out/$name.before"
     # shellcheck disable=SC2086
     flock /tmp/toru-bench.lock bash "$testbed" run "$exe" --torus "$spec" --min-bytes "$size" --max-bytes "$size" \
       --reps "$reps" --warmup "$warmup" --algorithms $algorithms --json ${ALLTOALL_CC_ARGS:-} >"$out/$name.raw"
+    counters >"$out/$name.after"
     sed -n '/^{/,/^}/p' "$out/$name.raw" >"$out/$name.json"
     echo "alltoall-cc.sh: $name: end $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
   done
@@ -96,4 +110,18 @@ for cc in ccs:
             lo = pct * r['median_s'] / max(r['times_s'])
             hi = pct * r['median_s'] / min(r['times_s'])
             print(f"| {cc} | {size} | {r['algorithm']} ({r['chunks']}) | {pct:.1f} ({lo:.1f}-{hi:.1f}) | {r['median_s']:.3f} |")
+
+def read(path):
+    return {k: float(v) for k, v in (line.split() for line in open(path) if line.strip())}
+print()
+print('whole run (every algorithm, every call, check and warm-ups included), summed over the namespaces:')
+print('| congestion control | block | qdisc packets | qdisc drops (%) | TCP segments | retransmitted (%) | timeouts | loss probes |')
+print('|---|---|---|---|---|---|---|---|')
+for cc in ccs:
+    for size in sizes:
+        b, a = read(os.path.join(out, f'{cc}-{size}.before')), read(os.path.join(out, f'{cc}-{size}.after'))
+        d = {k: a.get(k, 0) - b.get(k, 0) for k in a}
+        sent, drop, segs, rexmit = d['qdisc_sent'], d['qdisc_dropped'], d['TcpOutSegs'], d['TcpRetransSegs']
+        print(f"| {cc} | {size} | {sent:.0f} | {drop:.0f} ({100 * drop / max(sent + drop, 1):.1f}) | {segs:.0f} | "
+              f"{rexmit:.0f} ({100 * rexmit / max(segs, 1):.1f}) | {d['TcpExtTCPTimeouts']:.0f} | {d['TcpExtTCPLossProbes']:.0f} |")
 EOF

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <vector>
 
 #include "toru/core/error.hpp"
@@ -461,4 +462,53 @@ TEST(packet_sim, timed_median_is_the_median_of_the_runs_timed_calls) {
   auto last3 = std::vector<double>(r.repetition_seconds.end() - 3, r.repetition_seconds.end());
   std::sort(last3.begin(), last3.end());
   EXPECT_DOUBLE_EQ(timed_median_seconds({r}, 3), last3[1]);
+}
+
+// simulate_packet_calls: different schedules back to back on the same connections. The first call
+// runs on fresh state as a lone run does, repetitions are the same sequence of one schedule, and a
+// call inherits what the calls before it left: under BBR MPI_Alltoall's calls in a benchmark-like
+// interleaving spread by half their time, under Reno they stay within a few percent, as on the
+// testbed (docs/benchmarks.md, "Calibration, sixth session": BBR 32-70 % of T_min by what ran
+// before, Reno 78-83 %).
+TEST(packet_sim, calls_in_sequence_inherit_the_connections_state) {
+  const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");
+  const double m = 262144;
+  const auto mpi = alltoall_schedule(t, packet_schedule_kind::ompi_tuned, m);
+  const auto pw = alltoall_schedule(t, packet_schedule_kind::pairwise, m);
+  const auto ind = alltoall_schedule(t, packet_schedule_kind::indirect, m, {.chunks = 64});
+
+  packet_params own_cpus;  // a CPU per node: the barrier costs no turn on a shared core
+  const auto lone = simulate_packets(t, ind, own_cpus);
+  const auto seq = simulate_packet_calls(t, {ind, mpi}, own_cpus);
+  ASSERT_EQ(seq.repetition_seconds.size(), 2u);
+  // the barrier is an operation too: it ends one host reaction after the call's last operation
+  EXPECT_NEAR(seq.first_seconds, lone.seconds + own_cpus.host_delay, 1e-9);
+  EXPECT_DOUBLE_EQ(seq.seconds, seq.repetition_seconds[1]);
+
+  packet_params p;
+  p.host_cores = 2;
+  packet_params three = p;
+  three.repetitions = 3;
+  const auto reps = simulate_packets(t, mpi, three);
+  const auto same = simulate_packet_calls(t, {mpi, mpi, mpi}, p);
+  EXPECT_EQ(reps.repetition_seconds, same.repetition_seconds);
+
+  EXPECT_THROW(simulate_packet_calls(t, {}, p), toru::error);
+  EXPECT_THROW(simulate_packet_calls(t, {mpi}, three), toru::error);
+
+  // MPI_Alltoall at calls 3, 5, 6 and 9 of an interleaved run: slowest over fastest
+  auto spread = [&](packet_params q) {
+    const auto r = simulate_packet_calls(t, {ind, pw, mpi, ind, mpi, mpi, pw, ind, mpi}, q);
+    std::vector<double> calls;
+    for (std::size_t i : {2u, 4u, 5u, 8u}) calls.push_back(r.repetition_seconds[i]);
+    return *std::max_element(calls.begin(), calls.end()) / *std::min_element(calls.begin(), calls.end());
+  };
+  const double bbr = spread(p);
+  packet_params reno = p;
+  reno.congestion = packet_params::congestion_control::reno;
+  const double loss_based = spread(reno);
+  std::cout << "MPI_Alltoall's calls in an interleaved run, slowest / fastest: BBR " << bbr << ", Reno " << loss_based
+            << "\n";
+  EXPECT_GT(bbr, 1.3);
+  EXPECT_LT(loss_based, 1.15);
 }

@@ -1390,37 +1390,45 @@ packet_result simulate_packets(const torus& t, const packet_schedule& s, const p
     r.repetition_seconds = {r.seconds};
     return r;
   }
-  // Repetition k's ops follow a barrier op (on node 0, no messages) that follows every op of
-  // repetition k-1; the connections and links are the same, so their state carries over.
+  packet_params one = p;
+  one.repetitions = 1;
+  return simulate_packet_calls(t, std::vector<packet_schedule>(static_cast<std::size_t>(p.repetitions), s), one);
+}
+
+packet_result simulate_packet_calls(const torus& t, const std::vector<packet_schedule>& calls, const packet_params& p) {
+  expect(!calls.empty(), "simulate_packet_calls calls", "at least one schedule", "none");
+  expect(p.repetitions == 1, "packet_params::repetitions with simulate_packet_calls", "1 (the calls are the sequence)",
+         std::to_string(p.repetitions));
+  // Call k's ops follow a barrier op (on node 0, no messages) that follows every op of call k-1;
+  // the connections and links are the same, so their state carries over.
   packet_schedule all;
-  const int n_ops = static_cast<int>(s.ops.size());
   std::vector<int> barriers;
-  for (int k = 0; k < p.repetitions; ++k) {
+  for (const auto& s : calls) {
     const int base = static_cast<int>(all.ops.size());
     for (const auto& op : s.ops) {
       std::vector<int> after;
       for (int a : op.after) after.push_back(base + a);
-      if (after.empty() && k > 0) after.push_back(barriers.back());
+      if (after.empty() && !barriers.empty()) after.push_back(barriers.back());
       all.add_op(op.node, std::move(after), op.label);
     }
     for (const auto& m : s.messages) all.add_message(m.src, m.dst, m.bytes, base + m.send_op, base + m.recv_op);
-    std::vector<int> every(static_cast<std::size_t>(n_ops));
+    std::vector<int> every(s.ops.size());
     std::iota(every.begin(), every.end(), base);
+    // a call with no ops still takes its place in the sequence: the barrier follows the last one
+    if (every.empty() && !barriers.empty()) every.push_back(barriers.back());
     barriers.push_back(all.add_op(0, std::move(every), "barrier"));
   }
   engine e(t, all, p);
   e.op_end_.assign(all.ops.size(), 0);
   auto r = e.run();
-  const double first = e.op_end_[static_cast<std::size_t>(barriers.front())];
-  const double before_last = e.op_end_[static_cast<std::size_t>(barriers[barriers.size() - 2])];
-  const double last = e.op_end_[static_cast<std::size_t>(barriers.back())];
-  r.first_seconds = first;
-  r.seconds = last - before_last;
   double prev = 0;
   for (int b : barriers) {
-    r.repetition_seconds.push_back(e.op_end_[static_cast<std::size_t>(b)] - prev);
-    prev = e.op_end_[static_cast<std::size_t>(b)];
+    const double end_b = e.op_end_[static_cast<std::size_t>(b)];
+    r.repetition_seconds.push_back(end_b - prev);
+    prev = end_b;
   }
+  r.first_seconds = r.repetition_seconds.front();
+  r.seconds = r.repetition_seconds.back();
   return r;
 }
 

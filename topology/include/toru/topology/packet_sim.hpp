@@ -199,6 +199,15 @@ struct packet_result {
 /// unsupported for switched axes.
 packet_result simulate_packets(const torus& t, const packet_schedule& s, const packet_params& p = {});
 
+/// Runs `calls` back to back on the same connections and links, each call after a barrier (as a
+/// benchmark times different schedules one after another: each inherits the congestion state and
+/// tbf buckets the one before left). `repetition_seconds` holds each call's time, barrier to
+/// barrier; `seconds` the last call's, `first_seconds` the first's; the counters cover all calls.
+/// p.repetitions must be 1 (the sequence is `calls`). Throws as simulate_packets, and
+/// invalid_argument for an empty sequence.
+packet_result simulate_packet_calls(const torus& t, const std::vector<packet_schedule>& calls,
+                                    const packet_params& p = {});
+
 /// `seeds` runs of `s`: one run of `p` as given when seeds = 1 (with p.seed = 0 the deterministic
 /// one), else seeds p.seed * 1000 + 1 .. + seeds (1..seeds for p.seed = 0).
 std::vector<packet_result> simulate_packets_seeded(const torus& t, const packet_schedule& s, packet_params p,
