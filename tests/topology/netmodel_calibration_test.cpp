@@ -37,7 +37,9 @@ void check_rows(const torus& t, const nlohmann::json& rows, const nlohmann::json
   packet_params p;
   p.host_cores = host["cores"];
   p.repetitions = host["warm_repetitions"];
-  if (host.value("congestion", std::string("bbr")) == "reno") p.congestion = packet_params::congestion_control::reno;
+  const auto cc = host.value("congestion", std::string("bbr"));
+  if (cc != "bbr" && cc != "reno") throw std::runtime_error("host.congestion '" + cc + "': expected bbr or reno");
+  if (cc == "reno") p.congestion = packet_params::congestion_control::reno;
   for (const auto& row : rows) {
     const double bytes = row["bytes"];
     const auto kind = packet_schedule_kind_from_string(row["schedule"]);

@@ -36,7 +36,7 @@ struct variant {
   int seeds = 1;
   int timed = 1;  // the median of the last this many of params.repetitions (the bench's timed calls)
   // true: the bench's own protocol, every row of a torus and block size timed in one interleaved
-  // run (bench_order_seconds); params.repetitions and timed are then unused
+  // run (bench_order_runs); params.repetitions and timed are then unused
   bool bench_order = false;
 };
 
@@ -94,10 +94,11 @@ variant parse_variant(const std::string& spec, const host_description& host) {
     else if (item == "bench-order")
       v.bench_order = true;
     else
-      throw toru::error(toru::errc::invalid_argument,
-                        fmt::format("--variant '{}': unknown item '{}' (expected defaults, reno, bbr, delayed-ack, "
-                                    "small-queues, connections, gso, tlp, write-state, seeds=N, warm=N, timed=N or bench-order)",
-                                    spec, item));
+      throw toru::error(
+          toru::errc::invalid_argument,
+          fmt::format("--variant '{}': unknown item '{}' (expected defaults, reno, bbr, delayed-ack, "
+                      "small-queues, connections, gso, tlp, write-state, seeds=N, warm=N, timed=N or bench-order)",
+                      spec, item));
   }
   toru::expect(v.seeds >= 1, "--variant seeds", ">= 1", spec);
   toru::expect(v.params.repetitions >= 1, "--variant warm", ">= 1", spec);
@@ -116,36 +117,35 @@ struct row {
 // timed rounds (5, 25 up to 64 KiB, 3 from 1 MiB, as the stored runs) in the balanced order of
 // apps/common/bench_order.hpp. Each call inherits the TCP state the previous one left, which
 // repeating one schedule does not show (under BBR MPI_Alltoall after other schedules' calls runs
-// far slower than after its own). Returns, per seed, each row's median timed call in seconds.
-std::vector<std::vector<double>> bench_order_seconds(const torus& t, const std::vector<const row*>& rows,
-                                                     const packet_params& p, int seeds) {
+// far slower than after its own). Returns, per row, one result per seed whose repetition_seconds are
+// that row's timed calls (so timed_median_seconds over all of them is the bench's figure).
+std::vector<std::vector<packet_result>> bench_order_runs(const torus& t, const std::vector<const row*>& rows,
+                                                         const packet_params& p, int seeds) {
   const double bytes = rows.front()->bytes;
   const int reps = bytes >= (1 << 20) ? 3 : bytes <= (64 << 10) ? 25 : 5, warmup = 1;
-  std::vector<packet_schedule> schedules, calls;
+  std::vector<packet_schedule> schedules;
   for (const auto* r : rows)
     schedules.push_back(
         alltoall_schedule(t, packet_schedule_kind_from_string(r->schedule), r->bytes, {.chunks = r->chunks}));
-  std::vector<std::vector<std::size_t>> timed(rows.size());  // indices into calls
-  for (std::size_t k = 0; k < rows.size(); ++k) calls.push_back(schedules[k]);
+  std::vector<packet_schedule> calls = schedules;            // the check calls, in row order
+  std::vector<std::vector<std::size_t>> timed(rows.size());  // each row's timed calls: indices into calls
   for (int rep = -warmup; rep < reps; ++rep)
     for (const std::size_t k : toru::apps::balanced_order(rows.size(), rep)) {
       if (rep >= 0) timed[k].push_back(calls.size());
       calls.push_back(schedules[k]);
     }
-  std::vector<std::vector<double>> out;
+  std::vector<std::vector<packet_result>> out(rows.size());
   packet_params q = p;
   q.repetitions = 1;
   for (int seed = 0; seed < seeds; ++seed) {
     if (seeds > 1) q.seed = static_cast<std::uint64_t>(seed) + 1;
     const auto r = simulate_packet_calls(t, calls, q);
-    std::vector<double> per_row;
-    for (const auto& idx : timed) {
+    for (std::size_t k = 0; k < rows.size(); ++k) {
       packet_result one;
-      for (auto i : idx) one.repetition_seconds.push_back(r.repetition_seconds[i]);
+      for (auto i : timed[k]) one.repetition_seconds.push_back(r.repetition_seconds[i]);
       one.seconds = one.repetition_seconds.back();
-      per_row.push_back(timed_median_seconds({one}, static_cast<int>(idx.size())));
+      out[k].push_back(std::move(one));
     }
-    out.push_back(std::move(per_row));
   }
   return out;
 }
@@ -162,11 +162,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs;
   bool big = false, json = false;
   app.add_option("--data", data, "testbed figures (JSON)")->capture_default_str();
-  app.add_option("--variant", specs,
-                 "a column: defaults (the data file's host), or comma-separated switches (reno, bbr, delayed-ack, "
-                 "small-queues, connections, gso, tlp, write-state, seeds=N, warm=N: calls back to back, timed=N: the median "
-                 "of the last N of them, bench-order: the rows of a torus and block size interleaved as "
-                 "toru-alltoall-bench runs them); repeatable")
+  app.add_option(
+         "--variant", specs,
+         "a column: defaults (the data file's host), or comma-separated switches (reno, bbr, delayed-ack, "
+         "small-queues, connections, gso, tlp, write-state, seeds=N, warm=N: calls back to back, timed=N: the median "
+         "of the last N of them, bench-order: the rows of a torus and block size interleaved as "
+         "toru-alltoall-bench runs them); repeatable")
       ->required();
   app.add_flag("--with-1mib", big, "also the 1 MiB rows (15 s of simulation each variant)");
   app.add_flag("--json", json, "print JSON instead of a markdown table");
@@ -208,9 +209,19 @@ int main(int argc, char** argv) {
       }
       fmt::print("{}\n{}\n", head, rule);
     }
-    std::map<std::string, std::vector<double>> interleaved;  // bench-order figures, per group and row
     for (const auto& [spec, rows] : groups) {
       const auto t = torus::parse(spec);
+      // bench-order variants: each block size's rows run together, once per variant
+      std::map<std::pair<std::size_t, const row*>, std::vector<packet_result>> interleaved;
+      for (std::size_t k = 0; k < variants.size(); ++k) {
+        if (!variants[k].bench_order) continue;
+        std::map<double, std::vector<const row*>> by_bytes;
+        for (const auto& r : rows) by_bytes[r.bytes].push_back(&r);
+        for (const auto& [bytes, group] : by_bytes) {
+          auto runs = bench_order_runs(t, group, variants[k].params, variants[k].seeds);
+          for (std::size_t i = 0; i < group.size(); ++i) interleaved[{k, group[i]}] = std::move(runs[i]);
+        }
+      }
       for (const auto& r : rows) {
         ++rows_total;
         const auto kind = packet_schedule_kind_from_string(r.schedule);
@@ -222,29 +233,21 @@ int main(int argc, char** argv) {
         nlohmann::json jr{{"torus", spec},      {"bytes", r.bytes},     {"schedule", r.schedule},
                           {"chunks", r.chunks}, {"testbed", r.testbed}, {"model", nlohmann::json::object()}};
         for (std::size_t k = 0; k < variants.size(); ++k) {
-          std::vector<double> per_seed;  // the row's figure in each seeded run, seconds
+          int timed = variants[k].timed;
+          std::vector<packet_result> runs;
           if (variants[k].bench_order) {
-            const auto key = fmt::format("{} {} {}", k, spec, r.bytes);
-            if (!interleaved.count(key)) {
-              std::vector<const row*> group;
-              for (const auto& g : rows)
-                if (g.bytes == r.bytes) group.push_back(&g);
-              const auto res = bench_order_seconds(t, group, variants[k].params, variants[k].seeds);
-              for (std::size_t i = 0; i < group.size(); ++i)
-                for (const auto& seed_rows : res)
-                  interleaved[key + " " + group[i]->schedule + std::to_string(group[i]->chunks)].push_back(seed_rows[i]);
-              interleaved[key] = {};
-            }
-            per_seed = interleaved[key + " " + r.schedule + std::to_string(r.chunks)];
+            runs = interleaved.at({k, &r});
+            timed = static_cast<int>(runs.front().repetition_seconds.size());
           } else {
-            for (const auto& x : simulate_packets_seeded(t, s, variants[k].params, variants[k].seeds))
-              per_seed.push_back(timed_median_seconds({x}, variants[k].timed));
+            runs = simulate_packets_seeded(t, s, variants[k].params, variants[k].seeds);
           }
-          std::vector<double> sorted = per_seed;
-          std::sort(sorted.begin(), sorted.end());
-          const std::size_t n = sorted.size();
-          const double pct = 100 * bound / (n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]));
-          const double lo = 100 * bound / sorted.back(), hi = 100 * bound / sorted.front();
+          const double pct = 100 * bound / timed_median_seconds(runs, timed);
+          double lo = 1e9, hi = 0;
+          for (const auto& x : runs) {
+            const double run_pct = 100 * bound / timed_median_seconds({x}, timed);
+            lo = std::min(lo, run_pct);
+            hi = std::max(hi, run_pct);
+          }
           const bool ok = std::abs(pct - r.testbed) <= 10;
           within[k] += ok;
           line += ok ? fmt::format(" {:.1f}", pct) : fmt::format(" **{:.1f}**", pct);

@@ -1375,8 +1375,7 @@ double timed_median_seconds(const std::vector<packet_result>& runs, int timed) {
     const auto n = static_cast<int>(r.repetition_seconds.size());
     expect(timed >= 1 && timed <= std::max(n, 1), "timed_median_seconds timed",
            fmt::format(">= 1 and <= the {} repetitions of a run", n), std::to_string(timed));
-    per_run.push_back(timed > 1 ? median({r.repetition_seconds.end() - timed, r.repetition_seconds.end()})
-                                : r.seconds);
+    per_run.push_back(timed > 1 ? median({r.repetition_seconds.end() - timed, r.repetition_seconds.end()}) : r.seconds);
   }
   return median(per_run);
 }
