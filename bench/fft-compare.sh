@@ -8,7 +8,7 @@
 #   bench/fft-compare.sh BUILD_DIR [ROUNDS]          # ROUNDS defaults to 5
 #   bench/fft-compare.sh --quick BUILD_DIR           # 3 rounds, 128^3 and 2^22 only, 3 reps
 #
-# Environment (each a space-separated list; defaults = the full protocol of docs/benchmarks.md):
+# Environment (each a space-separated list; defaults = the full protocol of docs/history/benchmarks-2026-12.md):
 #   FFT_COMPARE_N3="128 256"  FFT_COMPARE_N1="4194304 16777216"  FFT_COMPARE_RANKS="2 4"
 #   FFT_COMPARE_ORDERS="natural transposed"  FFT_COMPARE_FLAGS="estimate measure"
 #   FFT_COMPARE_REPS=5  FFT_COMPARE_WARMUP=1  FFT_COMPARE_EXE=path/to/toru-fft-bench

@@ -3,7 +3,7 @@
 # model's prediction for both (--explain). Several rounds per configuration; each round runs
 # allreduce, cgdp, then allreduce again (the noise floor: the same engine twice). Prints, per model,
 # ranks and engine: median, min and max of the measured median step, the model's error (median and
-# range over rounds), and the noise floor. Figures in docs/benchmarks.md ("CGDP").
+# range over rounds), and the noise floor. Figures in docs/history/benchmarks-2026-12.md ("CGDP").
 #   scripts/bench-cgdp.sh [BUILD_DIR] [STEPS] [ROUNDS]          # defaults: build 10 3
 #   MODELS="fashion-cnn alexnet-64" RANKS="2 4" scripts/bench-cgdp.sh   # defaults shown
 # Wrap it in `flock /tmp/toru-bench.lock` on a shared machine; the load is printed before and after.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The toru-dns performance table of docs/benchmarks.md: time per step (median over steps of the
+# The toru-dns performance table of docs/history/benchmarks-2026-12.md: time per step (median over steps of the
 # max over ranks) and its FFT / pointwise shares, toru's FFT against FFTW-MPI (--fft fftw-mpi) on
 # the same solver, Taylor-Green at Re 1600.
 #   apps/toru-dns/bench.sh [BUILD_DIR] [SIZES] [RANKS] [STEPS]

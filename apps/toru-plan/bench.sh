@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the published swap/hybrid results with toru-plan (simulated) and prints the markdown
-# that docs/benchmarks.md ("swap: memory planner (simulated)") carries.
+# that docs/history/benchmarks-2026-12.md ("swap: memory planner (simulated)") carries.
 #   apps/toru-plan/bench.sh [path/to/toru-plan] [figure directory]
 set -euo pipefail
 P=${1:-build-swap/apps/toru-plan/toru-plan}

@@ -23,12 +23,12 @@ constexpr double copy_bandwidth = 5e9;
 constexpr double knee_bytes = 4096;
 // Phase messages are kept at or under 16 KiB: above Open MPI's TCP eager limit (64 KiB) every chunk
 // message pays a rendezvous round trip. The packet model predicted the loss and the emulated torus
-// confirmed it (docs/benchmarks.md, 2026-12-01, 2x2x4, 16 KiB messages in both good cases):
+// confirmed it (docs/history/benchmarks-2026-12.md, 2026-12-01, 2x2x4, 16 KiB messages in both good cases):
 // 1 MiB per pair, 64 chunks (64 KiB messages) 67.7% of T_min, 256 chunks 94.9%; 256 KiB per pair,
 // 64 chunks 94.3%, 256 chunks (4 KiB messages) 90.3%. The start-up optimum stays capped at 64; only
 // the eager floor may go beyond, up to 1024. The cap was 256, which on 2x4x4 (8-rank planes) at
 // 1 MiB per pair left 32 KiB messages: 66.4% of T_min, against 89.7% with the floor's 512 chunks
-// (2026-12-03, docs/benchmarks.md); 128 chunks 61.6%.
+// (2026-12-03, docs/history/benchmarks-2026-12.md); 128 chunks 61.6%.
 constexpr double eager_bytes = 16384;
 constexpr int max_chunks = 64, max_eager_chunks = 1024;
 // The fractions of T_min that MPI_Alltoall (as Open MPI's coll/tuned schedules it) and the indirect
@@ -97,7 +97,7 @@ decision decide_alltoall(const decision_input& in) {
   decision d;
   // Nothing but MPI's own algorithm has won on a machine toru knows nothing about: on the shared
   // memory development node (2 cores, Open MPI 4.1 vader, 2 and 4 ranks, 8 B..4 MiB per pair,
-  // docs/benchmarks.md) direct was never beaten beyond noise, and Open MPI's tuned component
+  // docs/history/benchmarks-2026-12.md) direct was never beaten beyond noise, and Open MPI's tuned component
   // already switches to Bruck and pairwise internally. So without a torus from the caller, direct.
   // Beyond int byte counts only MPI's algorithm (with a block datatype) can move the data.
   if (in.torus == nullptr || !in.torus_given || !in.contiguous || in.plane_size < 2 || in.line_size < 2 ||

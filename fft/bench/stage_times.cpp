@@ -2,7 +2,7 @@
 // then the automatic choices of path window and path alltoall): toru's events (fft.local_fft, fft.transpose, the
 // node window's fft.window.write / .fence / .out, comm.alltoall) summed per forward + backward pair,
 // median over reps of the max over ranks. A benchmark, not a test: docs/fft.md and
-// docs/benchmarks.md quote it.
+// docs/history/benchmarks-2026-12.md quote it.
 //   mpiexec -n 2 fft_stage_bench [n] [reps] [natural|transposed] [forced strategy name, alone]
 // FFT_STAGE_PLANNER=measure plans with FFTW_MEASURE (default: estimate).
 #include <mpi.h>

@@ -24,7 +24,7 @@ constexpr std::int64_t l1_bytes = 32 * 1024;
 // of 64 KiB (in L2) make it 4 lines, which DRAM pages and the prefetchers serve far better: 256^3
 // on 2 ranks (128 MiB blocks), out of place 51 -> 32 ms, in place 32 -> 29; at 16 MiB (128^3 on 2
 // ranks, in a large L3) the narrow tile still wins in place, 1.69 against 2.00 ms
-// (fft_layout_bench axis0_tile_width, docs/benchmarks.md). MEASURE times both.
+// (fft_layout_bench axis0_tile_width, docs/history/benchmarks-2026-12.md). MEASURE times both.
 constexpr std::int64_t wide_tile_bytes = 64 * 1024;
 constexpr std::int64_t wide_tile_min_block_bytes = std::int64_t{32} << 20;
 

@@ -7,7 +7,7 @@
 // buffered plans, FFTW_ESTIMATE does not. So a tile of c columns (n0 x c points, about half of
 // L1; 64 KiB, in L2, for blocks past the caches) is copied into a contiguous buffer, transformed
 // there and copied out: 128 x 128 blocks 2.1x faster than the strided ESTIMATE plan, 256 x 256 9x
-// (fft_layout_bench, docs/benchmarks.md). Under FFTW_MEASURE (or PATIENT) both tile widths and
+// (fft_layout_bench, docs/history/benchmarks-2026-12.md). Under FFTW_MEASURE (or PATIENT) both tile widths and
 // FFTW's strided plan are timed at plan time and the fastest kept, like FFTW's own choices.
 #pragma once
 

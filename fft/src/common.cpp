@@ -82,7 +82,7 @@ std::vector<std::int64_t> chunk_batches(std::int64_t units, int chunks) {
 int chunk_count(int requested, bool overlap) {
   if (!overlap) return 1;
   // Four chunks hide most of the local FFT time behind the exchange while keeping each message
-  // well above the latency knee for the sizes of docs/benchmarks.md; callers can override.
+  // well above the latency knee for the sizes of docs/history/benchmarks-2026-12.md; callers can override.
   return requested > 0 ? requested : 4;
 }
 

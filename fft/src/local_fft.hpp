@@ -4,7 +4,7 @@
 // Planes under FFTW_ESTIMATE run as their rows (one rank-1 batch) and then their columns in L1
 // tiles (column_fft.hpp): FFTW_ESTIMATE's own 2D plan runs its column passes straight over rows a
 // power of two apart, on conflict misses (256 x 256: 2.8 ms a plane against 0.4 ms for
-// FFTW_MEASURE's plan; docs/benchmarks.md). Under FFTW_MEASURE FFTW's 2D plan is kept.
+// FFTW_MEASURE's plan; docs/history/benchmarks-2026-12.md). Under FFTW_MEASURE FFTW's 2D plan is kept.
 #pragma once
 
 #include <cstdint>

@@ -126,7 +126,8 @@ push_result frame_queue::push(const frame_view& f) {
   // No wake-up: the consumer polls (take() waits in slices of poll_slice). Waking it from here
   // was most of publish()'s time on a node whose cores all run ranks: the kernel runs the woken
   // encoder on the caller's core, and the rank waits for its turn again (toru-dns 64^3, 2 ranks,
-  // load 8: 6.5 ms of queue time per step with the wake-up, 0.02 ms without; benchmarks.md#stream).
+  // load 8: 6.5 ms of queue time per step with the wake-up, 0.02 ms without;
+  // docs/history/benchmarks-2026-12.md#stream).
   return result;
 }
 

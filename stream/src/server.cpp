@@ -509,7 +509,7 @@ struct server::impl {
 
   // --- plain TCP -----------------------------------------------------------------------------------
   // The system default may not suit an application-limited stream sharing a link with bulk flows
-  // (benchmarks.md#stream); an unknown or unavailable algorithm is logged once and ignored.
+  // (docs/history/benchmarks-2026-12.md#stream); an unknown or unavailable algorithm is logged once and ignored.
   void set_congestion_control(int fd, const std::string& peer) {
     if (opt.tcp_congestion.empty()) return;
     if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, opt.tcp_congestion.data(),

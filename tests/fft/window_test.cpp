@@ -408,7 +408,7 @@ TEST(FftWindow, MeasureChoiceGoesThroughCommWisdom) {
 
 TEST(FftStrategy, EstimateIsTheFastestRecordedCandidateWithinTheNoiseFloor) {
   // The model against what was measured: 128^3 c2c double slabs on this project's idle 2-core
-  // machine, every candidate forced and timed in one rotation (docs/benchmarks.md, "Every
+  // machine, every candidate forced and timed in one rotation (docs/history/benchmarks-2026-12.md, "Every
   // candidate timed", 2026-12-02: `toru-fft-bench --candidates`, median seconds per forward; noise
   // floor = that row's same-plan-twice figure). The facts are those plan3d gives such a plan (B =
   // N/P complex doubles, one node, M applies). The pick must be a measured candidate and within

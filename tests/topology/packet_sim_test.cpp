@@ -468,7 +468,7 @@ TEST(packet_sim, timed_median_is_the_median_of_the_runs_timed_calls) {
 // runs on fresh state as a lone run does, repetitions are the same sequence of one schedule, and a
 // call inherits what the calls before it left: under BBR MPI_Alltoall's calls in a benchmark-like
 // interleaving spread by half their time, under Reno they stay within a few percent, as on the
-// testbed (docs/benchmarks.md, "Calibration, sixth session": BBR 32-70 % of T_min by what ran
+// testbed (docs/history/benchmarks-2026-12.md, "Calibration, sixth session": BBR 32-70 % of T_min by what ran
 // before, Reno 78-83 %).
 TEST(packet_sim, calls_in_sequence_inherit_the_connections_state) {
   const auto t = torus::parse("2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s]");

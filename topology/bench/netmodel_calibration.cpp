@@ -1,6 +1,6 @@
 // The packet model against the stored testbed figures (tests/topology/data/testbed_2x2x4.json, the
 // testbed's host TCP, BBR; testbed_reno.json, the same testbed with Reno), one column per model
-// variant: the tables of docs/benchmarks.md "Calibration, fifth session" and "sixth session". The
+// variant: the tables of docs/history/benchmarks-2026-12.md "Calibration, fifth session" and "sixth session". The
 // calibration test (topology_netmodel_calibration_test) pins the defaults; this prints what the
 // switches and seeded runs do to every row, including the 1 MiB rows the test skips.
 //

@@ -24,7 +24,7 @@ struct fit_point {
 
 // packet_sim at toru-netmodel 3 (packet_model_version's defaults: TCP BBR with Linux's TSO budget,
 // tbf 64 kB / 50 ms, one connection per node pair), a CPU per node, the timed call after one
-// warm-up (`repetitions = 2`), as docs/benchmarks.md "Predictions with toru-netmodel 3":
+// warm-up (`repetitions = 2`), as docs/history/benchmarks-2026-12.md "Predictions with toru-netmodel 3":
 //   4, 16, 64 KiB: 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes);
 //   256 KiB, 1 MiB: 2[bw=20Mb/s]x2[bw=20Mb/s]x4[bw=10Mb/s] (16 nodes: 128 nodes at these sizes take
 //   hours on the 2-core machine the fit was made on).

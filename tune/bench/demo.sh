@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tuner demonstrations of docs/benchmarks.md (tune section): toru's FFT and toru-dns, each
+# The tuner demonstrations of docs/history/benchmarks-2026-12.md (tune section): toru's FFT and toru-dns, each
 # started from a deliberately bad configuration, against the exhaustive best.
 #   tune/bench/demo.sh [BUILD_DIR] [RANKS]
 set -euo pipefail

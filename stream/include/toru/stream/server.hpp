@@ -33,7 +33,8 @@ struct server_options {
   bool paced = true;  // false: the baseline, every frame sent as soon as it exists, no flow control
   // TCP viewers' congestion control (Linux TCP_CONGESTION; empty: the system's). cubic because BBR,
   // the default on many systems, underestimates a new application-limited flow's share of a link
-  // an established flow fills, for seconds (benchmarks.md#stream); cubic is built into every Linux.
+  // an established flow fills, for seconds (docs/history/benchmarks-2026-12.md#stream); cubic is
+  // built into every Linux.
   std::string tcp_congestion = "cubic";
   double hello_timeout_s = 10;
   double stall_timeout_s = 10;

@@ -5,7 +5,7 @@
 // The fit: packet_sim at toru-netmodel 3 on 4[bw=20Mb/s]x4[bw=20Mb/s]x8[bw=10Mb/s] (128 nodes) at
 // 4-64 KiB and on 2x2x4 at 256 KiB and 1 MiB per pair (TCP/BBR, the testbed's tbf, a CPU per node,
 // one warm-up call); the points and their limits are in src/fitted_model.cpp and
-// docs/benchmarks.md. Between fitted sizes the fraction is interpolated in log(bytes); outside, the
+// docs/history/benchmarks-2026-12.md. Between fitted sizes the fraction is interpolated in log(bytes); outside, the
 // nearest fitted size is used. linear, bruck and indirect are taken as size-independent fractions
 // of T_min at fixed block size; pairwise as a fraction of its own flow-level time (the sum over its
 // P-1 steps of the step's busiest link, `pairwise_step_bound`), so its loss to step synchronisation

@@ -80,7 +80,7 @@ struct packet_params {
   // btl_tcp_if_include names, and every module its own connection to each peer (`ss` on a 2x2x4
   // testbed node: 60 connections = 15 peers x its 4 torus links). 0: one per torus link of the
   // node, as there; 1: a single connection (the default: toru-netmodel 3, which the calibration
-  // and the fitted tier use; docs/benchmarks.md has what 0 does to calibration). ob1 sends each
+  // and the fitted tier use; docs/history/benchmarks-2026-12.md has what 0 does to calibration). ob1 sends each
   // eager message, rendezvous start and control message on the next connection in turn (per
   // peer) and splits a rendezvous message's rest over up to `stripe_connections` of them
   // (pml_ob1_max_send_per_range and max_rdma_per_request: 4) as mca_pml_ob1_calc_weighted_length
