@@ -529,7 +529,7 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  toru::detail::set_error_rank(rank);
+  toru::set_error_rank(rank);
   int rc = 0;
   try {
     try {

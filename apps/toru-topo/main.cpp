@@ -282,7 +282,7 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  toru::detail::set_error_rank(rank);
+  toru::set_error_rank(rank);
 
   CLI::App app{"toru-topo: the torus model, rank mapping and all-to-all bound of toru", "toru-topo"};
   options opt;

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  toru::detail::set_error_rank(rank);
+  toru::set_error_rank(rank);
   const int rc = toru::apps::run_cli(
       app, argc, argv, [&] { return toru::apps::train::run(s, MPI_COMM_WORLD); }, size > 1 ? rank : -1);
   MPI_Finalize();

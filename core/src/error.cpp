@@ -72,9 +72,7 @@ void expect(bool ok, std::string_view argument, std::string_view expected, std::
   throw error(errc::invalid_argument, fmt::format("{}: expected {}, got {}", argument, expected, got), where);
 }
 
-namespace detail {
 void set_error_rank(int rank) noexcept { g_rank.store(rank, std::memory_order_relaxed); }
 int error_rank() noexcept { return g_rank.load(std::memory_order_relaxed); }
-}  // namespace detail
 
 }  // namespace toru

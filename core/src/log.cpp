@@ -29,7 +29,7 @@ void write(level lvl, std::string_view message) {
   static std::mutex mutex;
   static constexpr const char* names[] = {"error", "warn", "info", "debug"};
   std::lock_guard lock(mutex);
-  std::fprintf(stderr, "[toru %s rank %d] %.*s\n", names[static_cast<int>(lvl)], detail::error_rank(),
+  std::fprintf(stderr, "[toru %s rank %d] %.*s\n", names[static_cast<int>(lvl)], error_rank(),
                static_cast<int>(message.size()), message.data());
 }
 

@@ -34,13 +34,13 @@ namespace detail {
 // Errors and log lines carry the rank; a code that never told toru its rank gets the world rank
 // the first time toru validates collectively (every plan and communicator does).
 void stamp_error_rank() {
-  if (detail::error_rank() >= 0) return;
+  if (error_rank() >= 0) return;
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return;
   int rank = 0;
-  if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) detail::set_error_rank(rank);
+  if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) set_error_rank(rank);
 }
 }  // namespace detail
 

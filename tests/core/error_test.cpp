@@ -17,11 +17,11 @@ TEST(error, message_names_argument_expected_and_got) {
 TEST(error, expect_true_does_not_throw) { EXPECT_NO_THROW(toru::expect(true, "x", "y", "z")); }
 
 TEST(error, rank_is_stamped) {
-  toru::detail::set_error_rank(7);
+  toru::set_error_rank(7);
   toru::error e(toru::errc::io, "cannot open f");
   EXPECT_EQ(e.rank(), 7);
   EXPECT_NE(std::string(e.what()).find("rank 7"), std::string::npos);
-  toru::detail::set_error_rank(-1);
+  toru::set_error_rank(-1);
 }
 
 TEST(error, every_code_has_a_name) {

@@ -53,10 +53,10 @@ class error : public std::runtime_error {
 void expect(bool ok, std::string_view argument, std::string_view expected, std::string_view got,
             std::source_location where = std::source_location::current());
 
-namespace detail {
-/// The rank stamped on errors raised by this process; set once MPI is known.
+/// The rank stamped on errors (and log lines) this process raises; -1 until set. toru sets it to the
+/// world rank the first time it validates collectively; a program that can fail before that (while
+/// parsing its options, say) calls set_error_rank right after MPI_Init. Thread-safe.
 void set_error_rank(int rank) noexcept;
 int error_rank() noexcept;
-}  // namespace detail
 
 }  // namespace toru
