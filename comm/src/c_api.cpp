@@ -1,5 +1,4 @@
-// The C interface of comm (toru/comm.h, and the error functions of toru/core.h): result codes
-// instead of exceptions, opaque handles.
+// The C interface of comm (toru/comm.h): result codes instead of exceptions, opaque handles.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,8 +25,6 @@ struct toru_alltoall_plan_s {
 };
 
 namespace {
-
-thread_local std::string last_error;
 
 toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
   toru::comm::alltoall_options opts;
@@ -87,7 +84,7 @@ void agree_on_path(MPI_Comm comm, std::string_view call, const char* path) {
 template <class F>
 toru_result with_plan(toru_alltoall_plan plan, F&& f) noexcept {
   if (!plan) {
-    last_error = "plan: expected a plan from toru_alltoall_plan_create, got NULL";
+    toru::detail::set_last_error("plan: expected a plan from toru_alltoall_plan_create, got NULL");
     return TORU_ERROR_INVALID_ARGUMENT;
   }
   return toru::detail::c_guarded([&] { std::visit(f, plan->plan); });
@@ -95,41 +92,7 @@ toru_result with_plan(toru_alltoall_plan plan, F&& f) noexcept {
 
 }  // namespace
 
-void toru::detail::set_last_error(std::string message) { last_error = std::move(message); }
-
 extern "C" {
-
-const char* toru_error_string(toru_result result) {
-  switch (result) {
-    case TORU_SUCCESS:
-      return "success";
-    case TORU_ERROR_INVALID_ARGUMENT:
-      return "invalid argument";
-    case TORU_ERROR_MISMATCH:
-      return "arguments disagree across ranks or with the plan";
-    case TORU_ERROR_UNSUPPORTED:
-      return "not supported by this build or backend";
-    case TORU_ERROR_MPI:
-      return "MPI error";
-    case TORU_ERROR_FFTW:
-      return "FFTW error";
-    case TORU_ERROR_HWLOC:
-      return "hwloc error";
-    case TORU_ERROR_CUDA:
-      return "CUDA, cuFFT or NCCL error";
-    case TORU_ERROR_NO_DEVICE:
-      return "no GPU device";
-    case TORU_ERROR_IO:
-      return "file input/output error";
-    case TORU_ERROR_OUT_OF_MEMORY:
-      return "out of memory";
-    case TORU_ERROR_INTERNAL:
-      return "internal error";
-  }
-  return "unknown result code";
-}
-
-const char* toru_last_error(void) { return last_error.c_str(); }
 
 toru_result toru_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {

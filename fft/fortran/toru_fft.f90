@@ -156,7 +156,7 @@ module toru_fft
       integer(c_int) :: r
     end function
 
-    function c_last_error() bind(c, name='toru_fft_last_error') result(p)
+    function c_last_error() bind(c, name='toru_last_error') result(p)
       import :: c_ptr
       type(c_ptr) :: p
     end function
@@ -228,7 +228,7 @@ contains
     end if
   end function
 
-  !> The message of the last failed toru_fft call on this thread.
+  !> The message of the last failed toru call on this thread (toru_last_error).
   function toru_fft_error_message() result(msg)
     character(len=:), allocatable :: msg
     type(c_ptr) :: p

@@ -13,7 +13,7 @@
   do {                                                                                             \
     toru_result r_ = (call);                                                                       \
     if (r_ != TORU_SUCCESS) {                                                                      \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, toru_error_string(r_), toru_fft_last_error()); \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, toru_error_string(r_), toru_last_error()); \
       MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
     }                                                                                              \
   } while (0)
@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
   /* Bad input: a zero size fails on every rank with a code and a message, and no plan. */
   plan = (toru_fft_plan)&opts;
   toru_result r = toru_fft_plan_3d(MPI_COMM_WORLD, 8, 0, 8, NULL, &plan);
-  if (r != TORU_ERROR_INVALID_ARGUMENT || plan != NULL || toru_fft_last_error()[0] == '\0') {
-    fprintf(stderr, "rank %d: bad size gave %d (%s)\n", rank, (int)r, toru_fft_last_error());
+  if (r != TORU_ERROR_INVALID_ARGUMENT || plan != NULL || toru_last_error()[0] == '\0') {
+    fprintf(stderr, "rank %d: bad size gave %d (%s)\n", rank, (int)r, toru_last_error());
     ++failures;
   }
   if (toru_fft_execute(NULL, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, NULL, NULL) != TORU_ERROR_INVALID_ARGUMENT)

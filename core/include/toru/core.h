@@ -18,6 +18,16 @@
 extern "C" {
 #endif
 
+/* Marks a C call kept only so that old callers still build: the compiler names its replacement.
+ * Compilers without the attribute see a plain declaration. */
+#ifndef TORU_DEPRECATED
+#if defined(__GNUC__) || defined(__clang__)
+#define TORU_DEPRECATED(replacement) __attribute__((deprecated("use " replacement " instead")))
+#else
+#define TORU_DEPRECATED(replacement)
+#endif
+#endif
+
 /* Result codes; the values after TORU_SUCCESS mirror toru::errc (core/error.hpp). */
 typedef enum toru_result {
   TORU_SUCCESS = 0,
@@ -34,14 +44,22 @@ typedef enum toru_result {
   TORU_ERROR_INTERNAL = 11         /* a bug in toru: please report it */
 } toru_result;
 
-/* These two are defined by libtoru_comm (the first module with calls that can fail; toru-fft and
- * toru pull it in): link toru-comm at least to use them. */
+/* ---- errors (libtoru_core: every component links it) ---- */
 
-/* A static, short description of a result code ("success", "invalid argument", ...). Never NULL. */
+/* A static, short description of a result code ("success", "invalid argument", ...). Never NULL.
+ * Not collective, thread-safe. */
 const char* toru_error_string(toru_result result);
 
-/* The full message (argument, expectation, rank) of the last failed toru call on this thread,
- * or "" when none failed. Valid until the next toru call on this thread. */
+/* The full message (argument, expectation, rank) of the last failed toru C call on the calling
+ * thread, whichever module's call it was (comm, fft, ...): every failing call of toru's C interface
+ * sets it, and calls that check their input (plan creation, execution, queries) clear it when they
+ * succeed, so read it right after the failing call. "" when nothing failed. Thread-local: threads
+ * never see each other's messages. Not collective. The pointer stays valid until the calling
+ * thread's next toru call.
+ *
+ *   if (toru_fft_plan_3d(comm, n0, n1, n2, NULL, &plan) != TORU_SUCCESS)
+ *     fprintf(stderr, "toru: %s\n", toru_last_error());
+ */
 const char* toru_last_error(void);
 
 /* ---- version ---- */
