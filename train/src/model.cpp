@@ -259,8 +259,6 @@ std::vector<float> model::read_tensor(std::string_view name) {
       fmt::format("model '{}' tensor: expected the name of an fp32 tensor of the graph, got '{}'", m.g.name, name));
 }
 
-void model::set_executor(std::shared_ptr<detail::step_executor> executor) { impl_->executor = std::move(executor); }
-
 void set_forward_hook(model& m, std::function<void(int op)> hook) {
   detail::model_access::get(m).forward_hook = std::move(hook);
 }

@@ -16,8 +16,8 @@
 namespace toru::train {
 
 namespace detail {
-/// Runs a model's forward and backward another way (the swap-plan executor); installed with
-/// model::set_executor, after which model::forward/backward delegate to it.
+/// Runs a model's forward and backward another way (the swap-plan executor); installed in
+/// model_access::get(m).executor, after which model::forward/backward delegate to it.
 class step_executor {
  public:
   virtual ~step_executor() = default;

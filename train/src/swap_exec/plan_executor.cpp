@@ -634,7 +634,7 @@ std::shared_ptr<plan_executor> plan_executor::install(model& m, const executor_o
   impl->plan_for_budget();
   auto ex = std::shared_ptr<plan_executor>(new plan_executor(std::move(impl)));
   // The model owns the step executor; the handle shares it.
-  m.set_executor(std::shared_ptr<detail::step_executor>(ex, ex->impl_.get()));
+  detail::model_access::get(m).executor = std::shared_ptr<detail::step_executor>(ex, ex->impl_.get());
   return ex;
 }
 

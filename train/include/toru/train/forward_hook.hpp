@@ -17,7 +17,7 @@ namespace toru::train {
 /// it runs forward op `op` (graph op id, in graph order), so a hook that writes the parameters an
 /// op reads must have written them by the time it returns: backends read parameter_data() at each
 /// op's forward (a backend that caches weights would have to refresh them there). op_times()
-/// exclude the time spent in the hook. With an executor installed (model::set_executor), the hook
+/// exclude the time spent in the hook. With an executor installed (plan_executor::install), the hook
 /// is called for every op before the executor's forward starts, since the executor does not
 /// report its ops. A hook's exception leaves forward() as any op's error would.
 void set_forward_hook(model& m, std::function<void(int op)> hook);

@@ -72,7 +72,6 @@ struct model_options {
 
 class device_memory;
 namespace detail {
-class step_executor;
 struct model_access;
 }  // namespace detail
 
@@ -129,10 +128,6 @@ class model {
   /// left it, an input, or a parameter. For tests and debugging; throws toru::error
   /// (invalid_argument) naming the tensor when the graph has no such fp32 tensor.
   std::vector<float> read_tensor(std::string_view name);
-
-  /// Hands forward() and backward() to another executor (the swap-plan executor installs itself);
-  /// nullptr restores the default schedule.
-  void set_executor(std::shared_ptr<detail::step_executor> executor);
 
  private:
   friend struct detail::model_access;
