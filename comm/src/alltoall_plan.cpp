@@ -47,6 +47,17 @@ alltoall_algorithm algorithm_from_string(std::string_view name) {
   return alltoall_algorithm::automatic;
 }
 
+alltoall_algorithm resolved_algorithm(alltoall_algorithm requested) noexcept {
+  const auto env = detail::read_env_overrides();
+  if (env.algorithm_text.empty()) return requested;
+  try {
+    const auto a = algorithm_from_string(env.algorithm_text);
+    return a == alltoall_algorithm::automatic ? requested : a;
+  } catch (...) {
+    return requested;  // refused by the plan constructors, collectively; nothing to resolve here
+  }
+}
+
 namespace detail {
 
 thread_local bool hooks_deferred = false;

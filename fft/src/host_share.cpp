@@ -72,10 +72,8 @@ torus_wires torus_wire_seconds(const comm::communicator& c, double bytes_per_ran
   constexpr int max_modelled_ranks = 4096;
   if (c.size() > max_modelled_ranks) return w;
   try {
-    // The environment forces comm's algorithm as it does in the plan the exchange will build.
-    if (const char* v = std::getenv("TORU_ALLTOALL_ALGORITHM");
-        v && *v && algorithm == comm::alltoall_algorithm::automatic)
-      algorithm = comm::algorithm_from_string(v);
+    // The algorithm the exchange's plan will be held to (comm resolves its environment).
+    algorithm = comm::resolved_algorithm(algorithm);
     // Not the bound for both: on the emulated 2x2x4 torus the plan took the middle layout through
     // MPI_Alltoallw at 64^3 (16 KiB per pair) because both paths were costed at T_min, while the
     // model puts MPI's linear schedule at about 40 % of it there and comm's indirect one at 90 %.

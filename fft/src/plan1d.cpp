@@ -149,7 +149,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     }
 
   // The strategy table (strategy.hpp).
-  plan_facts facts = option_facts(comm, opts, device, static_cast<double>(alloc) * sizeof(cpx));
+  plan_facts facts = option_facts(comm, *comm_, opts, device, static_cast<double>(alloc) * sizeof(cpx));
   facts.exchanges = natural ? 3 : 2;
   facts.wire_seconds = torus_wire_seconds(*comm_, facts.exchange_bytes, opts.algorithm).alltoall;
   facts.fft_flops = 5 * static_cast<double>(n) * std::log2(std::max(static_cast<double>(n), 2.0)) / P;

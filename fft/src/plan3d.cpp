@@ -200,7 +200,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   const bool natural = opts.output == order::natural;
 
   // The strategy table (strategy.hpp): facts about this plan, the candidates, the choice.
-  plan_facts facts = option_facts(comm, opts, device, static_cast<double>(L.alloc) * sizeof(cpx));
+  plan_facts facts = option_facts(comm, *comms_.all, opts, device, static_cast<double>(L.alloc) * sizeof(cpx));
   facts.exchanges = L.decomp == decomposition::pencil ? (natural ? 4 : 2) : (natural ? 2 : 1);
   facts.mid_exchanges = natural ? 2 : 1;
   // Pencils exchange within rows and columns of the grid: only the slab's exchange spans the torus.

@@ -30,11 +30,6 @@ std::string strategy::name() const {
   return overlap ? fmt::format("all-to-all, overlap x{}", chunks) : "all-to-all, no overlap";
 }
 
-bool torus_described(const std::string& options_torus) {
-  const char* v = std::getenv("TORU_TORUS");
-  return !options_torus.empty() || (v && *v);
-}
-
 bool overlap_forced_by_environment() {
   const char* v = std::getenv("TORU_FFT_OVERLAP");
   return v && std::string(v) == "force";
@@ -48,11 +43,6 @@ std::string forced_strategy(MPI_Comm comm) {
   name.resize(static_cast<std::size_t>(len));
   check_mpi(MPI_Bcast(name.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
   return name;
-}
-
-bool algorithm_from_environment() {
-  const char* v = std::getenv("TORU_ALLTOALL_ALGORITHM");
-  return v && *v && std::string(v) != "automatic";
 }
 
 std::vector<candidate> strategy_table(const plan_facts& f) {

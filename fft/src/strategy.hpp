@@ -38,8 +38,8 @@ struct plan_facts {
   bool overlap_allowed = true;
   int chunks_requested = 0;  // options.chunks
   exchange_path path = exchange_path::automatic;
-  bool algorithm_forced = false;  // options.algorithm or TORU_ALLTOALL_ALGORITHM set
-  bool torus_described = false;   // options.comm.torus or TORU_TORUS: ranks are nodes of a torus
+  bool algorithm_forced = false;  // comm::resolved_algorithm: options.algorithm or TORU_ALLTOALL_ALGORITHM
+  bool torus_described = false;   // communicator::torus_given(): ranks are nodes of a described torus
   double ranks_per_core = 1;      // ranks sharing one host core (host_share.hpp), >= 1
   double wire_seconds = -1;       // one exchange through toru::comm on the described torus; < 0: B / 1 GB/s
   double mid_wire_seconds = -1;   // ... through MPI_Alltoallw (MPI's linear schedule); < 0: wire_seconds
@@ -108,10 +108,6 @@ inline constexpr int runoff_figures = 3;
 int timed_choice(MPI_Comm comm, const std::vector<candidate>& table, const std::function<double(int)>& time,
                  std::vector<double>& seconds);
 
-/// Whether the plan's ranks are described as torus nodes (options' torus, or TORU_TORUS): then the
-/// exchanges belong on the torus (an emulated torus on one host must not take the window).
-bool torus_described(const std::string& options_torus);
-
 /// Whether TORU_FFT_OVERLAP=force asks for the overlapped all-to-all (tests and forced benchmarks:
 /// the model would not choose it for small sizes or on one node).
 bool overlap_forced_by_environment();
@@ -120,14 +116,16 @@ bool overlap_forced_by_environment();
 /// or "" (tests and forced benchmarks: every candidate but that one becomes inapplicable).
 std::string forced_strategy(MPI_Comm comm);
 
-/// Whether TORU_ALLTOALL_ALGORITHM forces an algorithm (then the all-to-all path is what is asked).
-bool algorithm_from_environment();
-
-/// Collective over comm: what every plan (1D or 3D) knows from its options, with this rank's exchange
-/// bytes replaced by the largest rank's. Local sizes differ between ranks (uneven splits); the
-/// costs, and so the choice, must not, or ranks build different exchanges and hang.
+/// Collective over comm: what every plan (1D or 3D) knows from its options and from `all`, the
+/// communicator its exchanges span (built over comm from opts.comm), with this rank's exchange bytes
+/// replaced by the largest rank's. Local sizes differ between ranks (uneven splits); the costs, and
+/// so the choice, must not, or ranks build different exchanges and hang. comm's environment is read
+/// by comm only: whether the torus is described (then the exchanges belong on the torus, and an
+/// emulated torus on one host must not take the window) is all.torus_given(), and whether an
+/// all-to-all algorithm is forced (then the all-to-all path is what is asked) comm::resolved_algorithm.
 template <class Options>
-plan_facts option_facts(MPI_Comm comm, const Options& opts, bool device, double exchange_bytes) {
+plan_facts option_facts(MPI_Comm comm, const comm::communicator& all, const Options& opts, bool device,
+                        double exchange_bytes) {
   plan_facts f;
   check_mpi(MPI_Allreduce(&exchange_bytes, &f.exchange_bytes, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
   f.device = device;
@@ -135,12 +133,15 @@ plan_facts option_facts(MPI_Comm comm, const Options& opts, bool device, double 
   f.overlap_allowed = opts.overlap;
   f.chunks_requested = opts.chunks;
   f.path = opts.path;
-  f.algorithm_forced = opts.algorithm != comm::alltoall_algorithm::automatic || algorithm_from_environment();
-  f.torus_described = torus_described(opts.comm.torus);
+  f.torus_described = all.torus_given();
   f.ranks_per_core = ranks_per_core(comm);
-  int forced = overlap_forced_by_environment() ? 1 : 0, any = 0;
-  check_mpi(MPI_Allreduce(&forced, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  f.overlap_forced = any == 1;
+  // Agreed, so that a variable set on some ranks only still gives one strategy everywhere (comm's plan
+  // then refuses the differing TORU_ALLTOALL_ALGORITHM on every rank instead of some ranks waiting).
+  const bool algorithm_forced = comm::resolved_algorithm(opts.algorithm) != comm::alltoall_algorithm::automatic;
+  int forced[2] = {overlap_forced_by_environment() ? 1 : 0, algorithm_forced ? 1 : 0}, any[2] = {0, 0};
+  check_mpi(MPI_Allreduce(forced, any, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  f.overlap_forced = any[0] == 1;
+  f.algorithm_forced = any[1] == 1;
   f.forced_name = forced_strategy(comm);
   return f;
 }

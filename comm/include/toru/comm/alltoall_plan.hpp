@@ -34,6 +34,15 @@ enum class alltoall_algorithm {
 std::string_view to_string(alltoall_algorithm algorithm) noexcept;
 /// Inverse of to_string (also accepts "auto"); throws toru::error(invalid_argument) on an unknown name.
 alltoall_algorithm algorithm_from_string(std::string_view name);
+/// The algorithm a plan built with options.algorithm = `requested` is held to, known before the plan
+/// exists: the one TORU_ALLTOALL_ALGORITHM names (it overrides the options, as in the plan
+/// constructors), else `requested`; automatic means the plan's decision function (or measurement)
+/// chooses. For planners above comm (fft) that must know whether their exchanges are forced, so that
+/// comm alone reads its environment. Local, not collective, thread-safe; a malformed variable counts as
+/// unset here (the plan constructors refuse it, on every rank).
+///
+///   if (toru::comm::resolved_algorithm(opts.algorithm) != alltoall_algorithm::automatic) ...  // forced
+alltoall_algorithm resolved_algorithm(alltoall_algorithm requested) noexcept;
 
 /// Chunk c covers, in every source's block of n elements, the elements [c*n/nchunks, (c+1)*n/nchunks).
 struct chunk_info {
