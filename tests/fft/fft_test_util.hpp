@@ -107,4 +107,25 @@ double tolerance(double npoints) {
   return base * std::max(1.0, std::log2(npoints));
 }
 
+/// Runs plan.forward on reproducible input (cnoise of the global index, `seed`) and returns the
+/// relative L2 error over `comm` against serial FFTW on the whole array. Collective over `comm`,
+/// which must be the plan's communicator. For a plan that must still compute after a refused call.
+template <class Plan>
+double forward_error_against_serial(const Plan& plan, std::array<std::int64_t, 3> n, MPI_Comm comm,
+                                    std::uint64_t seed = 7) {
+  std::vector<std::complex<double>> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = cnoise(i, seed);
+  const auto want = serial_dft3(n, all, -1);
+  std::vector<std::complex<double>> a(plan.alloc_size()), b(plan.alloc_size());
+  for_each(plan.inbox(), [&](std::array<std::int64_t, 3> g, std::int64_t i) {
+    a[static_cast<std::size_t>(i)] = all[static_cast<std::size_t>(flat(n, g))];
+  });
+  plan.forward(a.data(), b.data());
+  error_norm e;
+  for_each(plan.outbox(), [&](std::array<std::int64_t, 3> g, std::int64_t i) {
+    e.add(b[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(flat(n, g))]);
+  });
+  return e.rel(comm);
+}
+
 }  // namespace toru::test
