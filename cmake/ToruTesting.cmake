@@ -19,16 +19,21 @@ if(TORU_SANITIZE STREQUAL "thread")
   list(APPEND TORU_MPI_TEST_ENV "TSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
 endif()
 
+# The exit code of tests/unit_main.cpp and tests/mpi_main.cpp when every test skipped
+# (tests/skip_status.hpp); scripts that skip use it too.
+set(TORU_TEST_SKIP_CODE 77)
+
 # toru_add_unit_test(<name> SOURCES ... LIBS ... [LABELS ...])
 function(toru_add_unit_test name)
   cmake_parse_arguments(arg "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${arg_SOURCES})
-  target_link_libraries(${name} PRIVATE ${arg_LIBS} GTest::gtest GTest::gtest_main toru_warnings)
+  target_link_libraries(${name} PRIVATE ${arg_LIBS} toru_test_unit_main toru_warnings)
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT 120)
   endif()
   add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES LABELS "unit;${arg_LABELS}" TIMEOUT ${arg_TIMEOUT})
+  set_tests_properties(${name} PROPERTIES LABELS "unit;${arg_LABELS}" TIMEOUT ${arg_TIMEOUT}
+    SKIP_RETURN_CODE ${TORU_TEST_SKIP_CODE})
 endfunction()
 
 # toru_add_mpi_test(<name> SOURCES ... LIBS ... RANKS 1 2 3 ... [LABELS ...] [TIMEOUT s])
@@ -46,12 +51,36 @@ function(toru_add_mpi_test name)
     add_test(NAME ${name}_np${n}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${TORU_MPIEXEC_FLAGS}
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set(labels "mpi;${arg_LABELS}")
+    # The fast tier (ctest -LE long) runs every test at up to 4 ranks; 5 to 8 ranks oversubscribe
+    # a small machine and find little that 3 and 4 ranks miss.
+    if(n GREATER_EQUAL 5)
+      list(APPEND labels long)
+    endif()
+    # A test whose every test skipped on every rank (no device) is reported skipped, never passed;
+    # one that failed is a failure even if another test skipped (tests/mpi_main.cpp).
     set_tests_properties(${name}_np${n} PROPERTIES
-      LABELS "mpi;${arg_LABELS}" TIMEOUT ${arg_TIMEOUT} PROCESSORS ${n}
-      ENVIRONMENT "${TORU_MPI_TEST_ENV}")
-    # A GPU test that skipped (no device) is reported as skipped, never as passed.
-    if("gpu" IN_LIST arg_LABELS)
-      set_tests_properties(${name}_np${n} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+      LABELS "${labels}" TIMEOUT ${arg_TIMEOUT} PROCESSORS ${n}
+      ENVIRONMENT "${TORU_MPI_TEST_ENV}" SKIP_RETURN_CODE ${TORU_TEST_SKIP_CODE})
+  endforeach()
+endfunction()
+
+# The fast tier is `ctest -LE long`. Besides the 5-8 rank registrations (above), Slurm/PBS
+# (tests/jobs) and the calibration tests, the slowest tests of a full run are labelled `long`; the
+# list is measured (ctest's Testing/Temporary/CTestCostData.txt, 2 cores), not guessed.
+set(TORU_LONG_TESTS)
+
+# toru_label_long_tests(): called at the end of each tests/<module>/CMakeLists.txt (a test's
+# properties can only be set in its own folder); labels that folder's tests named in
+# TORU_LONG_TESTS, and its calibration tests, `long`.
+function(toru_label_long_tests)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    if(t IN_LIST TORU_LONG_TESTS OR t MATCHES "calibration")
+      get_test_property(${t} LABELS labels)
+      if(NOT "long" IN_LIST labels)
+        set_property(TEST ${t} APPEND PROPERTY LABELS long)
+      endif()
     endif()
   endforeach()
 endfunction()

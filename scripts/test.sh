@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds toru and runs the whole test suite (README's test command).
+# --quick runs the fast tier only: every test not labelled `long` (ctest -LE long), a few minutes on
+# 2 cores; the slowest tests, the 5-8 rank registrations, Slurm/PBS and calibration are left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=()
+case ${1:-} in
+  "") ;;
+  --quick) tier=(-LE long -j "$(nproc)") ;;
+  -h | --help)
+    echo "usage: bash scripts/test.sh [--quick]"
+    exit 0
+    ;;
+  *)
+    echo "scripts/test.sh: unknown option '$1' (expected --quick)" >&2
+    exit 2
+    ;;
+esac
 bash scripts/install-deps.sh
 build=${TORU_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${TORU_CMAKE_ARGS:-}
 cmake --build "$build" --parallel "$(nproc)"
-ctest --test-dir "$build" --output-on-failure --timeout 600 ${TORU_CTEST_ARGS:-}
+ctest --test-dir "$build" --output-on-failure --timeout 600 "${tier[@]}" ${TORU_CTEST_ARGS:-}
