@@ -2,8 +2,8 @@
 // corrupted on exactly one rank (the first, the last and a middle one in turn) and every rank must
 // return the same error code and message, within a time limit. A hang trips a watchdog that aborts
 // the job loudly instead of letting the suite wait for ctest's timeout. Entry points that are not
-// collective (local-size queries, workspace size; toru_fft_factors_1d in c_layout_1d_test) must fail on the corrupted
-// rank only.
+// collective (local-size queries, workspace size; toru_fft_plan_factors_1d in c_layout_1d_test) must fail on the
+// corrupted rank only.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -108,7 +108,7 @@ using c_plan_fn = std::function<toru_result(MPI_Comm, const toru_fft_options*, t
 outcome c_plan(const c_plan_fn& make, MPI_Comm comm, const toru_fft_options* opts, bool null_out = false) {
   toru_fft_plan p = nullptr;
   const outcome o = from_c(make(comm, opts, null_out ? nullptr : &p));
-  toru_fft_destroy(p);
+  toru_fft_plan_destroy(p);
   return o;
 }
 
@@ -146,40 +146,42 @@ std::vector<collective_case> c_plan_cases(const std::string& fn, const c_plan_fn
 
 TEST(CollectiveErrors, CPlan3d) {
   c_plan_fn make = [](MPI_Comm c, const toru_fft_options* o, toru_fft_plan* p) {
-    return toru_fft_plan_3d(c, n0, n1, n2, o, p);
+    return toru_fft_plan_create_3d(c, n0, n1, n2, o, p);
   };
-  auto cases = c_plan_cases("toru_fft_plan_3d", make, true);
+  auto cases = c_plan_cases("toru_fft_plan_create_3d", make, true);
   auto sized = [](long long a, long long b) {
     return [a, b](bool culprit) {
       toru_fft_plan p = nullptr;
-      const outcome o = from_c(toru_fft_plan_3d(MPI_COMM_WORLD, culprit ? a : n0, culprit ? b : n1, n2, nullptr, &p));
-      toru_fft_destroy(p);
+      const outcome o =
+          from_c(toru_fft_plan_create_3d(MPI_COMM_WORLD, culprit ? a : n0, culprit ? b : n1, n2, nullptr, &p));
+      toru_fft_plan_destroy(p);
       return o;
     };
   };
-  cases.push_back({"toru_fft_plan_3d n0 9", TORU_ERROR_MISMATCH, sized(9, n1)});
-  cases.push_back({"toru_fft_plan_3d n1 0", TORU_ERROR_INVALID_ARGUMENT, sized(n0, 0)});
-  cases.push_back({"toru_fft_plan_3d n0 LLONG_MAX", TORU_ERROR_INVALID_ARGUMENT, sized(LLONG_MAX, n1)});
-  cases.push_back({"toru_fft_plan_3d instead of toru_fft_plan_r2c_3d", TORU_ERROR_MISMATCH, [](bool culprit) {
-                     toru_fft_plan p = nullptr;
-                     const outcome o = from_c(culprit ? toru_fft_plan_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &p)
-                                                      : toru_fft_plan_r2c_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &p));
-                     toru_fft_destroy(p);
-                     return o;
-                   }});
+  cases.push_back({"toru_fft_plan_create_3d n0 9", TORU_ERROR_MISMATCH, sized(9, n1)});
+  cases.push_back({"toru_fft_plan_create_3d n1 0", TORU_ERROR_INVALID_ARGUMENT, sized(n0, 0)});
+  cases.push_back({"toru_fft_plan_create_3d n0 LLONG_MAX", TORU_ERROR_INVALID_ARGUMENT, sized(LLONG_MAX, n1)});
+  cases.push_back(
+      {"toru_fft_plan_create_3d instead of toru_fft_plan_create_r2c_3d", TORU_ERROR_MISMATCH, [](bool culprit) {
+         toru_fft_plan p = nullptr;
+         const outcome o = from_c(culprit ? toru_fft_plan_create_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &p)
+                                          : toru_fft_plan_create_r2c_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &p));
+         toru_fft_plan_destroy(p);
+         return o;
+       }});
   check_collective(cases);
 }
 
 TEST(CollectiveErrors, CPlanR2c3d) {
   c_plan_fn make = [](MPI_Comm c, const toru_fft_options* o, toru_fft_plan* p) {
-    return toru_fft_plan_r2c_3d(c, n0, n1, n2, o, p);
+    return toru_fft_plan_create_r2c_3d(c, n0, n1, n2, o, p);
   };
-  auto cases = c_plan_cases("toru_fft_plan_r2c_3d", make, true);
-  cases.push_back({"toru_fft_plan_r2c_3d n2 -4", TORU_ERROR_INVALID_ARGUMENT, [](bool culprit) {
+  auto cases = c_plan_cases("toru_fft_plan_create_r2c_3d", make, true);
+  cases.push_back({"toru_fft_plan_create_r2c_3d n2 -4", TORU_ERROR_INVALID_ARGUMENT, [](bool culprit) {
                      toru_fft_plan p = nullptr;
                      const outcome o =
-                         from_c(toru_fft_plan_r2c_3d(MPI_COMM_WORLD, n0, n1, culprit ? -4 : n2, nullptr, &p));
-                     toru_fft_destroy(p);
+                         from_c(toru_fft_plan_create_r2c_3d(MPI_COMM_WORLD, n0, n1, culprit ? -4 : n2, nullptr, &p));
+                     toru_fft_plan_destroy(p);
                      return o;
                    }});
   check_collective(cases);
@@ -187,24 +189,24 @@ TEST(CollectiveErrors, CPlanR2c3d) {
 
 TEST(CollectiveErrors, CPlan1d) {
   c_plan_fn make = [](MPI_Comm c, const toru_fft_options* o, toru_fft_plan* p) {
-    return toru_fft_plan_1d(c, n1d, o, p);
+    return toru_fft_plan_create_1d(c, n1d, o, p);
   };
-  auto cases = c_plan_cases("toru_fft_plan_1d", make, false);
+  auto cases = c_plan_cases("toru_fft_plan_create_1d", make, false);
   auto sized = [](long long n) {
     return [n](bool culprit) {
       toru_fft_plan p = nullptr;
-      const outcome o = from_c(toru_fft_plan_1d(MPI_COMM_WORLD, culprit ? n : n1d, nullptr, &p));
-      toru_fft_destroy(p);
+      const outcome o = from_c(toru_fft_plan_create_1d(MPI_COMM_WORLD, culprit ? n : n1d, nullptr, &p));
+      toru_fft_plan_destroy(p);
       return o;
     };
   };
-  cases.push_back({"toru_fft_plan_1d n 64", TORU_ERROR_MISMATCH, sized(64)});
-  cases.push_back({"toru_fft_plan_1d n 0", TORU_ERROR_INVALID_ARGUMENT, sized(0)});
+  cases.push_back({"toru_fft_plan_create_1d n 64", TORU_ERROR_MISMATCH, sized(64)});
+  cases.push_back({"toru_fft_plan_create_1d n 0", TORU_ERROR_INVALID_ARGUMENT, sized(0)});
   // Minutes of trial division before the fix; refused at once now.
-  cases.push_back({"toru_fft_plan_1d n LLONG_MAX", TORU_ERROR_INVALID_ARGUMENT, sized(LLONG_MAX)});
+  cases.push_back({"toru_fft_plan_create_1d n LLONG_MAX", TORU_ERROR_INVALID_ARGUMENT, sized(LLONG_MAX)});
   // The Mersenne prime 2^61-1: n1 = 1 and n2 = n, too long for FFTW; found by factoring, not by
   // a billion trial divisions.
-  cases.push_back({"toru_fft_plan_1d n 2^61-1", TORU_ERROR_INVALID_ARGUMENT, sized((1LL << 61) - 1)});
+  cases.push_back({"toru_fft_plan_create_1d n 2^61-1", TORU_ERROR_INVALID_ARGUMENT, sized((1LL << 61) - 1)});
   check_collective(cases);
 }
 
@@ -214,19 +216,20 @@ struct c_plans {
   toru_fft_plan c2c = nullptr, r2c = nullptr, one = nullptr;
   long long alloc = 1;
   c_plans() {
-    EXPECT_EQ(toru_fft_plan_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &c2c), TORU_SUCCESS) << toru_last_error();
-    EXPECT_EQ(toru_fft_plan_r2c_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &r2c), TORU_SUCCESS) << toru_last_error();
-    EXPECT_EQ(toru_fft_plan_1d(MPI_COMM_WORLD, n1d, nullptr, &one), TORU_SUCCESS) << toru_last_error();
+    EXPECT_EQ(toru_fft_plan_create_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &c2c), TORU_SUCCESS) << toru_last_error();
+    EXPECT_EQ(toru_fft_plan_create_r2c_3d(MPI_COMM_WORLD, n0, n1, n2, nullptr, &r2c), TORU_SUCCESS)
+        << toru_last_error();
+    EXPECT_EQ(toru_fft_plan_create_1d(MPI_COMM_WORLD, n1d, nullptr, &one), TORU_SUCCESS) << toru_last_error();
     for (toru_fft_plan p : {c2c, r2c, one}) {
       long long a = 0;
-      toru_fft_local_size(p, nullptr, nullptr, &a);
+      toru_fft_plan_local_size(p, nullptr, nullptr, &a);
       alloc = std::max(alloc, a);
     }
   }
   ~c_plans() {
-    toru_fft_destroy(c2c);
-    toru_fft_destroy(r2c);
-    toru_fft_destroy(one);
+    toru_fft_plan_destroy(c2c);
+    toru_fft_plan_destroy(r2c);
+    toru_fft_plan_destroy(one);
   }
 };
 
@@ -241,12 +244,12 @@ TEST(CollectiveErrors, CExecute) {
       const std::string label = entry.first;
       toru_fft_plan plan = entry.second;
       size_t need = 0;
-      toru_fft_workspace_size(plan, &need);
+      toru_fft_plan_workspace_size(plan, &need);
       ASSERT_LE(need, ws.size());
-      const std::string fn = std::string(with_ws ? "toru_fft_execute_ws " : "toru_fft_execute ") + label;
+      const std::string fn = std::string(with_ws ? "toru_fft_plan_execute_ws " : "toru_fft_plan_execute ") + label;
       auto call = [&, plan, with_ws](toru_fft_direction d, toru_fft_scale s, const void* in, void* out) {
-        return from_c(with_ws ? toru_fft_execute_ws(plan, d, s, in, out, ws.data())
-                              : toru_fft_execute(plan, d, s, in, out));
+        return from_c(with_ws ? toru_fft_plan_execute_ws(plan, d, s, in, out, ws.data())
+                              : toru_fft_plan_execute(plan, d, s, in, out));
       };
       const auto F = TORU_FFT_FORWARD, B = TORU_FFT_BACKWARD;
       const auto none = TORU_FFT_SCALE_NONE;
@@ -266,27 +269,27 @@ TEST(CollectiveErrors, CExecute) {
           {fn + " in NULL", bad, [&, call](bool c) { return call(B, none, c ? nullptr : a.data(), b.data()); }});
     }
   // A 3D execute on one rank and a 1D execute on the others: different collectives, one error.
-  cases.push_back({"toru_fft_execute 3d instead of 1d", mismatch, [&](bool c) {
-                     return from_c(toru_fft_execute(c ? plans.c2c : plans.one, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE,
-                                                    a.data(), b.data()));
+  cases.push_back({"toru_fft_plan_execute 3d instead of 1d", mismatch, [&](bool c) {
+                     return from_c(toru_fft_plan_execute(c ? plans.c2c : plans.one, TORU_FFT_FORWARD,
+                                                         TORU_FFT_SCALE_NONE, a.data(), b.data()));
                    }});
   check_collective(cases);
   // The plans still work after all of that.
   for (toru_fft_plan p : {plans.c2c, plans.one})
-    EXPECT_EQ(toru_fft_execute(p, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
+    EXPECT_EQ(toru_fft_plan_execute(p, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
         << toru_last_error();
 }
 
 // A NULL plan has no communicator: on every rank it is the same error (on one rank only, the
 // others would wait in the collective; toru.h documents it as fatal).
 TEST(CollectiveErrors, CNullPlanOnEveryRank) {
-  watchdog dog("toru_fft_execute(NULL) on every rank");
-  EXPECT_EQ(toru_fft_execute(nullptr, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, nullptr, nullptr),
+  watchdog dog("toru_fft_plan_execute(NULL) on every rank");
+  EXPECT_EQ(toru_fft_plan_execute(nullptr, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, nullptr, nullptr),
             TORU_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(toru_last_error()).find("no communicator"), std::string::npos) << toru_last_error();
-  EXPECT_EQ(toru_fft_execute_ws(nullptr, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, nullptr, nullptr, nullptr),
+  EXPECT_EQ(toru_fft_plan_execute_ws(nullptr, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, nullptr, nullptr, nullptr),
             TORU_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(toru_fft_destroy(nullptr), TORU_SUCCESS);
+  EXPECT_EQ(toru_fft_plan_destroy(nullptr), TORU_SUCCESS);
 }
 
 // ---- C, not collective: the corrupted rank alone fails ----
@@ -294,9 +297,9 @@ TEST(CollectiveErrors, CNullPlanOnEveryRank) {
 TEST(CollectiveErrors, CLocalQueries) {
   c_plans plans;
   const int bad = TORU_ERROR_INVALID_ARGUMENT;
-  check_local("toru_fft_local_size plan NULL", bad, [&](bool c) {
+  check_local("toru_fft_plan_local_size plan NULL", bad, [&](bool c) {
     long long alloc = 0;
-    return from_c(toru_fft_local_size(c ? nullptr : plans.c2c, nullptr, nullptr, &alloc));
+    return from_c(toru_fft_plan_local_size(c ? nullptr : plans.c2c, nullptr, nullptr, &alloc));
   });
   check_local("toru_fft_local_size_3d n0 0", bad, [&](bool c) {
     toru_fft_box in, out;
@@ -315,9 +318,9 @@ TEST(CollectiveErrors, CLocalQueries) {
     long long alloc = 0;
     return from_c(toru_fft_local_size_3d(MPI_COMM_WORLD, n0, n1, n2, 0, &o, nullptr, nullptr, &alloc));
   });
-  check_local("toru_fft_workspace_size bytes NULL", bad, [&](bool c) {
+  check_local("toru_fft_plan_workspace_size bytes NULL", bad, [&](bool c) {
     size_t bytes = 0;
-    return from_c(toru_fft_workspace_size(plans.one, c ? nullptr : &bytes));
+    return from_c(toru_fft_plan_workspace_size(plans.one, c ? nullptr : &bytes));
   });
 }
 
@@ -334,9 +337,9 @@ TEST(CollectiveErrors, CommNullAndIntercommRefused) {
     watchdog dog(expect_text);
     std::vector<outcome> got;
     toru_fft_plan p = nullptr;
-    got.push_back(from_c(toru_fft_plan_3d(comm, n0, n1, n2, nullptr, &p)));
-    got.push_back(from_c(toru_fft_plan_r2c_3d(comm, n0, n1, n2, nullptr, &p)));
-    got.push_back(from_c(toru_fft_plan_1d(comm, n1d, nullptr, &p)));
+    got.push_back(from_c(toru_fft_plan_create_3d(comm, n0, n1, n2, nullptr, &p)));
+    got.push_back(from_c(toru_fft_plan_create_r2c_3d(comm, n0, n1, n2, nullptr, &p)));
+    got.push_back(from_c(toru_fft_plan_create_1d(comm, n1d, nullptr, &p)));
     EXPECT_EQ(p, nullptr);
     long long alloc = 0;
     got.push_back(from_c(toru_fft_local_size_3d(comm, n0, n1, n2, 0, nullptr, nullptr, nullptr, &alloc)));
@@ -494,14 +497,14 @@ TEST(CollectiveErrors, OutOfMemoryMessages) {
   // (2^31-1)^2 points: every rank would need more than 2^64 bytes (P <= 4).
   const long long huge = 2147483647LL * 2147483647LL;
   toru_fft_plan p = nullptr;
-  outcome o = from_c(toru_fft_plan_1d(MPI_COMM_WORLD, huge, nullptr, &p));
+  outcome o = from_c(toru_fft_plan_create_1d(MPI_COMM_WORLD, huge, nullptr, &p));
   EXPECT_EQ(o.code, TORU_ERROR_OUT_OF_MEMORY) << o.message;
   EXPECT_NE(o.message.find("exceed the 64-bit address space"), std::string::npos) << o.message;
   EXPECT_EQ(o.message.find(" -"), std::string::npos) << "a negative (wrapped) count: " << o.message;
   // 2^56 points: two regions of 2^60 / P bytes, beyond even a 57-bit address space (P <= 8) but
   // representable, so the allocation itself fails and its message must carry the exact count.
   const long long big = 1LL << 56;
-  o = from_c(toru_fft_plan_1d(MPI_COMM_WORLD, big, nullptr, &p));
+  o = from_c(toru_fft_plan_create_1d(MPI_COMM_WORLD, big, nullptr, &p));
   EXPECT_EQ(o.code, TORU_ERROR_OUT_OF_MEMORY) << o.message;
   // Rank 0 (the lowest failing rank) reports its own two work regions of max(alloc, n1, n2) elements.
   const auto lay = toru::fft::local_size_1d(toru::test::nranks(), 0, big);
