@@ -52,10 +52,10 @@ static double solve(MPI_Comm comm, const long long n[3]) {
    * backward transform takes that order, which saves the final transposes of both directions. */
   opts.transposed_out = 1;
   toru_fft_plan plan = NULL;
-  CHECK(toru_fft_plan_r2c_3d(comm, n[0], n[1], n[2], &opts, &plan));
+  CHECK(toru_fft_plan_create_r2c_3d(comm, n[0], n[1], n[2], &opts, &plan));
   toru_fft_box in, out;
   long long alloc = 0;
-  CHECK(toru_fft_local_size(plan, &in, &out, &alloc));
+  CHECK(toru_fft_plan_local_size(plan, &in, &out, &alloc));
 
   /* Real arrays hold 2 * alloc doubles (rows padded to 2 (n2/2 + 1)); the spectrum alloc complex. */
   double* f = calloc((size_t)(2 * alloc), sizeof(double));
@@ -73,7 +73,7 @@ static double solve(MPI_Comm comm, const long long n[3]) {
                                   two_pi * (double)(in.low[1] + l[1]) / (double)n[1],
                                   two_pi * (double)(in.low[2] + l[2]) / (double)n[2]);
 
-  CHECK(toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, f, spec));
+  CHECK(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, f, spec));
   for (l[0] = 0; l[0] < out.size[0]; ++l[0])
     for (l[1] = 0; l[1] < out.size[1]; ++l[1])
       for (l[2] = 0; l[2] < out.size[2]; ++l[2]) {
@@ -85,7 +85,7 @@ static double solve(MPI_Comm comm, const long long n[3]) {
         double complex* c = &spec[offset(&out, l)];
         *c = k2 == 0.0 ? 0.0 : -*c / k2;
       }
-  CHECK(toru_fft_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, spec, u));
+  CHECK(toru_fft_plan_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, spec, u));
 
   double err = 0;
   for (l[0] = 0; l[0] < in.size[0]; ++l[0])
@@ -98,7 +98,7 @@ static double solve(MPI_Comm comm, const long long n[3]) {
       }
   double max_err = 0;
   MPI_Allreduce(&err, &max_err, 1, MPI_DOUBLE, MPI_MAX, comm);
-  CHECK(toru_fft_destroy(plan));
+  CHECK(toru_fft_plan_destroy(plan));
   free(f);
   free(u);
   free(spec);

@@ -84,10 +84,10 @@ contains
     opts = toru_fft_options_default()
     ! The solver scales the spectrum pointwise, so it can stay in the plan's transposed order.
     opts%transposed_out = 1
-    r = toru_fft_plan_r2c_3d(MPI_COMM_WORLD, n(1), n(2), n(3), plan, opts)
-    call check(r, 'toru_fft_plan_r2c_3d')
-    r = toru_fft_local_size(plan, inbox, outbox, alloc)
-    call check(r, 'toru_fft_local_size')
+    r = toru_fft_plan_create_r2c_3d(MPI_COMM_WORLD, n(1), n(2), n(3), plan, opts)
+    call check(r, 'toru_fft_plan_create_r2c_3d')
+    r = toru_fft_plan_local_size(plan, inbox, outbox, alloc)
+    call check(r, 'toru_fft_plan_local_size')
     ! Real arrays: 2 * alloc reals, rows padded to 2 (n3/2 + 1); the spectrum: alloc complex.
     allocate(f(2 * alloc), u(2 * alloc), spec(alloc))
     f = 0
@@ -100,8 +100,8 @@ contains
         end do
       end do
     end do
-    r = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(f), c_loc(spec))
-    call check(r, 'toru_fft_execute (forward)')
+    r = toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(f), c_loc(spec))
+    call check(r, 'toru_fft_plan_execute (forward)')
     do i = 0, outbox%size(1) - 1
       do j = 0, outbox%size(2) - 1
         do k = 0, outbox%size(3) - 1
@@ -116,8 +116,8 @@ contains
         end do
       end do
     end do
-    r = toru_fft_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, c_loc(spec), c_loc(u))
-    call check(r, 'toru_fft_execute (backward)')
+    r = toru_fft_plan_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, c_loc(spec), c_loc(u))
+    call check(r, 'toru_fft_plan_execute (backward)')
     err = 0
     do i = 0, inbox%size(1) - 1
       do j = 0, inbox%size(2) - 1
@@ -129,7 +129,7 @@ contains
       end do
     end do
     call MPI_Allreduce(err, max_err, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
-    r = toru_fft_destroy(plan)
+    r = toru_fft_plan_destroy(plan)
   end function
 
   subroutine check(r, what)

@@ -7,7 +7,7 @@
 #include "alltoall_impl.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
-#include "wisdom_store.hpp"
+#include "wisdom_entries.hpp"
 
 namespace toru::comm::detail {
 

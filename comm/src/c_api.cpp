@@ -1,5 +1,8 @@
 // The C interface of comm (toru/comm.h): result codes instead of exceptions, opaque handles.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <new>
@@ -8,6 +11,8 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "toru/comm.h"
 #include "toru/comm/alltoall.hpp"
@@ -25,6 +30,22 @@ struct toru_alltoall_plan_s {
 };
 
 namespace {
+
+// The caller's options over the defaults. A caller compiled against an older toru/comm.h passes a
+// shorter struct (its size says how long): only that prefix is read, the fields it does not know
+// keep their defaults. Throws for a size no header ever wrote (0: the struct was never initialised).
+toru_alltoall_options read_options(const toru_alltoall_options* in) {
+  toru_alltoall_options o = TORU_ALLTOALL_OPTIONS_INIT;
+  if (!in) return o;
+  const std::size_t known = offsetof(toru_alltoall_options, algorithm) + sizeof in->algorithm;
+  toru::expect(in->size >= known && in->size <= sizeof o, "options->size",
+               fmt::format("between {} and {} (set by TORU_ALLTOALL_OPTIONS_INIT or toru_alltoall_options_init)", known,
+                           sizeof o),
+               std::to_string(in->size));
+  std::memcpy(&o, in, in->size);
+  o.size = sizeof o;
+  return o;
+}
 
 toru::comm::alltoall_options convert(const toru_alltoall_options* o) {
   toru::comm::alltoall_options opts;
@@ -49,8 +70,6 @@ toru::comm::communicator_options comm_options(const toru_alltoall_options* o) {
 // The C-level arguments of a plan creation, agreed across ranks with the checks of the plan
 // pointer and the options (the C++ constructors then agree on the rest): NULL options are the defaults.
 std::vector<toru::same_on_all_ranks> agreed(const toru_alltoall_options* o) {
-  static const toru_alltoall_options defaults = toru_alltoall_options_default();
-  if (o == nullptr) o = &defaults;
   return {{"options->algorithm", toru::detail::raw_enum(o->algorithm)},
           {"options->chunks", o->chunks},
           {"options->measure", o->measure != 0 ? 1 : 0},
@@ -58,13 +77,26 @@ std::vector<toru::same_on_all_ranks> agreed(const toru_alltoall_options* o) {
           toru::same_text("options->order", o->order ? o->order : "")};
 }
 
-// Agrees on comm, the plan pointer and the options; returns the C++ plan options.
+// Agrees on comm, the plan pointer and the options; returns the C++ plan options and, in `read`,
+// the C options as read (the defaults where the caller passed NULL).
 toru::comm::alltoall_options agreed_plan_arguments(MPI_Comm comm, std::string_view call,
-                                                   const toru_alltoall_options* options, const toru_alltoall_plan* plan,
-                                                   const std::function<void()>& more_checks) {
+                                                   const toru_alltoall_options* caller, const toru_alltoall_plan* plan,
+                                                   const std::function<void()>& more_checks,
+                                                   toru_alltoall_options& read) {
   toru::expect_intracommunicator(comm, "comm");
+  // A refused size leaves this rank on the defaults; its error is raised inside the agreement so that
+  // every rank fails with it.
+  std::exception_ptr bad_size;
+  try {
+    read = read_options(caller);
+  } catch (...) {
+    read = TORU_ALLTOALL_OPTIONS_INIT;
+    bad_size = std::current_exception();
+  }
+  const toru_alltoall_options* options = &read;
   toru::comm::alltoall_options opts;
   toru::validate_collectively(comm, call, agreed(options), [&] {
+    if (bad_size) std::rethrow_exception(bad_size);
     toru::expect(plan != nullptr, "plan", "a pointer to receive the plan", "NULL");
     opts = convert(options);
     // Parsed here too, so that a malformed spec on one rank is named as such rather than as a difference.
@@ -108,16 +140,23 @@ toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int
   });
 }
 
-toru_alltoall_options toru_alltoall_options_default(void) {
-  return toru_alltoall_options{TORU_ALLTOALL_AUTO, 0, 0, nullptr, nullptr};
+toru_alltoall_options toru_alltoall_options_default(void) { return TORU_ALLTOALL_OPTIONS_INIT; }
+
+toru_result toru_alltoall_options_init(toru_alltoall_options* options) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(options != nullptr, "options", "a pointer to a toru_alltoall_options", "NULL");
+    *options = TORU_ALLTOALL_OPTIONS_INIT;
+  });
 }
 
 toru_result toru_alltoall_plan_create(MPI_Comm comm, size_t count, MPI_Datatype type,
                                       const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    const auto opts = agreed_plan_arguments(comm, "toru_alltoall_plan_create", options, plan, [] {});
-    toru::comm::communicator c(comm, comm_options(options));
+    toru_alltoall_options read;
+    const auto opts = agreed_plan_arguments(
+        comm, "toru_alltoall_plan_create", options, plan, [] {}, read);
+    toru::comm::communicator c(comm, comm_options(&read));
     toru::comm::alltoall_plan p(c, count, type, opts);
     *plan = new toru_alltoall_plan_s{c, std::move(p)};
   });
@@ -128,11 +167,15 @@ toru_result toru_alltoallv_plan_create(MPI_Comm comm, const int* send_counts, co
                                        const toru_alltoall_options* options, toru_alltoall_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    const auto opts = agreed_plan_arguments(comm, "toru_alltoallv_plan_create", options, plan, [&] {
-      toru::expect(send_counts && send_displs && recv_counts && recv_displs, "counts and displacements",
-                   "four arrays of the communicator size", "a null pointer");
-    });
-    toru::comm::communicator c(comm, comm_options(options));
+    toru_alltoall_options read;
+    const auto opts = agreed_plan_arguments(
+        comm, "toru_alltoallv_plan_create", options, plan,
+        [&] {
+          toru::expect(send_counts && send_displs && recv_counts && recv_displs, "counts and displacements",
+                       "four arrays of the communicator size", "a null pointer");
+        },
+        read);
+    toru::comm::communicator c(comm, comm_options(&read));
     const auto n = static_cast<std::size_t>(c.size());
     toru::comm::alltoallv_plan p(c, std::span(send_counts, n), std::span(send_displs, n), std::span(recv_counts, n),
                                  std::span(recv_displs, n), type, opts);

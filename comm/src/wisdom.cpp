@@ -9,10 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "alltoall_impl.hpp"
+#include "toru/comm/wisdom_store.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
-#include "wisdom_store.hpp"
+#include "wisdom_entries.hpp"
 
 namespace toru::comm {
 
@@ -63,22 +64,27 @@ std::string export_wisdom() {
                        {"algorithm", to_string(e.algorithm)},
                        {"chunks", e.chunks},
                        {"seconds", e.seconds}});
-  nlohmann::json doc{{"toru_alltoall_wisdom", 1}, {"entries", entries}};
-  if (!s.sections.empty()) doc["sections"] = s.sections;
+  // The wisdom store's format (toru/comm/wisdom_store.hpp): this module's entries are its "comm"
+  // section, the other modules' sections sit beside it.
+  nlohmann::json doc{{"toru_wisdom", 1}};
+  for (const auto& [name, value] : s.sections.items()) doc[name] = value;
+  doc["comm"] = {{"entries", entries}};
   return doc.dump(2);
 }
 
 void import_wisdom(std::string_view text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    expect(false, "wisdom", "JSON text", e.what());
-  }
-  expect(j.is_object() && j.value("toru_alltoall_wisdom", 0) == 1 && j.contains("entries") && j["entries"].is_array(),
-         "wisdom", R"(an object {"toru_alltoall_wisdom": 1, "entries": [...]})", j.dump().substr(0, 80));
+  // The store reads this and the older formats into sections (throwing for what is neither).
+  wisdom_store doc("");
+  doc.put_document(text, "wisdom");
+  nlohmann::json sections = nlohmann::json::object();
+  for (const auto& name : doc.sections()) sections[name] = nlohmann::json::parse(doc.get_section(name));
+  nlohmann::json comm_section = sections.contains("comm") ? sections["comm"] : nlohmann::json::object();
+  sections.erase("comm");
+  if (!comm_section.contains("entries")) comm_section["entries"] = nlohmann::json::array();
+  expect(comm_section["entries"].is_array(), "wisdom section \"comm\"", R"({"entries": [...]})",
+         comm_section.dump().substr(0, 80));
   std::vector<detail::wisdom_entry> parsed;
-  for (const auto& e : j["entries"]) {
+  for (const auto& e : comm_section["entries"]) {
     detail::wisdom_entry w;
     try {
       w.nranks = e.at("nranks").get<int>();
@@ -95,14 +101,6 @@ void import_wisdom(std::string_view text) {
            "nranks >= 1, chunks >= 1 and a concrete algorithm", e.dump());
     w.key = detail::wisdom_key(w.nranks, w.bytes, w.equal, w.torus);
     parsed.push_back(std::move(w));
-  }
-  nlohmann::json sections = nlohmann::json::object();
-  if (j.contains("sections")) {
-    sections = j["sections"];
-    bool ok = sections.is_object();
-    if (ok)
-      for (const auto& sec : sections.items()) ok = ok && sec.value().is_object();
-    expect(ok, "wisdom sections", R"(an object of objects {"fft": {"<key>": ...}})", sections.dump().substr(0, 80));
   }
   for (const auto& w : parsed) detail::add_wisdom(w);
   auto& s = detail::the_store();
@@ -141,33 +139,18 @@ void forget_wisdom() {
 
 void save_wisdom(MPI_Comm comm, const std::string& path) {
   expect_intracommunicator(comm, "comm");
-  // Only rank 0 writes, but a path that differs across ranks is a bug worth naming.
-  validate_collectively(comm, "toru::comm::save_wisdom", {same_text("path", path)}, [] {});
-  validate_collectively(comm, [&] {
-    if (mpi_rank(comm) != 0) return;
-    std::ofstream f(path);
-    if (!f) throw error(errc::io, fmt::format("wisdom file {}: cannot open for writing", path));
-    f << export_wisdom() << '\n';
-    if (!f) throw error(errc::io, fmt::format("wisdom file {}: write failed", path));
-  });
+  // The file's sections of other users (the tuner's, CGDP's) stay: the store replaces only ours.
+  wisdom_store w(path);
+  if (mpi_rank(comm) == 0) w.put_document(export_wisdom());
+  w.save(comm);
 }
 
 void load_wisdom(MPI_Comm comm, const std::string& path) {
   expect_intracommunicator(comm, "comm");
-  std::string text;
-  validate_collectively(comm, "toru::comm::load_wisdom", {same_text("path", path)}, [&] {
-    if (mpi_rank(comm) != 0) return;
-    std::ifstream f(path);
-    if (!f) throw error(errc::io, fmt::format("wisdom file {}: cannot open for reading (missing or unreadable)", path));
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    text = ss.str();
-  });
-  int len = static_cast<int>(text.size());
-  check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
-  text.resize(static_cast<std::size_t>(len));
-  check_mpi(MPI_Bcast(text.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
-  validate_collectively(comm, [&] { import_wisdom(text); });
+  wisdom_store w(path);
+  w.load(comm, true);
+  const std::string doc = w.document();
+  validate_collectively(comm, [&] { import_wisdom(doc); });
 }
 
 }  // namespace toru::comm

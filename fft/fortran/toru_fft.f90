@@ -6,11 +6,14 @@
 !   type(toru_fft_box) :: inbox, outbox
 !   integer(c_long_long) :: alloc
 !   complex(c_double_complex), allocatable, target :: a(:), b(:)
-!   ierr = toru_fft_plan_3d(MPI_COMM_WORLD, n0, n1, n2, plan)          ! collective
-!   ierr = toru_fft_local_size(plan, inbox, outbox, alloc)
+!   ierr = toru_fft_plan_create_3d(MPI_COMM_WORLD, n0, n1, n2, plan)          ! collective
+!   ierr = toru_fft_plan_local_size(plan, inbox, outbox, alloc)
 !   allocate(a(alloc), b(alloc))
-!   ierr = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(a), c_loc(b))
-!   ierr = toru_fft_destroy(plan)
+!   ierr = toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(a), c_loc(b))
+!   ierr = toru_fft_plan_destroy(plan)
+!
+! The names are toru/fft.h's; the names of toru 0.1 (toru_fft_plan_3d, toru_fft_execute,
+! toru_fft_destroy, ...) still work and forward to them.
 !
 ! Arrays follow the C layout of toru/fft.h: a box's fastest axis is order(3) (0-based axis
 ! numbers, axis 2 = the last C index = the contiguous one). Every function returns a toru_result
@@ -32,8 +35,10 @@ module toru_fft
   integer(c_int), parameter, public :: TORU_FFT_DECOMPOSITION_AUTO = 0, TORU_FFT_DECOMPOSITION_SLAB = 1, &
                                        TORU_FFT_DECOMPOSITION_PENCIL = 2
 
-  ! Mirrors struct toru_fft_options; start from toru_fft_options_default().
+  ! Mirrors struct toru_fft_options; start from toru_fft_options_default(), which sets size (the
+  ! struct's length, so that a later library reads only the fields this module knows).
   type, bind(c), public :: toru_fft_options
+    integer(c_size_t) :: size
     integer(c_int) :: precision
     integer(c_int) :: decomposition
     integer(c_int) :: grid(2)
@@ -56,10 +61,13 @@ module toru_fft
     integer(c_long_long) :: row_stride
   end type
 
-  public :: toru_fft_options_default, toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d
-  public :: toru_fft_local_size, toru_fft_local_size_3d, toru_fft_workspace_size, toru_fft_execute, toru_fft_destroy
-  public :: toru_fft_execute_ws, toru_fft_factors_1d
+  public :: toru_fft_options_default, toru_fft_plan_create_3d, toru_fft_plan_create_r2c_3d, toru_fft_plan_create_1d
+  public :: toru_fft_plan_local_size, toru_fft_local_size_3d, toru_fft_plan_workspace_size, toru_fft_plan_execute
+  public :: toru_fft_plan_destroy, toru_fft_plan_execute_ws, toru_fft_plan_factors_1d
   public :: toru_fft_error_message
+  ! toru 0.1's names, forwarding to the ones above.
+  public :: toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d, toru_fft_local_size, toru_fft_workspace_size
+  public :: toru_fft_execute, toru_fft_execute_ws, toru_fft_factors_1d, toru_fft_destroy
 
   interface
     function toru_fft_options_default() bind(c, name='toru_fft_options_default') result(o)
@@ -67,7 +75,7 @@ module toru_fft
       type(toru_fft_options) :: o
     end function
 
-    function c_plan_3d(comm, n0, n1, n2, options, plan) bind(c, name='toru_fft_plan_3d_f') result(r)
+    function c_plan_3d(comm, n0, n1, n2, options, plan) bind(c, name='toru_fft_plan_create_3d_f') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_options
       integer(c_int), value :: comm
       integer(c_long_long), value :: n0, n1, n2
@@ -76,7 +84,7 @@ module toru_fft
       integer(c_int) :: r
     end function
 
-    function c_plan_r2c_3d(comm, n0, n1, n2, options, plan) bind(c, name='toru_fft_plan_r2c_3d_f') result(r)
+    function c_plan_r2c_3d(comm, n0, n1, n2, options, plan) bind(c, name='toru_fft_plan_create_r2c_3d_f') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_options
       integer(c_int), value :: comm
       integer(c_long_long), value :: n0, n1, n2
@@ -85,7 +93,7 @@ module toru_fft
       integer(c_int) :: r
     end function
 
-    function c_plan_1d(comm, n, options, plan) bind(c, name='toru_fft_plan_1d_f') result(r)
+    function c_plan_1d(comm, n, options, plan) bind(c, name='toru_fft_plan_create_1d_f') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_options
       integer(c_int), value :: comm
       integer(c_long_long), value :: n
@@ -95,7 +103,7 @@ module toru_fft
     end function
 
     !> Not collective: this rank's input and output boxes and the complex elements per buffer.
-    function toru_fft_local_size(plan, inbox, outbox, alloc) bind(c, name='toru_fft_local_size') result(r)
+    function toru_fft_plan_local_size(plan, inbox, outbox, alloc) bind(c, name='toru_fft_plan_local_size') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_box
       type(c_ptr), value :: plan
       type(toru_fft_box), intent(out) :: inbox, outbox
@@ -115,7 +123,7 @@ module toru_fft
       integer(c_int) :: r
     end function
 
-    function toru_fft_workspace_size(plan, bytes) bind(c, name='toru_fft_workspace_size') result(r)
+    function toru_fft_plan_workspace_size(plan, bytes) bind(c, name='toru_fft_plan_workspace_size') result(r)
       import :: c_int, c_size_t, c_ptr
       type(c_ptr), value :: plan
       integer(c_size_t), intent(out) :: bytes
@@ -123,7 +131,7 @@ module toru_fft
     end function
 
     !> Collective. in and out are c_loc of the arrays (equal for in place).
-    function toru_fft_execute(plan, direction, scale, in, out) bind(c, name='toru_fft_execute') result(r)
+    function toru_fft_plan_execute(plan, direction, scale, in, out) bind(c, name='toru_fft_plan_execute') result(r)
       import :: c_int, c_ptr
       type(c_ptr), value :: plan
       integer(c_int), value :: direction, scale
@@ -131,9 +139,10 @@ module toru_fft
       integer(c_int) :: r
     end function
 
-    !> Collective. As toru_fft_execute, with a caller workspace ws = c_loc of at least
-    !> toru_fft_workspace_size bytes.
-    function toru_fft_execute_ws(plan, direction, scale, in, out, ws) bind(c, name='toru_fft_execute_ws') result(r)
+    !> Collective. As toru_fft_plan_execute, with a caller workspace ws = c_loc of at least
+    !> toru_fft_plan_workspace_size bytes.
+    function toru_fft_plan_execute_ws(plan, direction, scale, in, out, ws) &
+        bind(c, name='toru_fft_plan_execute_ws') result(r)
       import :: c_int, c_ptr
       type(c_ptr), value :: plan
       integer(c_int), value :: direction, scale
@@ -143,14 +152,14 @@ module toru_fft
 
     !> Not collective: the six-step factors n = n1 * n2 of a 1D plan. Scrambled output
     !> (transposed_out) holds at global position j = k1 * n2 + k2 the coefficient X(k1 + n1 * k2).
-    function toru_fft_factors_1d(plan, n1, n2) bind(c, name='toru_fft_factors_1d') result(r)
+    function toru_fft_plan_factors_1d(plan, n1, n2) bind(c, name='toru_fft_plan_factors_1d') result(r)
       import :: c_int, c_long_long, c_ptr
       type(c_ptr), value :: plan
       integer(c_long_long), intent(out) :: n1, n2
       integer(c_int) :: r
     end function
 
-    function toru_fft_destroy(plan) bind(c, name='toru_fft_destroy') result(r)
+    function toru_fft_plan_destroy(plan) bind(c, name='toru_fft_plan_destroy') result(r)
       import :: c_int, c_ptr
       type(c_ptr), value :: plan
       integer(c_int) :: r
@@ -171,7 +180,7 @@ module toru_fft
 contains
 
   !> Collective over comm (a Fortran MPI communicator handle). options is optional.
-  function toru_fft_plan_3d(comm, n0, n1, n2, plan, options) result(r)
+  function toru_fft_plan_create_3d(comm, n0, n1, n2, plan, options) result(r)
     integer, intent(in) :: comm
     integer(c_long_long), intent(in) :: n0, n1, n2
     type(c_ptr), intent(out) :: plan
@@ -184,7 +193,7 @@ contains
     end if
   end function
 
-  function toru_fft_plan_r2c_3d(comm, n0, n1, n2, plan, options) result(r)
+  function toru_fft_plan_create_r2c_3d(comm, n0, n1, n2, plan, options) result(r)
     integer, intent(in) :: comm
     integer(c_long_long), intent(in) :: n0, n1, n2
     type(c_ptr), intent(out) :: plan
@@ -197,7 +206,7 @@ contains
     end if
   end function
 
-  function toru_fft_plan_1d(comm, n, plan, options) result(r)
+  function toru_fft_plan_create_1d(comm, n, plan, options) result(r)
     integer, intent(in) :: comm
     integer(c_long_long), intent(in) :: n
     type(c_ptr), intent(out) :: plan
@@ -241,6 +250,77 @@ contains
     do i = 1, n
       msg(i:i) = chars(i)
     end do
+  end function
+
+  ! ---- toru 0.1's names ----
+
+  function toru_fft_plan_3d(comm, n0, n1, n2, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    r = toru_fft_plan_create_3d(comm, n0, n1, n2, plan, options)
+  end function
+
+  function toru_fft_plan_r2c_3d(comm, n0, n1, n2, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    r = toru_fft_plan_create_r2c_3d(comm, n0, n1, n2, plan, options)
+  end function
+
+  function toru_fft_plan_1d(comm, n, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    r = toru_fft_plan_create_1d(comm, n, plan, options)
+  end function
+
+  function toru_fft_local_size(plan, inbox, outbox, alloc) result(r)
+    type(c_ptr), intent(in) :: plan
+    type(toru_fft_box), intent(out) :: inbox, outbox
+    integer(c_long_long), intent(out) :: alloc
+    integer(c_int) :: r
+    r = toru_fft_plan_local_size(plan, inbox, outbox, alloc)
+  end function
+
+  function toru_fft_workspace_size(plan, bytes) result(r)
+    type(c_ptr), intent(in) :: plan
+    integer(c_size_t), intent(out) :: bytes
+    integer(c_int) :: r
+    r = toru_fft_plan_workspace_size(plan, bytes)
+  end function
+
+  function toru_fft_execute(plan, direction, scale, in, out) result(r)
+    type(c_ptr), intent(in) :: plan, in, out
+    integer(c_int), intent(in) :: direction, scale
+    integer(c_int) :: r
+    r = toru_fft_plan_execute(plan, direction, scale, in, out)
+  end function
+
+  function toru_fft_execute_ws(plan, direction, scale, in, out, ws) result(r)
+    type(c_ptr), intent(in) :: plan, in, out, ws
+    integer(c_int), intent(in) :: direction, scale
+    integer(c_int) :: r
+    r = toru_fft_plan_execute_ws(plan, direction, scale, in, out, ws)
+  end function
+
+  function toru_fft_factors_1d(plan, n1, n2) result(r)
+    type(c_ptr), intent(in) :: plan
+    integer(c_long_long), intent(out) :: n1, n2
+    integer(c_int) :: r
+    r = toru_fft_plan_factors_1d(plan, n1, n2)
+  end function
+
+  function toru_fft_destroy(plan) result(r)
+    type(c_ptr), intent(in) :: plan
+    integer(c_int) :: r
+    r = toru_fft_plan_destroy(plan)
   end function
 
 end module toru_fft

@@ -1,10 +1,14 @@
 // The fft part of the C interface (toru/fft.h): result codes instead of exceptions, opaque plans.
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
 #include <variant>
+
+#include <fmt/format.h>
 
 #include "common.hpp"
 #include "toru/core/agreement.hpp"
@@ -23,11 +27,21 @@ struct toru_fft_plan_s {
 
 namespace {
 
-toru_fft_options defaults() {
-  toru_fft_options o{};
-  o.precision = TORU_FFT_DOUBLE;
-  o.decomposition = TORU_FFT_DECOMPOSITION_AUTO;
-  o.overlap = 1;
+toru_fft_options defaults() { return TORU_FFT_OPTIONS_INIT; }
+
+// The caller's options over the defaults. A caller compiled against an older toru/fft.h passes a
+// shorter struct (its size says how long): only that prefix is read, the fields it does not know
+// keep their defaults. Throws for a size no header ever wrote (0: the struct was never initialised).
+toru_fft_options read_options(const toru_fft_options* in) {
+  toru_fft_options o = defaults();
+  if (!in) return o;
+  const std::size_t known = offsetof(toru_fft_options, precision) + sizeof in->precision;
+  toru::expect(
+      in->size >= known && in->size <= sizeof o, "options->size",
+      fmt::format("between {} and {} (set by TORU_FFT_OPTIONS_INIT or toru_fft_options_init)", known, sizeof o),
+      std::to_string(in->size));
+  std::memcpy(&o, in, in->size);
+  o.size = sizeof o;
   return o;
 }
 
@@ -91,10 +105,11 @@ toru_result create(MPI_Comm comm, const toru_fft_options* options, bool three_d,
                    Make&& make) noexcept {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
-    const toru_fft_options o = options ? *options : defaults();
     toru::expect_intracommunicator(comm, "comm");
+    toru_fft_options o = defaults();  // stays so when this rank's options are refused (deferred below)
     const toru::defer_error checks(c_checks([&] {
       toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_plan", "NULL");
+      o = read_options(options);
       check_options(o, three_d);
     }));
     std::unique_ptr<toru_fft_plan_s> p(make(o, raw_enum(o.precision) == TORU_FFT_FLOAT));
@@ -145,7 +160,8 @@ toru_result with_plan(toru_fft_plan plan, F&& f) noexcept {
     // A NULL plan has no communicator: nobody else can be told, so (like MPI_COMM_NULL for a plan
     // call) it fails on this rank alone; toru.h says so.
     toru::detail::set_last_error(
-        "plan: expected a plan from toru_fft_plan_*, got NULL (a NULL plan has no communicator to report this to "
+        "plan: expected a plan from toru_fft_plan_create_*, got NULL (a NULL plan has no communicator to report this "
+        "to "
         "the other ranks: in a collective call they are left waiting, so treat this error as fatal)");
     return TORU_ERROR_INVALID_ARGUMENT;
   }
@@ -190,6 +206,111 @@ extern "C" {
 
 toru_fft_options toru_fft_options_default(void) { return defaults(); }
 
+toru_result toru_fft_options_init(toru_fft_options* options) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(options != nullptr, "options", "a pointer to a toru_fft_options", "NULL");
+    *options = defaults();
+  });
+}
+
+toru_result toru_fft_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                    const toru_fft_options* options, toru_fft_plan* plan) {
+  return plan3d(comm, n0, n1, n2, options, plan, false);
+}
+toru_result toru_fft_plan_create_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                        const toru_fft_options* options, toru_fft_plan* plan) {
+  return plan3d(comm, n0, n1, n2, options, plan, true);
+}
+toru_result toru_fft_plan_create_1d(MPI_Comm comm, long long n, const toru_fft_options* options, toru_fft_plan* plan) {
+  return plan1d(comm, n, options, plan);
+}
+toru_result toru_fft_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                      const toru_fft_options* options, toru_fft_plan* plan) {
+  return plan3d(MPI_Comm_f2c(comm), n0, n1, n2, options, plan, false);
+}
+toru_result toru_fft_plan_create_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                          const toru_fft_options* options, toru_fft_plan* plan) {
+  return plan3d(MPI_Comm_f2c(comm), n0, n1, n2, options, plan, true);
+}
+toru_result toru_fft_plan_create_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options,
+                                      toru_fft_plan* plan) {
+  return plan1d(MPI_Comm_f2c(comm), n, options, plan);
+}
+
+toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                     const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                     long long* alloc) {
+  return toru_fft_local_size_3d(MPI_Comm_f2c(comm), n0, n1, n2, r2c, options, in, out, alloc);
+}
+
+toru_result toru_fft_plan_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc) {
+  return with_plan(plan, [&](const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    if constexpr (is_1d<P>) {
+      to_c_1d(p.in_start(), p.in_count(), in);
+      to_c_1d(p.out_start(), p.out_count(), out);
+    } else {
+      to_c(p.inbox(), in);
+      to_c(p.outbox(), out);
+    }
+    if (alloc) *alloc = p.alloc_size();
+  });
+}
+
+toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
+                                   const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
+                                   long long* alloc) {
+  return toru::detail::c_guarded([&] {
+    const toru_fft_options o = read_options(options);
+    toru::expect_intracommunicator(comm, "comm");
+    check_options(o, true);
+    int size = 0, rank = 0;
+    toru::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    toru::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    const local_layout lay = local_size_3d(size, rank, {n0, n1, n2}, convert3d(o), r2c != 0);
+    to_c(lay.in, in);
+    to_c(lay.out, out);
+    if (alloc) *alloc = lay.alloc;
+  });
+}
+
+toru_result toru_fft_plan_factors_1d(toru_fft_plan plan, long long* n1, long long* n2) {
+  return with_plan(plan, [&](const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    if constexpr (is_1d<P>) {
+      if (n1) *n1 = p.n1();
+      if (n2) *n2 = p.n2();
+    } else {
+      throw toru::error(toru::errc::invalid_argument,
+                        "plan: expected a plan from toru_fft_plan_create_1d, got a 3D plan");
+    }
+  });
+}
+
+toru_result toru_fft_plan_workspace_size(toru_fft_plan plan, size_t* bytes) {
+  return with_plan(plan, [&](const auto& p) {
+    toru::expect(bytes != nullptr, "bytes", "a pointer", "NULL");
+    *bytes = p.workspace_size();
+  });
+}
+
+toru_result toru_fft_plan_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                  const void* in, void* out) {
+  return execute(plan, direction, scale, in, out, nullptr);
+}
+toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                     const void* in, void* out, void* ws) {
+  return execute(plan, direction, scale, in, out, ws);
+}
+
+toru_result toru_fft_plan_destroy(toru_fft_plan plan) {
+  delete plan;
+  return TORU_SUCCESS;
+}
+
+const char* toru_fft_last_error(void) { return toru_last_error(); }
+
+// The names of toru 0.1, kept so that old callers build and link (declared deprecated in toru/fft.h).
 toru_result toru_fft_plan_3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
                              toru_fft_plan* plan) {
   return plan3d(comm, n0, n1, n2, options, plan, false);
@@ -212,63 +333,15 @@ toru_result toru_fft_plan_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, lo
 toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan) {
   return plan1d(MPI_Comm_f2c(comm), n, options, plan);
 }
-
-toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
-                                     const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
-                                     long long* alloc) {
-  return toru_fft_local_size_3d(MPI_Comm_f2c(comm), n0, n1, n2, r2c, options, in, out, alloc);
-}
-
 toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc) {
-  return with_plan(plan, [&](const auto& p) {
-    using P = std::decay_t<decltype(p)>;
-    if constexpr (is_1d<P>) {
-      to_c_1d(p.in_start(), p.in_count(), in);
-      to_c_1d(p.out_start(), p.out_count(), out);
-    } else {
-      to_c(p.inbox(), in);
-      to_c(p.outbox(), out);
-    }
-    if (alloc) *alloc = p.alloc_size();
-  });
+  return toru_fft_plan_local_size(plan, in, out, alloc);
 }
-
-toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
-                                   const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
-                                   long long* alloc) {
-  return toru::detail::c_guarded([&] {
-    const toru_fft_options o = options ? *options : defaults();
-    toru::expect_intracommunicator(comm, "comm");
-    check_options(o, true);
-    int size = 0, rank = 0;
-    toru::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-    toru::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-    const local_layout lay = local_size_3d(size, rank, {n0, n1, n2}, convert3d(o), r2c != 0);
-    to_c(lay.in, in);
-    to_c(lay.out, out);
-    if (alloc) *alloc = lay.alloc;
-  });
-}
-
 toru_result toru_fft_factors_1d(toru_fft_plan plan, long long* n1, long long* n2) {
-  return with_plan(plan, [&](const auto& p) {
-    using P = std::decay_t<decltype(p)>;
-    if constexpr (is_1d<P>) {
-      if (n1) *n1 = p.n1();
-      if (n2) *n2 = p.n2();
-    } else {
-      throw toru::error(toru::errc::invalid_argument, "plan: expected a plan from toru_fft_plan_1d, got a 3D plan");
-    }
-  });
+  return toru_fft_plan_factors_1d(plan, n1, n2);
 }
-
 toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes) {
-  return with_plan(plan, [&](const auto& p) {
-    toru::expect(bytes != nullptr, "bytes", "a pointer", "NULL");
-    *bytes = p.workspace_size();
-  });
+  return toru_fft_plan_workspace_size(plan, bytes);
 }
-
 toru_result toru_fft_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
                              void* out) {
   return execute(plan, direction, scale, in, out, nullptr);
@@ -277,12 +350,6 @@ toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction
                                 void* out, void* ws) {
   return execute(plan, direction, scale, in, out, ws);
 }
-
-toru_result toru_fft_destroy(toru_fft_plan plan) {
-  delete plan;
-  return TORU_SUCCESS;
-}
-
-const char* toru_fft_last_error(void) { return toru_last_error(); }
+toru_result toru_fft_destroy(toru_fft_plan plan) { return toru_fft_plan_destroy(plan); }
 
 }  // extern "C"

@@ -2,16 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
-
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "toru/comm/wisdom.hpp"
+#include "toru/comm/wisdom_store.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 
@@ -22,29 +18,22 @@ using json = nlohmann::json;
 std::atomic<long> timings{0};
 constexpr const char* section = "fft";
 
+// The wisdom file is opt-in for plans (a test suite's MEASURE plans must not share a file by
+// default): $TORU_WISDOM, toru's one wisdom file, or the older $TORU_FFT_WISDOM.
 std::string wisdom_path() {
-  const char* p = std::getenv("TORU_FFT_WISDOM");
-  return p && *p ? p : "";
+  for (const char* name : {"TORU_WISDOM", "TORU_FFT_WISDOM"})
+    if (const char* p = std::getenv(name); p && *p) return p;
+  return "";
 }
 
-// Rank 0 only: the file's entries into the process's wisdom store. The file is either one wisdom
-// document (toru::comm::export_wisdom's format, which this module writes) or an older fft-only one
-// ({"toru_fft_wisdom": 1, "entries": {key: entry}}). A missing or malformed file adds nothing: it
-// costs the plan a measurement, never an error.
+// Rank 0 only: the file's sections into the process's wisdom store (toru/comm/wisdom_store.hpp,
+// which also reads the older fft-only {"toru_fft_wisdom": 1, ...}). A missing or malformed file
+// adds nothing: it costs the plan a measurement, never an error.
 void import_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return;
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json w = json::parse(text.str(), nullptr, false);
-  if (!w.is_object()) return;
-  if (w.contains("toru_fft_wisdom")) {
-    if (w.contains("entries") && w["entries"].is_object())
-      for (const auto& e : w["entries"].items()) comm::add_wisdom_entry(section, e.key(), e.value().dump());
-    return;
-  }
   try {
-    comm::import_wisdom(text.str());
+    comm::wisdom_store w(path);
+    w.read();
+    comm::import_wisdom(w.document());
   } catch (const toru::error&) {
   }
 }
@@ -109,10 +98,14 @@ int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<can
   if (write) import_file(path);
   comm::add_wisdom_entry(section, key, json{{"strategy", table[choice].s.name()}, {"seconds", times}}.dump());
   if (write) {
-    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-    std::ofstream(tmp) << comm::export_wisdom() << "\n";
-    // A file that cannot be written costs the next plan a re-measure, nothing else.
-    std::rename(tmp.c_str(), path.c_str());
+    // A file that cannot be written costs the next plan a re-measure, nothing else. The store keeps
+    // the file's other sections (the tuner's, CGDP's) and replaces it atomically.
+    try {
+      comm::wisdom_store w(path);
+      w.put_document(comm::export_wisdom());
+      w.write();
+    } catch (const toru::error&) {
+    }
   }
   return choice;
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -47,6 +48,27 @@ TEST(c_api, errors_are_codes_with_messages_on_every_rank) {
   EXPECT_EQ(toru_alltoall_plan_destroy(nullptr), TORU_SUCCESS);
 }
 
+// A caller built against an older toru/comm.h passes a shorter struct: the library reads only its
+// prefix. The same bad torus is refused when inside the size and unread when beyond it.
+TEST(c_api, options_size_limits_what_is_read) {
+  toru_alltoall_options o = TORU_ALLTOALL_OPTIONS_INIT, init{};
+  ASSERT_EQ(toru_alltoall_options_init(&init), TORU_SUCCESS);
+  EXPECT_EQ(init.size, sizeof(toru_alltoall_options));
+  EXPECT_TRUE(init.algorithm == o.algorithm && init.chunks == o.chunks && init.measure == o.measure &&
+              init.torus == nullptr && init.order == nullptr && o.size == init.size);
+  o.torus = "3x3x3x3";
+  toru_alltoall_plan plan = nullptr;
+  EXPECT_EQ(toru_alltoall_plan_create(MPI_COMM_WORLD, 4, MPI_INT, &o, &plan), TORU_ERROR_INVALID_ARGUMENT);
+  o.size = offsetof(toru_alltoall_options, torus);
+  ASSERT_EQ(toru_alltoall_plan_create(MPI_COMM_WORLD, 4, MPI_INT, &o, &plan), TORU_SUCCESS) << toru_last_error();
+  EXPECT_NE(plan, nullptr);
+  EXPECT_EQ(toru_alltoall_plan_destroy(plan), TORU_SUCCESS);
+  o.size = 0;
+  EXPECT_EQ(toru_alltoall_plan_create(MPI_COMM_WORLD, 4, MPI_INT, &o, &plan), TORU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(toru_last_error(), "options->size"), nullptr) << toru_last_error();
+  EXPECT_EQ(plan, nullptr);
+}
+
 TEST(c_api, drop_in_calls_match_mpi) {
   const int P = toru::test::nranks(), me = toru::test::rank();
   std::vector<double> in(3 * static_cast<std::size_t>(P)), out(in.size()), want(in.size());
@@ -74,18 +96,19 @@ TEST(measure, all_ranks_agree_and_wisdom_round_trips) {
   EXPECT_EQ(lo[0], hi[0]);
   EXPECT_EQ(lo[1], hi[1]);
   const auto json = nlohmann::json::parse(toru::comm::export_wisdom());
-  ASSERT_EQ(json["entries"].size(), 1u);
-  EXPECT_EQ(json["entries"][0]["algorithm"], std::string(toru::comm::to_string(plan.algorithm())));
+  ASSERT_EQ(json["comm"]["entries"].size(), 1u);
+  EXPECT_EQ(json["comm"]["entries"][0]["algorithm"], std::string(toru::comm::to_string(plan.algorithm())));
 
   const std::string path = "/tmp/toru_comm_wisdom_test_" + std::to_string(P) + ".json";
+  if (toru::test::rank() == 0) std::remove(path.c_str());  // save_wisdom keeps an old file's other sections
   toru::comm::save_wisdom(MPI_COMM_WORLD, path);
   toru::comm::forget_wisdom();
   EXPECT_NO_THROW(toru::comm::load_wisdom(MPI_COMM_WORLD, path));
   EXPECT_EQ(nlohmann::json::parse(toru::comm::export_wisdom()), json);
   // With wisdom loaded, the choice is reused (an edited entry proves it is read, not re-measured).
   auto edited = json;
-  edited["entries"][0]["algorithm"] = "pairwise";
-  edited["entries"][0]["chunks"] = 1;
+  edited["comm"]["entries"][0]["algorithm"] = "pairwise";
+  edited["comm"]["entries"][0]["chunks"] = 1;
   toru::comm::import_wisdom(edited.dump());
   toru::comm::alltoall_plan again(comm, 64, MPI_INT, {.measure = true});
   EXPECT_EQ(again.algorithm(), alltoall_algorithm::pairwise);

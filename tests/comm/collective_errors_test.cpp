@@ -193,6 +193,18 @@ TEST(collective_errors, c_plan_create) {
          o.order = bad ? "10" : "01";
          return c_plan(comm, 4, MPI_INT, &o, false);
        }},
+      {"toru_alltoall_plan_create options->size 0 (never initialised) on one rank", invalid,
+       [](MPI_Comm comm, bool bad) {
+         auto o = c_opts();
+         if (bad) o.size = 0;
+         return c_plan(comm, 4, MPI_INT, &o, false);
+       }},
+      {"toru_alltoall_plan_create options->size beyond the library's struct on one rank", invalid,
+       [](MPI_Comm comm, bool bad) {
+         auto o = c_opts();
+         if (bad) o.size = sizeof o + 8;
+         return c_plan(comm, 4, MPI_INT, &o, false);
+       }},
       {"toru_alltoall_plan_create TORU_ALLTOALL_ALGORITHM on one rank", mismatch,
        [](MPI_Comm comm, bool bad) {
          scoped_env env("TORU_ALLTOALL_ALGORITHM", "pairwise", bad);

@@ -1,5 +1,5 @@
-// The C API's 1D layout: the boxes toru_fft_local_size reports follow toru.h's memory rule, and
-// scrambled output read with the factors from toru_fft_factors_1d matches serial FFTW.
+// The C API's 1D layout: the boxes toru_fft_plan_local_size reports follow toru.h's memory rule, and
+// scrambled output read with the factors from toru_fft_plan_factors_1d matches serial FFTW.
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -27,11 +27,11 @@ void check(long long n, long long n1_option, bool scrambled) {
   opts.transposed_out = scrambled;
   opts.n1 = n1_option;
   toru_fft_plan plan = nullptr;
-  ASSERT_EQ(toru_fft_plan_1d(MPI_COMM_WORLD, n, &opts, &plan), TORU_SUCCESS) << toru_last_error();
+  ASSERT_EQ(toru_fft_plan_create_1d(MPI_COMM_WORLD, n, &opts, &plan), TORU_SUCCESS) << toru_last_error();
   toru_fft_box in, out;
   long long alloc = 0, n1 = 0, n2 = 0;
-  ASSERT_EQ(toru_fft_local_size(plan, &in, &out, &alloc), TORU_SUCCESS);
-  ASSERT_EQ(toru_fft_factors_1d(plan, &n1, &n2), TORU_SUCCESS) << toru_last_error();
+  ASSERT_EQ(toru_fft_plan_local_size(plan, &in, &out, &alloc), TORU_SUCCESS);
+  ASSERT_EQ(toru_fft_plan_factors_1d(plan, &n1, &n2), TORU_SUCCESS) << toru_last_error();
   EXPECT_EQ(n1 * n2, n);
   if (n1_option) {
     EXPECT_EQ(n1, n1_option);
@@ -56,7 +56,7 @@ void check(long long n, long long n1_option, bool scrambled) {
     const long long g[3] = {in.low[0] + i, 0, 0};
     a[offset(in, g)] = x[in.low[0] + i];
   }
-  ASSERT_EQ(toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
+  ASSERT_EQ(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
       << toru_last_error();
   toru::test::error_norm e;
   for (long long i = 0; i < out.size[0]; ++i) {
@@ -66,7 +66,7 @@ void check(long long n, long long n1_option, bool scrambled) {
     e.add(b[offset(out, g)], X[k]);
   }
   EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n)));
-  EXPECT_EQ(toru_fft_destroy(plan), TORU_SUCCESS);
+  EXPECT_EQ(toru_fft_plan_destroy(plan), TORU_SUCCESS);
 }
 
 TEST(CLayout1d, ScrambledAndNaturalMatchSerialFftw) {
@@ -80,11 +80,11 @@ TEST(CLayout1d, ScrambledAndNaturalMatchSerialFftw) {
 
 TEST(CLayout1d, FactorsRefuseA3dPlan) {
   toru_fft_plan plan = nullptr;
-  ASSERT_EQ(toru_fft_plan_3d(MPI_COMM_WORLD, 4, 4, 4, nullptr, &plan), TORU_SUCCESS);
+  ASSERT_EQ(toru_fft_plan_create_3d(MPI_COMM_WORLD, 4, 4, 4, nullptr, &plan), TORU_SUCCESS);
   long long n1 = -1, n2 = -1;
-  EXPECT_EQ(toru_fft_factors_1d(plan, &n1, &n2), TORU_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(toru_fft_factors_1d(plan, nullptr, nullptr), TORU_ERROR_INVALID_ARGUMENT);
-  toru_fft_destroy(plan);
+  EXPECT_EQ(toru_fft_plan_factors_1d(plan, &n1, &n2), TORU_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(toru_fft_plan_factors_1d(plan, nullptr, nullptr), TORU_ERROR_INVALID_ARGUMENT);
+  toru_fft_plan_destroy(plan);
 }
 
 }  // namespace

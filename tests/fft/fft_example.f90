@@ -29,12 +29,12 @@ program toru_fft_example
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   opts = toru_fft_options_default()
   opts%decomposition = TORU_FFT_DECOMPOSITION_AUTO
-  r = toru_fft_plan_r2c_3d(MPI_COMM_WORLD, n0, n1, n2, plan, opts)
+  r = toru_fft_plan_create_r2c_3d(MPI_COMM_WORLD, n0, n1, n2, plan, opts)
   if (r /= TORU_SUCCESS) then
     print *, 'plan failed: ', toru_fft_error_message()
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
-  r = toru_fft_local_size(plan, inbox, outbox, alloc)
+  r = toru_fft_plan_local_size(plan, inbox, outbox, alloc)
   ! The plan-less query (like fftw_mpi_local_size_3d) must agree with the plan.
   r = toru_fft_local_size_3d(MPI_COMM_WORLD, n0, n1, n2, .true., qin, qout, qalloc, opts)
   if (r /= TORU_SUCCESS .or. qalloc /= alloc .or. any(qin%low /= inbox%low) .or. any(qin%size /= inbox%size) &
@@ -52,7 +52,7 @@ program toru_fft_example
       end do
     end do
   end do
-  r = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(x), c_loc(spec))
+  r = toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(x), c_loc(spec))
   err = 0
   o1 = outbox%order(1) + 1
   o2 = outbox%order(2) + 1
@@ -69,9 +69,9 @@ program toru_fft_example
       end do
     end do
   end do
-  r = toru_fft_workspace_size(plan, wsbytes)
+  r = toru_fft_plan_workspace_size(plan, wsbytes)
   allocate(ws(max(wsbytes, 1_c_size_t)))
-  r = toru_fft_execute_ws(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, c_loc(spec), c_loc(y), c_loc(ws))
+  r = toru_fft_plan_execute_ws(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, c_loc(spec), c_loc(y), c_loc(ws))
   if (r /= TORU_SUCCESS) err = 1
   do i = 0, inbox%size(1) - 1
     do j = 0, inbox%size(2) - 1
@@ -81,25 +81,25 @@ program toru_fft_example
       end do
     end do
   end do
-  r = toru_fft_destroy(plan)
+  r = toru_fft_plan_destroy(plan)
 
   ! 1D, scrambled: x(j) = exp(2 pi i m j / n) has the single coefficient X(m) = n, which lies at
   ! global position j = k1 * n2 + k2 where m = k1 + n1 * k2.
   opts = toru_fft_options_default()
   opts%transposed_out = 1
-  r = toru_fft_plan_1d(MPI_COMM_WORLD, n1d, plan, opts)
+  r = toru_fft_plan_create_1d(MPI_COMM_WORLD, n1d, plan, opts)
   if (r /= TORU_SUCCESS) then
     print *, '1D plan failed: ', toru_fft_error_message()
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
-  r = toru_fft_local_size(plan, inbox, outbox, alloc)
-  r = toru_fft_factors_1d(plan, f1, f2)
+  r = toru_fft_plan_local_size(plan, inbox, outbox, alloc)
+  r = toru_fft_plan_factors_1d(plan, f1, f2)
   if (r /= TORU_SUCCESS .or. f1 * f2 /= n1d .or. inbox%row_stride /= 1) err = 1
   allocate(u(alloc), v(alloc))
   do i = 0, inbox%size(1) - 1
     u(1 + i) = exp(cmplx(0, two_pi * real(m1d * (inbox%low(1) + i), dp) / n1d, c_double_complex))
   end do
-  r = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(u), c_loc(v))
+  r = toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(u), c_loc(v))
   do i = 0, outbox%size(1) - 1
     j = outbox%low(1) + i
     kk = j / f2 + f1 * mod(j, f2)
@@ -107,12 +107,12 @@ program toru_fft_example
     if (kk == m1d) want = real(n1d, dp)
     err = max(err, abs(v(1 + i) - want))
   end do
-  r = toru_fft_destroy(plan)
+  r = toru_fft_plan_destroy(plan)
 
   ! Bad input gives a result code, not a crash; the later codes are there too.
-  r = toru_fft_plan_3d(MPI_COMM_WORLD, 4_c_long_long, -1_c_long_long, 4_c_long_long, plan)
+  r = toru_fft_plan_create_3d(MPI_COMM_WORLD, 4_c_long_long, -1_c_long_long, 4_c_long_long, plan)
   if (r /= TORU_ERROR_INVALID_ARGUMENT) err = 1
-  r = toru_fft_plan_1d(MPI_COMM_WORLD, 72057594037927936_c_long_long, plan)
+  r = toru_fft_plan_create_1d(MPI_COMM_WORLD, 72057594037927936_c_long_long, plan)
   if (r /= TORU_ERROR_OUT_OF_MEMORY) err = 1
 
   call MPI_Allreduce(err, total, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)

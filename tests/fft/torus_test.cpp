@@ -115,7 +115,7 @@ TEST(fft_torus, c_plans_take_the_torus_from_their_options) {
   const std::string wrong = std::to_string(P + 1);
   o.torus = wrong.c_str();
   toru_fft_plan plan = nullptr;
-  EXPECT_EQ(toru_fft_plan_3d(MPI_COMM_WORLD, n[0], n[1], n[2], &o, &plan), TORU_ERROR_INVALID_ARGUMENT)
+  EXPECT_EQ(toru_fft_plan_create_3d(MPI_COMM_WORLD, n[0], n[1], n[2], &o, &plan), TORU_ERROR_INVALID_ARGUMENT)
       << toru_last_error();
   EXPECT_EQ(plan, nullptr);
 
@@ -123,10 +123,10 @@ TEST(fft_torus, c_plans_take_the_torus_from_their_options) {
   o.torus = spec.c_str();
   o.order = "YX";                                              // not the identity
   if (spec.find('x') == std::string::npos) o.order = nullptr;  // a ring has one axis
-  ASSERT_EQ(toru_fft_plan_3d(MPI_COMM_WORLD, n[0], n[1], n[2], &o, &plan), TORU_SUCCESS) << toru_last_error();
+  ASSERT_EQ(toru_fft_plan_create_3d(MPI_COMM_WORLD, n[0], n[1], n[2], &o, &plan), TORU_SUCCESS) << toru_last_error();
   toru_fft_box in{}, out{};
   long long alloc = 0;
-  ASSERT_EQ(toru_fft_local_size(plan, &in, &out, &alloc), TORU_SUCCESS);
+  ASSERT_EQ(toru_fft_plan_local_size(plan, &in, &out, &alloc), TORU_SUCCESS);
   std::vector<std::complex<double>> input(static_cast<std::size_t>(n[0] * n[1] * n[2]));
   for (std::size_t i = 0; i < input.size(); ++i) input[i] = cnoise(i, 5);
   const auto ref = toru::test::serial_dft3(n, input, FFTW_FORWARD);
@@ -143,12 +143,12 @@ TEST(fft_torus, c_plans_take_the_torus_from_their_options) {
     ASSERT_EQ(out.order[axis], axis);
   }
   each(in, [&](N3 g, long long i) { a[static_cast<std::size_t>(i)] = input[flat(n, g)]; });
-  ASSERT_EQ(toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
+  ASSERT_EQ(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a.data(), b.data()), TORU_SUCCESS)
       << toru_last_error();
   toru::test::error_norm e;
   each(out, [&](N3 g, long long i) { e.add(b[static_cast<std::size_t>(i)], ref[flat(n, g)]); });
   EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2])));
-  EXPECT_EQ(toru_fft_destroy(plan), TORU_SUCCESS);
+  EXPECT_EQ(toru_fft_plan_destroy(plan), TORU_SUCCESS);
 }
 
 }  // namespace

@@ -383,7 +383,7 @@ TEST(FftWindow, MeasureChoiceGoesThroughCommWisdom) {
   const long t1 = toru::fft::detail::measured_timings();
   EXPECT_GT(t1, t0);
   const std::string doc = toru::comm::export_wisdom();
-  EXPECT_NE(doc.find("\"toru_alltoall_wisdom\""), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"toru_wisdom\""), std::string::npos) << doc;
   EXPECT_NE(doc.find("fft3d c2c double 12x8x6"), std::string::npos) << doc;
   EXPECT_NE(doc.find(a), std::string::npos) << doc;
   // In-process: the same key again times nothing.
@@ -399,6 +399,7 @@ TEST(FftWindow, MeasureChoiceGoesThroughCommWisdom) {
   EXPECT_EQ(check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false), a);
   EXPECT_EQ(toru::fft::detail::measured_timings(), t2);
   // A malformed section is refused and leaves the store as it was.
+  EXPECT_THROW(toru::comm::import_wisdom(R"({"toru_wisdom": 1, "fft": 3})"), toru::error);
   EXPECT_THROW(toru::comm::import_wisdom(R"({"toru_alltoall_wisdom": 1, "entries": [], "sections": {"fft": 3}})"),
                toru::error);
   EXPECT_EQ(check_3d(MPI_COMM_WORLD, {12, 8, 6}, m3, false), a);

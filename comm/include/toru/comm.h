@@ -40,8 +40,13 @@ toru_result toru_alltoallv(const void* sendbuf, const int* sendcounts, const int
 /* A persistent all-to-all plan (like MPI_Alltoall_init). Opaque. */
 typedef struct toru_alltoall_plan_s* toru_alltoall_plan;
 
-/* Options for plan creation; initialise with toru_alltoall_options_default(). */
+/* Options for plan creation. Start from TORU_ALLTOALL_OPTIONS_INIT, toru_alltoall_options_init(&o) or
+ * toru_alltoall_options_default(): each sets `size` to this header's sizeof(toru_alltoall_options), so
+ * that a later library, whose struct has grown at its end, reads only the fields the caller knows (the
+ * rest keep their defaults). A size of 0 (never initialised) or one larger than the library knows is
+ * refused with TORU_ERROR_INVALID_ARGUMENT on every rank. */
 typedef struct toru_alltoall_options {
+  size_t size;                       /* sizeof(toru_alltoall_options) where the caller was compiled */
   toru_alltoall_algorithm algorithm; /* TORU_ALLTOALL_AUTO by default */
   int chunks;                        /* pipeline chunks; 0 = chosen by the model */
   int measure;                       /* non-zero: time the candidates at plan creation */
@@ -51,6 +56,13 @@ typedef struct toru_alltoall_options {
   const char* order;                 /* rank order for the mapping, e.g. "ZXY" (fastest axis first), or NULL */
 } toru_alltoall_options;
 
+/* The defaults, as a C initialiser: toru_alltoall_options o = TORU_ALLTOALL_OPTIONS_INIT; */
+#define TORU_ALLTOALL_OPTIONS_INIT \
+  { sizeof(toru_alltoall_options), TORU_ALLTOALL_AUTO, 0, 0, NULL, NULL }
+
+/* Sets *options to the defaults (size included). Not collective; TORU_ERROR_INVALID_ARGUMENT for NULL. */
+toru_result toru_alltoall_options_init(toru_alltoall_options* options);
+/* The defaults by value (size included). */
 toru_alltoall_options toru_alltoall_options_default(void);
 
 /* Creates a plan exchanging `count` elements of `type` between every pair of ranks of `comm`.

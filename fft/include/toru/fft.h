@@ -15,17 +15,21 @@ extern "C" {
  * Arrays are row-major (C order: n2 fastest); the conventions are FFTW-MPI's: forward is
  * exp(-2 pi i jk/n), nothing is normalized unless asked, real arrays of r2c plans are padded to
  * 2*(n2/2+1) reals per row, and every buffer passed as `out` (and `in` when in place) holds the
- * `alloc` complex elements toru_fft_local_size reports. Example (error checks omitted):
+ * `alloc` complex elements toru_fft_plan_local_size reports. Example (error checks omitted):
  *
  *   toru_fft_plan p;
- *   toru_fft_plan_3d(MPI_COMM_WORLD, 64, 64, 64, NULL, &p);          (collective)
+ *   toru_fft_options o = TORU_FFT_OPTIONS_INIT;                              (or NULL below)
+ *   toru_fft_plan_create_3d(MPI_COMM_WORLD, 64, 64, 64, &o, &p);             (collective)
  *   toru_fft_box in, out; long long alloc;
- *   toru_fft_local_size(p, &in, &out, &alloc);
+ *   toru_fft_plan_local_size(p, &in, &out, &alloc);
  *   double complex *a = malloc(alloc * sizeof *a), *b = malloc(alloc * sizeof *b);
  *   ... fill a over box `in` ...
- *   toru_fft_execute(p, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b);  (collective)
- *   toru_fft_destroy(p);
- */
+ *   toru_fft_plan_execute(p, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b);  (collective)
+ *   toru_fft_plan_destroy(p);
+ *
+ * Names follow toru_<module>_<noun>_<verb> (toru_fft_plan_create_3d, toru_fft_plan_execute, ...).
+ * The names of toru 0.1 (toru_fft_plan_3d, toru_fft_execute, toru_fft_destroy, ...) remain as
+ * deprecated aliases at the end of this header. */
 
 typedef struct toru_fft_plan_s* toru_fft_plan;
 
@@ -42,8 +46,13 @@ typedef enum toru_fft_decomposition {
   TORU_FFT_DECOMPOSITION_PENCIL = 2 /* axes 0 and 1 split over a p0 x p1 grid */
 } toru_fft_decomposition;
 
-/* Plan options; start from toru_fft_options_default(). */
+/* Plan options. Start from TORU_FFT_OPTIONS_INIT, toru_fft_options_init(&o) or
+ * toru_fft_options_default(): each sets `size` to this header's sizeof(toru_fft_options), so that a
+ * later library, whose struct has grown at its end, reads only the fields the caller knows (the rest
+ * keep their defaults). A size of 0 (an options struct never initialised) or one larger than the
+ * library knows is refused with TORU_ERROR_INVALID_ARGUMENT. */
 typedef struct toru_fft_options {
+  size_t size;                          /* sizeof(toru_fft_options) where the caller was compiled */
   toru_fft_precision precision;         /* TORU_FFT_DOUBLE */
   toru_fft_decomposition decomposition; /* TORU_FFT_DECOMPOSITION_AUTO (3D only) */
   int grid[2];                          /* pencil grid p0 x p1; {0, 0} = chosen (3D only) */
@@ -59,6 +68,13 @@ typedef struct toru_fft_options {
   const char* order;                    /* rank order for the torus mapping, e.g. "ZXY", or NULL */
 } toru_fft_options;
 
+/* The defaults, as a C initialiser: toru_fft_options o = TORU_FFT_OPTIONS_INIT; */
+#define TORU_FFT_OPTIONS_INIT \
+  { sizeof(toru_fft_options), TORU_FFT_DOUBLE, TORU_FFT_DECOMPOSITION_AUTO, {0, 0}, 0, 0, 1, 0, 0, NULL, NULL }
+
+/* Sets *options to the defaults (size included). Not collective; TORU_ERROR_INVALID_ARGUMENT for NULL. */
+toru_result toru_fft_options_init(toru_fft_options* options);
+/* The defaults by value (size included); for Fortran and callers that prefer it. */
 toru_fft_options toru_fft_options_default(void);
 
 /* A rank's part of the array: along axis a, global indices [low[a], low[a] + size[a]); memory nests
@@ -66,7 +82,7 @@ toru_fft_options toru_fft_options_default(void);
  * For 1D plans: low[0] is the first global index, size[0] the count, size[1] = size[2] = 1, order
  * {0, 1, 2} and row_stride 1 (contiguous). Scrambled 1D output (transposed_out) holds, at local
  * index i, the coefficient X[k1 + n1 * k2] with k1 = (low[0] + i) / n2 and k2 = (low[0] + i) % n2,
- * n1 and n2 from toru_fft_factors_1d. */
+ * n1 and n2 from toru_fft_plan_factors_1d. */
 typedef struct toru_fft_box {
   long long low[3];
   long long size[3];
@@ -79,52 +95,84 @@ typedef struct toru_fft_box {
  * before any rank returns, so a bad one on any rank (plan == NULL included) is the same code and
  * message on every rank. The exception is comm itself: MPI_COMM_NULL or an intercommunicator is
  * refused with TORU_ERROR_INVALID_ARGUMENT on the ranks that pass it, which cannot tell the others. */
-toru_result toru_fft_plan_3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
-                             toru_fft_plan* plan);
-toru_result toru_fft_plan_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
-                                 const toru_fft_options* options, toru_fft_plan* plan);
-toru_result toru_fft_plan_1d(MPI_Comm comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                    const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                        const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_1d(MPI_Comm comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
 
 /* Not collective. in: where the forward input (backward output) lies; out: the forward output
  * (backward input); alloc: complex elements every buffer must hold. Any pointer may be NULL. */
-toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
+toru_result toru_fft_plan_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
 /* Not collective, no plan needed (like fftw_mpi_local_size_3d): the boxes and alloc a 3D plan with these
- * arguments would have on this rank of comm. r2c non-zero: for toru_fft_plan_r2c_3d (real, padded input). */
+ * arguments would have on this rank of comm. r2c non-zero: for toru_fft_plan_create_r2c_3d (real, padded
+ * input). */
 toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
                                    const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
                                    long long* alloc);
 /* Not collective: the six-step factors n = n1 * n2 of a 1D plan (any pointer may be NULL);
  * TORU_ERROR_INVALID_ARGUMENT for a 3D plan. */
-toru_result toru_fft_factors_1d(toru_fft_plan plan, long long* n1, long long* n2);
-/* Bytes of caller workspace toru_fft_execute_ws needs. */
-toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes);
+toru_result toru_fft_plan_factors_1d(toru_fft_plan plan, long long* n1, long long* n2);
+/* Bytes of caller workspace toru_fft_plan_execute_ws needs. */
+toru_result toru_fft_plan_workspace_size(toru_fft_plan plan, size_t* bytes);
 
 /* Collective. in == out is in place; out-of-place leaves in unchanged. r2c plans: forward takes reals,
  * backward returns reals (the real output buffer holds 2*alloc reals). direction, scale and the
  * buffers are agreed on in one small allreduce per call, so a bad or differing one on any rank is
  * the same error on every rank. plan == NULL cannot be agreed on (it has no communicator): that rank
  * alone returns TORU_ERROR_INVALID_ARGUMENT while the others wait in the call, so treat it as fatal. */
-toru_result toru_fft_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
-                             void* out);
-toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
-                                void* out, void* ws);
+toru_result toru_fft_plan_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                  const void* in, void* out);
+toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                     const void* in, void* out, void* ws);
 
 /* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
-toru_result toru_fft_destroy(toru_fft_plan plan);
+toru_result toru_fft_plan_destroy(toru_fft_plan plan);
 
 /* Deprecated: the same as toru_last_error() (toru/core.h), which every module's calls set; kept so
  * that early C callers keep building and linking. */
 TORU_DEPRECATED("toru_last_error()") const char* toru_fft_last_error(void);
 
 /* Fortran entry points (used by the toru_fft module): the communicator as a Fortran handle. */
-toru_result toru_fft_plan_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
-                               toru_fft_plan* plan);
-toru_result toru_fft_plan_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
-                                   const toru_fft_options* options, toru_fft_plan* plan);
-toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                      const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                          const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
 toru_result toru_fft_local_size_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
                                      const toru_fft_options* options, toru_fft_box* in, toru_fft_box* out,
                                      long long* alloc);
+
+/* ---- deprecated names of toru 0.1: each forwards to the call its attribute names ---- */
+TORU_DEPRECATED("toru_fft_plan_create_3d()")
+toru_result toru_fft_plan_3d(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
+                             toru_fft_plan* plan);
+TORU_DEPRECATED("toru_fft_plan_create_r2c_3d()")
+toru_result toru_fft_plan_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                 const toru_fft_options* options, toru_fft_plan* plan);
+TORU_DEPRECATED("toru_fft_plan_create_1d()")
+toru_result toru_fft_plan_1d(MPI_Comm comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
+TORU_DEPRECATED("toru_fft_plan_local_size()")
+toru_result toru_fft_local_size(toru_fft_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
+TORU_DEPRECATED("toru_fft_plan_factors_1d()")
+toru_result toru_fft_factors_1d(toru_fft_plan plan, long long* n1, long long* n2);
+TORU_DEPRECATED("toru_fft_plan_workspace_size()")
+toru_result toru_fft_workspace_size(toru_fft_plan plan, size_t* bytes);
+TORU_DEPRECATED("toru_fft_plan_execute()")
+toru_result toru_fft_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                             void* out);
+TORU_DEPRECATED("toru_fft_plan_execute_ws()")
+toru_result toru_fft_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                                void* out, void* ws);
+TORU_DEPRECATED("toru_fft_plan_destroy()") toru_result toru_fft_destroy(toru_fft_plan plan);
+TORU_DEPRECATED("toru_fft_plan_create_3d_f()")
+toru_result toru_fft_plan_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, const toru_fft_options* options,
+                               toru_fft_plan* plan);
+TORU_DEPRECATED("toru_fft_plan_create_r2c_3d_f()")
+toru_result toru_fft_plan_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                   const toru_fft_options* options, toru_fft_plan* plan);
+TORU_DEPRECATED("toru_fft_plan_create_1d_f()")
+toru_result toru_fft_plan_1d_f(MPI_Fint comm, long long n, const toru_fft_options* options, toru_fft_plan* plan);
 
 #ifdef __cplusplus
 } /* extern "C" */

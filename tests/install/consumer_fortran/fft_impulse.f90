@@ -14,18 +14,18 @@ program toru_fortran_only
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-  r = toru_fft_plan_3d(MPI_COMM_WORLD, 4_c_long_long, 3_c_long_long, 5_c_long_long, plan)
+  r = toru_fft_plan_create_3d(MPI_COMM_WORLD, 4_c_long_long, 3_c_long_long, 5_c_long_long, plan)
   if (r /= TORU_SUCCESS) then
     print *, 'plan failed: ', toru_fft_error_message()
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
-  r = toru_fft_local_size(plan, inbox, outbox, alloc)
+  r = toru_fft_plan_local_size(plan, inbox, outbox, alloc)
   allocate(a(alloc + 1), b(alloc + 1))
   a = (0.0_c_double, 0.0_c_double)
   b = a
   if (all(inbox%low == 0) .and. product(inbox%size) > 0) a(1) = (1.0_c_double, 0.0_c_double)
   bad = 0
-  r = toru_fft_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(a), c_loc(b))
+  r = toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, c_loc(a), c_loc(b))
   if (r /= TORU_SUCCESS) bad = 1
   s0 = outbox%size(outbox%order(1) + 1)
   s1 = outbox%size(outbox%order(2) + 1)
@@ -38,7 +38,7 @@ program toru_fortran_only
       end do
     end do
   end do
-  r = toru_fft_destroy(plan)
+  r = toru_fft_plan_destroy(plan)
   call MPI_Allreduce(bad, any_bad, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a,a)', 'toru from Fortran: impulse FFT ', merge('WRONG', 'ok   ', any_bad /= 0)
   call MPI_Finalize(ierr)

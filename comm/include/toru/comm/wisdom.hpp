@@ -8,11 +8,13 @@
 // The store is process-wide and thread-safe. An entry is keyed by the exchange (ranks, bytes per
 // pair, variant, torus spec) and holds the algorithm and chunk count every rank agreed on.
 //
-// File format: {"toru_alltoall_wisdom": 1, "entries": [{"key": "...", "nranks": 4, "bytes": 65536,
-// "variant": "equal", "torus": "2x2", "algorithm": "indirect", "chunks": 4, "seconds": 1.2e-3}],
-// "sections": {"fft": {"<plan key>": {"strategy": "...", "seconds": {...}}}}}: other modules keep
-// their measured choices in the same store and document, each in a section of its own (toru::fft's
-// plan strategies in "fft"), so one export/import or save/load carries all of toru's wisdom.
+// File format: toru's one wisdom file (toru/comm/wisdom_store.hpp), whose "comm" section holds
+// {"entries": [{"key": "...", "nranks": 4, "bytes": 65536, "variant": "equal", "torus": "2x2",
+// "algorithm": "indirect", "chunks": 4, "seconds": 1.2e-3}]}. Other modules keep their measured
+// choices in the same store and document, each in a section of its own (toru::fft's plan strategies
+// in "fft"), so one export/import or save/load carries all of toru's wisdom; save_wisdom keeps the
+// file's sections this process does not hold (the tuner's "tune", CGDP's "cgdp"). Files of the older
+// format {"toru_alltoall_wisdom": 1, "entries": [...], "sections": {...}} still load.
 #pragma once
 
 #include <mpi.h>
