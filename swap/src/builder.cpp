@@ -1,4 +1,4 @@
-#include "builder.hpp"
+#include "toru/swap/builder.hpp"
 
 #include <cmath>
 #include <utility>
@@ -8,7 +8,7 @@
 
 #include "toru/core/error.hpp"
 
-namespace toru::swap::detail {
+namespace toru::swap {
 
 std::int64_t numel(const shape_t& s) {
   std::int64_t n = 1;
@@ -355,4 +355,4 @@ int builder::loss(int x, std::int64_t class_axis) {
   return emit(std::move(o), {{"loss/out", {1}}});
 }
 
-}  // namespace toru::swap::detail
+}  // namespace toru::swap

@@ -6,13 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "builder.hpp"
 #include "toru/core/error.hpp"
+#include "toru/swap/builder.hpp"
 
 namespace toru::swap {
 namespace {
-
-using detail::builder;
 
 int conv_bn_relu(builder& b, int x, std::int64_t c, std::int64_t k, std::int64_t s, std::int64_t p,
                  std::int64_t d = 1) {

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "builder.hpp"  // swap/src: the builders' helper, also used by the models
+#include "toru/swap/builder.hpp"
 #include "toru/swap/models.hpp"
 
 namespace toru::train::test {
 
 namespace sw = toru::swap;
-using sw::detail::builder;
+using sw::builder;
 
 struct layer_case {
   std::string name;

@@ -13,7 +13,7 @@
 #include <dnnl.hpp>
 
 #include "backend.hpp"
-#include "builder.hpp"
+#include "toru/swap/builder.hpp"
 #include "toru/train/device_memory.hpp"
 
 namespace {
@@ -70,7 +70,7 @@ struct harness {
   }
 };
 
-using swap::detail::builder;
+using swap::builder;
 
 swap::graph conv_graph(std::int64_t n, std::int64_t c, std::int64_t hw, std::int64_t k, std::int64_t cout,
                        std::int64_t stride) {

@@ -1,4 +1,14 @@
-// Shape-, FLOP- and saved-tensor bookkeeping shared by the model builders and the ONNX importer.
+// toru::swap::builder — builds a forward training graph op by op, with each op's shapes, FLOPs and
+// saved tensors filled in as the model builders (models.hpp) do; the trainer's tests and benchmarks
+// build their small graphs with it, and swap::derive_backward (graph.hpp) adds the backward.
+//
+//   toru::swap::builder b("mlp", toru::swap::dtype::f32);
+//   const int x = b.input("x", {32, 784});
+//   const int y = b.linear(b.relu(b.linear(x, 128)), 10);
+//   b.loss(y);  // mean softmax cross-entropy against an int32 "labels" input
+//   toru::swap::graph g = std::move(b.g);
+//
+// Not thread-safe on one builder; ids are tensor indices into b.g.tensors.
 #pragma once
 
 #include <cstdint>
@@ -7,10 +17,11 @@
 
 #include "toru/swap/graph.hpp"
 
-namespace toru::swap::detail {
+namespace toru::swap {
 
 using shape_t = std::vector<std::int64_t>;
 
+/// Elements of a tensor of shape s (1 for a scalar, {}).
 std::int64_t numel(const shape_t& s);
 
 /// Appends forward ops to a graph; every method returns the id of the op's (first) output tensor.
@@ -63,4 +74,4 @@ class builder {
   int counter_ = 0;
 };
 
-}  // namespace toru::swap::detail
+}  // namespace toru::swap
