@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collective_errors.hpp"
+#include "fft_test_util.hpp"
 #include "mpi_test.hpp"
 #include "toru/core/error.hpp"
 #include "toru/fft/fft1d.hpp"
@@ -486,8 +487,19 @@ TEST(CollectiveErrors, CppExecute) {
        }},
   };
   check_collective(cases);
-  EXPECT_NO_THROW(c2c.forward(a.data(), b.data()));
-  EXPECT_NO_THROW(one.backward(a.data(), b.data()));
+  // After every refused call both plans still compute: their values against serial FFTW.
+  EXPECT_LT(toru::test::forward_error_against_serial(c2c, {n0, n1, n2}, MPI_COMM_WORLD),
+            toru::test::tolerance<double>(n0 * n1 * n2));
+  std::vector<cpx> x(static_cast<std::size_t>(n1d));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = toru::test::cnoise(i, 3);
+  const auto want = toru::test::serial_dft1(x, FFTW_BACKWARD);
+  std::fill(a.begin(), a.end(), cpx{});
+  // backward() takes the forward's natural-order output: rank-local [out_start, out_start + out_count).
+  for (std::int64_t i = 0; i < one.out_count(); ++i) a[static_cast<std::size_t>(i)] = x[one.out_start() + i];
+  one.backward(a.data(), b.data());
+  toru::test::error_norm e;
+  for (std::int64_t i = 0; i < one.in_count(); ++i) e.add(b[static_cast<std::size_t>(i)], want[one.in_start() + i]);
+  EXPECT_LT(e.rel(), toru::test::tolerance<double>(n1d));
 }
 
 // ---- Out of memory: the byte count in the message is the real one, never wrapped ----

@@ -14,6 +14,7 @@
 
 #include "toru/core/error.hpp"
 #include "toru/stream/publisher.hpp"
+#include "toru/stream/viewer_client.hpp"
 
 namespace ts = toru::stream;
 namespace fs = std::filesystem;
@@ -95,6 +96,72 @@ TEST(StreamPublisher, GatheredTilesArriveBitIdenticalInTheRecording) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) fs::remove_all(dir);
+}
+
+// serve = true under MPI: the root alone runs the server (other ranks report no ports), and a TCP
+// viewer replaying from the start receives every gathered frame, each the ranks' tiles in rank
+// order, bit for bit (no recording: from the server's in-memory cache).
+TEST(StreamPublisher, RootServesTheGatheredFramesToAViewer) {
+  const int rank = rank_of(), nranks = size_of();
+  const int root = nranks - 1;
+  const std::int64_t cols = 5;
+  const int steps = 5;
+  ts::publisher pub(MPI_COMM_WORLD, {.queue_slots = 8,
+                                     .image_encoding = ts::codec::zstd,
+                                     .serve = true,
+                                     .server = {.address = "127.0.0.1", .http_port = 0, .tcp_port = 0},
+                                     .root = root});
+  if (rank == root) {
+    EXPECT_GT(pub.tcp_port(), 0);
+    EXPECT_GT(pub.http_port(), 0);
+    ASSERT_NE(pub.get_server(), nullptr);
+  } else {
+    EXPECT_EQ(pub.tcp_port(), -1);
+    EXPECT_EQ(pub.http_port(), -1);
+    EXPECT_EQ(pub.get_server(), nullptr);
+  }
+  for (int step = 0; step < steps; ++step) {
+    const auto bits = tile_bits(rank, step, rows_of(rank, step) * cols);
+    ASSERT_EQ(pub.publish_gathered(
+                  ts::make_frame<double>("u", step, step * 0.25, {rows_of(rank, step), cols},
+                                         std::span(reinterpret_cast<const double*>(bits.data()), bits.size()))),
+              ts::push_result::queued);
+  }
+  pub.complete_gathers();
+  if (rank == root) {
+    ASSERT_TRUE(pub.flush());
+    ASSERT_EQ(pub.counters().encoded, static_cast<std::uint64_t>(steps));
+    std::vector<std::string> got;
+    const auto st = ts::run_viewer({.port = pub.tcp_port(),
+                                    .from = "0",
+                                    .fps = 500,
+                                    .policy = "catch-up",
+                                    .max_frames = steps,
+                                    .idle_timeout_s = 5},
+                                   [&](const std::string& m, const ts::frame_header&) {
+                                     got.push_back(m);
+                                     return true;
+                                   });
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(steps)) << st.stop_reason;
+    for (int step = 0; step < steps; ++step) {
+      std::vector<std::uint64_t> want;
+      for (int r = 0; r < nranks; ++r) {
+        const auto b = tile_bits(r, step, rows_of(r, step) * cols);
+        want.insert(want.end(), b.begin(), b.end());
+      }
+      std::string_view payload;
+      const auto h = ts::parse_message(got[static_cast<std::size_t>(step)], &payload);
+      EXPECT_EQ(h.step, step);
+      EXPECT_EQ(h.name, "u");
+      ASSERT_EQ(h.shape, (std::vector<std::int64_t>{static_cast<std::int64_t>(want.size()) / cols, cols}));
+      const auto bytes = ts::decode_payload(h, payload);
+      ASSERT_EQ(bytes.size(), want.size() * sizeof(std::uint64_t));
+      EXPECT_EQ(std::memcmp(bytes.data(), want.data(), bytes.size()), 0) << "step " << step;
+    }
+    EXPECT_GE(pub.get_server()->counters().frames_sent, static_cast<std::uint64_t>(steps));
+  }
+  // The viewer's run is the root's alone; nobody leaves (destroying the publisher) before it is done.
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST(StreamPublisher, MismatchedCallFailsOnEveryRank) {
