@@ -284,21 +284,20 @@ TEST(swap_exec, calibration_at_the_planned_batch_predicts_the_step) {
   EXPECT_EQ(predicted, ex->tuned().result.step_seconds);
   EXPECT_GE(predicted, 0.999 * ideal);  // a sleep never ends early: deterministic
   EXPECT_GT(ex->tuned().result.swap_outs, 0);
+  // On any load: the measured step is made of sleeps that never end early, so it is at least the
+  // emulated device's simulation of the same plan.
+  EXPECT_GE(measured, 0.999 * ideal) << "measured " << measured << " s, emulated device's model " << ideal << " s";
+  std::printf("calibration: predicted %.4f s before, %.4f s after (emulated model %.4f s), measured %.4f s\n",
+              steps[0].predicted_step_seconds, predicted, ideal, measured);
   // Within 15% of the measured step, as the issue asks, where the host kept up with the emulated
   // device in the calibration step (its times within 10% of the emulated model's). On a host at
   // load ~14 the kernels themselves outlast the emulated times and both the calibration and the
-  // measured step are noise; the comparison is then reported, not asserted.
-  if (predicted <= 1.10 * ideal) {
-    EXPECT_NEAR(measured / predicted, 1.0, 0.15)
-        << "measured " << measured << " s, predicted " << predicted << " s, emulated device's model " << ideal << " s";
-  } else {
-    std::printf(
-        "host slower than the emulated device (calibrated %.4f s vs its model %.4f s): measured/predicted "
-        "%.3f not asserted\n",
-        predicted, ideal, measured / predicted);
-  }
-  std::printf("calibration: predicted %.4f s before, %.4f s after (emulated model %.4f s), measured %.4f s\n",
-              steps[0].predicted_step_seconds, predicted, ideal, measured);
+  // measured step are noise: the band is then not checked, and the test says so as a skip.
+  if (predicted > 1.10 * ideal)
+    GTEST_SKIP() << "host slower than the emulated device (calibrated " << predicted << " s vs its model " << ideal
+                 << " s): the 15% band (measured/predicted " << measured / predicted << ") not checked";
+  EXPECT_NEAR(measured / predicted, 1.0, 0.15)
+      << "measured " << measured << " s, predicted " << predicted << " s, emulated device's model " << ideal << " s";
 }
 
 TEST(emulated_device, copies_move_bytes_in_order_at_the_link_rate) {
