@@ -108,7 +108,7 @@ if(ONNX_FOUND AND Protobuf_FOUND)
   set(TORU_ENABLE_ONNX ON)
 endif()
 
-# tune/: OTF2 for the trace of libtoru_tune.so (Debian libotf2-trace-dev); without it the tool
+# tune/: OTF2 for the trace of libtoru_tune_pmpi.so (Debian libotf2-trace-dev); without it the tool
 # still profiles and diagnoses, and says that it writes no trace.
 find_path(TORU_OTF2_INCLUDE_DIR otf2/otf2.h)
 find_library(TORU_OTF2_LIBRARY otf2)
@@ -116,7 +116,7 @@ set(TORU_HAVE_OTF2 OFF)
 if(TORU_OTF2_INCLUDE_DIR AND TORU_OTF2_LIBRARY)
   set(TORU_HAVE_OTF2 ON)
 else()
-  message(STATUS "OTF2 not found (apt install libotf2-trace-dev): libtoru_tune.so writes no OTF2 trace")
+  message(STATUS "OTF2 not found (apt install libotf2-trace-dev): libtoru_tune_pmpi.so writes no OTF2 trace")
 endif()
 # stream/ (optional): zstd, lz4, libpng, zlib and the header-only websocketpp + standalone asio.
 # The libraries are linked by plain name so the installed toruConfig.cmake needs no find module.

@@ -1,4 +1,4 @@
-// toru-tune: what libtoru_tune.so found in one run, and what to do about it.
+// toru-tune: what libtoru_tune_pmpi.so found in one run, and what to do about it.
 //
 //   toru-tune run -- mpiexec -n 4 ./app args        # run under the tool (LD_PRELOAD), then advise
 //   toru-tune advise RUN_DIR [--json] [--rules DIR]  # the findings of the rules database
@@ -34,7 +34,7 @@ json read_profile(const std::string& dir) {
   std::ifstream in(p);
   if (!in)
     throw toru::error(toru::errc::io,
-                      fmt::format("RUN_DIR: expected a run directory of libtoru_tune with profile.json, "
+                      fmt::format("RUN_DIR: expected a run directory of libtoru_tune_pmpi with profile.json, "
                                   "cannot read {}",
                                   p.string()));
   json j = json::parse(in, nullptr, false);
@@ -92,6 +92,12 @@ int list_rules(const std::vector<std::string>& extra, bool builtin) {
 
 std::string preload_library() {
   if (const char* v = std::getenv("TORU_TUNE_LIBRARY")) return v;
+  // Next to this program's own install (a moved prefix, or a package installed under /usr while
+  // the build's prefix was /usr/local), then the configured prefix, then the build tree.
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && fs::exists(self.parent_path() / TORU_TUNE_PRELOAD_FROM_BIN))
+    return (self.parent_path() / TORU_TUNE_PRELOAD_FROM_BIN).lexically_normal().string();
   if (fs::exists(TORU_TUNE_PRELOAD_INSTALLED)) return TORU_TUNE_PRELOAD_INSTALLED;
   return TORU_TUNE_PRELOAD_BUILD;
 }
@@ -100,7 +106,8 @@ int run(std::vector<std::string> cmd, std::string dir, bool trace, bool io) {
   if (cmd.empty()) throw toru::error(toru::errc::invalid_argument, "run: expected a command after --");
   const std::string lib = preload_library();
   if (!fs::exists(lib))
-    throw toru::error(toru::errc::io, fmt::format("libtoru_tune.so not found at '{}' (set TORU_TUNE_LIBRARY)", lib));
+    throw toru::error(toru::errc::io,
+                      fmt::format("libtoru_tune_pmpi.so not found at '{}' (set TORU_TUNE_LIBRARY)", lib));
   if (dir.empty()) dir = fmt::format("toru-tune.{}", static_cast<long>(getpid()));
   dir = fs::absolute(dir).string();
   const char* old = std::getenv("LD_PRELOAD");
@@ -140,7 +147,7 @@ int run(std::vector<std::string> cmd, std::string dir, bool trace, bool io) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"toru-tune: one-run diagnosis of MPI applications (libtoru_tune.so) from an open rules database",
+  CLI::App app{"toru-tune: one-run diagnosis of MPI applications (libtoru_tune_pmpi.so) from an open rules database",
                "toru-tune"};
   app.require_subcommand(1);
   std::string dir, out;
@@ -148,13 +155,13 @@ int main(int argc, char** argv) {
   bool as_json = false, no_builtin = false;
 
   auto* a = app.add_subcommand("advise", "print the findings of the rules for a run directory");
-  a->add_option("RUN_DIR", dir, "run directory written by libtoru_tune (profile.json)")->required();
+  a->add_option("RUN_DIR", dir, "run directory written by libtoru_tune_pmpi (profile.json)")->required();
   a->add_option("--rules", extra, "extra rule directories (after the built-in ones and TORU_TUNE_RULES)");
   a->add_flag("--no-builtin", no_builtin, "only the rules of --rules");
   a->add_flag("--json", as_json, "findings as JSON");
 
   auto* r = app.add_subcommand("report", "write the self-contained HTML report of a run directory");
-  r->add_option("RUN_DIR", dir, "run directory written by libtoru_tune (profile.json)")->required();
+  r->add_option("RUN_DIR", dir, "run directory written by libtoru_tune_pmpi (profile.json)")->required();
   r->add_option("-o,--output", out, "HTML file (default RUN_DIR/report.html)");
   r->add_option("--rules", extra, "extra rule directories");
   r->add_flag("--no-builtin", no_builtin, "only the rules of --rules");
@@ -165,7 +172,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> cmd;
   bool no_trace = false, no_io = false;
-  auto* x = app.add_subcommand("run", "run a command under libtoru_tune.so (LD_PRELOAD), then advise");
+  auto* x = app.add_subcommand("run", "run a command under libtoru_tune_pmpi.so (LD_PRELOAD), then advise");
   x->add_option("--dir", dir, "run directory (default ./toru-tune.<pid>)");
   x->add_flag("--no-trace", no_trace, "skip the OTF2 trace");
   x->add_flag("--no-io", no_io, "skip the POSIX I/O wrappers");

@@ -134,7 +134,7 @@ TEST(DataParallel, OverlapStartsBucketsDuringBackward) {
   EXPECT_EQ(g2, want);
 }
 
-// What a profiler (tune/'s libtoru_tune.so) sees of a step: one train.bucket mark per bucket, in
+// What a profiler (tune/'s libtoru_tune_pmpi.so) sees of a step: one train.bucket mark per bucket, in
 // start order with its bytes, and one train.comm_wait scope around the wait before the update.
 struct recorded_event {
   int kind;

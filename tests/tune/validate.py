@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs one validation program under libtoru_tune (LD_PRELOAD or linked), then `toru-tune advise
+"""Runs one validation program under libtoru_tune_pmpi (LD_PRELOAD or linked), then `toru-tune advise
 --json`, and checks the diagnosis: every INJECT(rule) marker of the source must be named by a finding
 of that rule whose location is the marker's file:line; a control (no marker) must raise nothing.
 INJECT(rule, lines=N) marks a bottleneck spread over N lines (a write loop and its fsync: which of
@@ -31,7 +31,7 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--mode", choices=["preload", "linked"], required=True)
-    ap.add_argument("--lib", required=True, help="libtoru_tune.so")
+    ap.add_argument("--lib", required=True, help="libtoru_tune_pmpi.so")
     ap.add_argument("--toru-tune", required=True)
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--trace", action="store_true")

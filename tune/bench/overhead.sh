@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The overhead of libtoru_tune.so on toru-dns and toru-fft-bench (docs/history/benchmarks-2026-12.md, tune section):
+# The overhead of libtoru_tune_pmpi.so on toru-dns and toru-fft-bench (docs/history/benchmarks-2026-12.md, tune section):
 # each program run off, with profiling (TORU_TUNE_TRACE=0) and with tracing (OTF2 written at
 # MPI_Finalize), in rotating order, ROUNDS times; the figure of each mode is its fastest run
 # (on a shared machine noise only adds time). Time = the program's own measure: toru-dns's median
@@ -9,7 +9,7 @@ set -euo pipefail
 build=${1:-build}
 ranks=${2:-4}
 rounds=${3:-3}
-lib=$(realpath "$build/tune/libtoru_tune.so")
+lib=$(realpath "$build/tune/libtoru_tune_pmpi.so")
 dns=$build/apps/toru-dns/toru-dns
 fftb=$build/apps/toru-fft-bench/toru-fft-bench
 out=$(mktemp -d /tmp/toru-tune-overhead.XXXXXX)

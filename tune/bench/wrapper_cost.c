@@ -1,7 +1,7 @@
-/* The cost libtoru_tune.so adds to one MPI call: N calls of MPI_Allreduce (one double) and N
+/* The cost libtoru_tune_pmpi.so adds to one MPI call: N calls of MPI_Allreduce (one double) and N
  * zero-byte MPI_Sendrecv to self on a single rank (no partner, no waiting), timed with and without
  * the library preloaded. Prints nanoseconds per call (the fastest of 5 rounds).
- *   mpiexec -n 1 wrapper_cost; mpiexec -n 1 -x LD_PRELOAD=libtoru_tune.so wrapper_cost */
+ *   mpiexec -n 1 wrapper_cost; mpiexec -n 1 -x LD_PRELOAD=libtoru_tune_pmpi.so wrapper_cost */
 #include <mpi.h>
 #include <stdio.h>
 

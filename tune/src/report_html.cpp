@@ -202,7 +202,7 @@ std::string html_report(const json& p, const std::vector<finding>& findings) {
     h += "</table>";
   }
   return h +
-         "<p><small>Written by libtoru_tune (toru). Trace: trace/traces.otf2 (OTF2; Vampir, "
+         "<p><small>Written by libtoru_tune_pmpi (toru). Trace: trace/traces.otf2 (OTF2; Vampir, "
          "otf2-print).</small></p></body></html>\n";
 }
 

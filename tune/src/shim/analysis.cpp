@@ -341,7 +341,7 @@ void write_run(std::vector<rank_data>& ranks, const std::string& dir) {
   const auto findings = diagnose(profile, rules);
   std::ofstream(fs::path(dir) / "findings.json") << findings_json(findings).dump(1) << "\n";
   std::ofstream(fs::path(dir) / "report.html") << html_report(profile, findings);
-  std::fprintf(stderr, "libtoru_tune: %s: %zu ranks, %.3f s, %zu finding(s); `toru-tune advise %s` explains\n",
+  std::fprintf(stderr, "libtoru_tune_pmpi: %s: %zu ranks, %.3f s, %zu finding(s); `toru-tune advise %s` explains\n",
                dir.c_str(), ranks.size(), profile["wall"].get<double>(), findings.size(), dir.c_str());
 }
 

@@ -192,7 +192,7 @@ void recorder::on_finalize() {
     try {
       write_run(ranks, dir);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "libtoru_tune: could not write the run directory %s: %s\n", dir.c_str(), e.what());
+      std::fprintf(stderr, "libtoru_tune_pmpi: could not write the run directory %s: %s\n", dir.c_str(), e.what());
     }
   }
   PMPI_Barrier(MPI_COMM_WORLD);

@@ -35,7 +35,7 @@ void write_otf2(const std::vector<rank_data>& ranks, const nlohmann::json& profi
   } close_archive{archive};
   check(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, nullptr), "flush callbacks");
   check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
-  check(OTF2_Archive_SetCreator(archive, "toru libtoru_tune"), "creator");
+  check(OTF2_Archive_SetCreator(archive, "toru libtoru_tune_pmpi"), "creator");
 
   // Regions: MPI and I/O functions by name, toru regions by "toru:<name>".
   std::map<std::string, std::uint32_t> region_ids;

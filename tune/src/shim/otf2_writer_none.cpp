@@ -5,7 +5,7 @@
 namespace toru::tune::shim {
 
 void write_otf2(const std::vector<rank_data>&, const nlohmann::json&, const std::string&) {
-  throw std::runtime_error("this libtoru_tune was built without OTF2 (libotf2-trace-dev): no trace written");
+  throw std::runtime_error("this libtoru_tune_pmpi was built without OTF2 (libotf2-trace-dev): no trace written");
 }
 
 }  // namespace toru::tune::shim

@@ -1,4 +1,4 @@
-// The per-process state of libtoru_tune.so: call-site statistics and a bounded event buffer, filled
+// The per-process state of libtoru_tune_pmpi.so: call-site statistics and a bounded event buffer, filled
 // by the MPI (C and Fortran), POSIX I/O and toru-event wrappers, written out at MPI_Finalize.
 #pragma once
 

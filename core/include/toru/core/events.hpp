@@ -1,5 +1,5 @@
 // toru's internal events: named phases (begin/end, with bytes and a value) that toru's modules emit
-// and a performance tool (tune/'s libtoru_tune.so, a trainer's profiler, a test) receives.
+// and a performance tool (tune/'s libtoru_tune_pmpi.so, a trainer's profiler, a test) receives.
 //
 //   {
 //     toru::events::scope s("comm.alltoall", bytes, "pairwise");   // begin now, end at scope exit
@@ -13,7 +13,7 @@
 //
 // Sinks: set_sink() installs one (nullptr removes it). Without one, the first use looks, once at
 // load time, for a C function `toru_events_sink` (the events_sink_fn signature) in the process —
-// libtoru_tune.so exports it — so an application merely run under LD_PRELOAD=libtoru_tune.so has
+// libtoru_tune_pmpi.so exports it — so an application merely run under LD_PRELOAD=libtoru_tune_pmpi.so has
 // toru's events recorded without linking anything.
 //
 // Names and details must be string literals (or otherwise live for the whole run): sinks keep the

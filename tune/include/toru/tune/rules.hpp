@@ -1,5 +1,5 @@
 // The open rules database: bottleneck patterns as data files (JSON), evaluated over the metrics of
-// one run's profile (profile.json, written by libtoru_tune.so at MPI_Finalize).
+// one run's profile (profile.json, written by libtoru_tune_pmpi.so at MPI_Finalize).
 //
 // A rule file holds one rule or {"rules": [...]}. A rule:
 //   {"id": "late_sender", "title": "Late sender", "category": "communication",
