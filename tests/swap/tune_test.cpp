@@ -270,12 +270,25 @@ TEST(tune, tflms_search_is_the_published_baseline) {
 TEST(tune, host_budget_is_respected_or_named) {
   const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 256}));
   auto o = on(8.0);
+  // Unbounded host memory: the swap plan's host peak (about 20 GiB at this batch).
+  const auto free_host = ts::tune(t, ts::strategy::swap, o);
+  const auto need = free_host.result.host_peak_bytes;
+  ASSERT_GT(need, static_cast<std::int64_t>(4 * gib));
+  // A host of twice that: planned within it. (At need + 1 GiB the planner still refuses: under a
+  // host budget it searches other plans than the unbounded one, whose host peak it then reports.)
+  o.device.host_memory_bytes = 2 * need;
+  const auto p = ts::tune(t, ts::strategy::swap, o);
+  EXPECT_TRUE(p.result.fits);
+  EXPECT_LE(p.result.host_peak_bytes, o.device.host_memory_bytes);
+  // 4 GiB, below what any swap plan here needs: refused, naming the host's budget.
   o.device.host_memory_bytes = static_cast<std::int64_t>(4 * gib);
   try {
-    const auto p = ts::tune(t, ts::strategy::swap, o);
-    EXPECT_LE(p.result.host_peak_bytes, o.device.host_memory_bytes);
+    ts::tune(t, ts::strategy::swap, o);
+    ADD_FAILURE() << "a swap plan needing " << need << " bytes of host memory fitted 4 GiB";
   } catch (const toru::error& e) {
     EXPECT_EQ(e.code(), toru::errc::out_of_memory);
+    EXPECT_NE(e.message().find("host memory"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("4.00 GiB"), std::string::npos) << e.message();
   }
   o.device.host_memory_bytes = 1 << 20;  // 1 MiB: no swap plan can fit
   try {
