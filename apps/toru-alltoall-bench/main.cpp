@@ -19,7 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/bench_order.hpp"
+#include "bench/bench_order.hpp"
 #include "common/cli.hpp"
 #include "toru/comm.h"
 #include "toru/comm/alltoall_plan.hpp"
@@ -201,7 +201,7 @@ int measure(const settings& s) {
     // Small exchanges take microseconds and are the noisiest: more repetitions there.
     const int reps = bytes <= (64 << 10) ? 5 * s.reps : s.reps;
     // Rows interleaved within each repetition, so drifting machine load hits all of them alike, in a
-    // balanced order (apps/common/bench_order.hpp): no row always runs right after the same neighbour,
+    // balanced order (bench/bench_order.hpp): no row always runs right after the same neighbour,
     // whose cache footprint or TCP state (MPI_Alltoall's losses on a torus) it would inherit.
     std::string previous = "(correctness check)";
     for (int rep = -s.warmup; rep < reps; ++rep) {
@@ -276,7 +276,7 @@ int measure(const settings& s) {
 
 // --dropin: the drop-in calls against the MPI calls they replace, interleaved call by call on the same
 // buffers (the toru calls on a communicator whose first call, which agrees and plans, is untimed), in
-// a balanced order (apps/common/bench_order.hpp, the same on every rank). Reported: the median over calls of the
+// a balanced order (bench/bench_order.hpp, the same on every rank). Reported: the median over calls of the
 // per-call maximum over ranks, and "added": the median over rounds of (call - its MPI peer in the
 // same round). MPI_Alltoall timed a second time ("again") gives the noise floor of "added".
 int dropin(const settings& s) {

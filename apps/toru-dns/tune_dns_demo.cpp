@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "demo_driver.hpp"
+#include "bench/demo_driver.hpp"
 #include "dns/initial.hpp"
 #include "dns/solver.hpp"
 

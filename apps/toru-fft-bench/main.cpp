@@ -25,7 +25,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/bench_order.hpp"
+#include "bench/bench_order.hpp"
 #include "common/cli.hpp"
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
@@ -139,7 +139,7 @@ std::function<void()> traced(const settings& s, const char* label, double points
 
 // Warm-up, then for every rep each contender once, behind a barrier, timed as the max over ranks:
 // on a shared, noisy machine every contender sees the same noise. The order is balanced
-// (apps/common/bench_order.hpp): a rotation ran each contender always right after the same one, whose
+// (bench/bench_order.hpp): a rotation ran each contender always right after the same one, whose
 // caches (or, on the emulated torus, whose TCP connections) it inherited.
 void time_interleaved(const settings& s, std::vector<contender*> cs) {
   const contender* prev = nullptr;

@@ -1,6 +1,6 @@
-// The benchmarks' row order (apps/common/bench_order.hpp): every rep a permutation, and over a cycle
+// The benchmarks' row order (bench/bench_order.hpp): every rep a permutation, and over a cycle
 // every row right after every other row equally often.
-#include "common/bench_order.hpp"
+#include "bench/bench_order.hpp"
 
 #include <gtest/gtest.h>
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "common/bench_order.hpp"
+#include "bench/bench_order.hpp"
 #include "toru/core/error.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
@@ -115,7 +115,7 @@ struct row {
 // toru-alltoall-bench's protocol: the rows of one torus and block size are timed in one run on the
 // same connections, interleaved: a correctness-check call of each row, then one untimed and `reps`
 // timed rounds (5, 25 up to 64 KiB, 3 from 1 MiB, as the stored runs) in the balanced order of
-// apps/common/bench_order.hpp. Each call inherits the TCP state the previous one left, which
+// bench/bench_order.hpp. Each call inherits the TCP state the previous one left, which
 // repeating one schedule does not show (under BBR MPI_Alltoall after other schedules' calls runs
 // far slower than after its own). Returns, per row, one result per seed whose repetition_seconds are
 // that row's timed calls (so timed_median_seconds over all of them is the bench's figure).

@@ -11,6 +11,6 @@ root=()
 out=$(mktemp -d /tmp/toru-tune-demo.XXXXXX)
 mpiexec -n "$ranks" --oversubscribe "${root[@]}" "$build/tune/tune_fft_demo" --n 64 --reps 5 \
   --start decomposition=pencil,overlap=true,chunks=8,algorithm=pairwise --wisdom "$out/fft.json"
-mpiexec -n "$ranks" --oversubscribe "${root[@]}" "$build/apps/toru-tune/tune_dns_demo" --n 48 --reps 5 \
+mpiexec -n "$ranks" --oversubscribe "${root[@]}" "$build/apps/toru-dns/tune_dns_demo" --n 48 --reps 5 \
   --start backend=toru,decomposition=pencil,algorithm=pairwise,chunks=4 --wisdom "$out/dns.json"
 rm -rf "$out"

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "demo_driver.hpp"
+#include "bench/demo_driver.hpp"
 #include "toru/fft/fft3d.hpp"
 
 namespace {

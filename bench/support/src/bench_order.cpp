@@ -1,4 +1,4 @@
-#include "common/bench_order.hpp"
+#include "bench/bench_order.hpp"
 
 #include <algorithm>
 

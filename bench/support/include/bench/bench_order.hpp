@@ -1,4 +1,4 @@
-// apps/common/bench_order.hpp: the order in which a bundled benchmark times its rows, one rep after
+// bench/bench_order.hpp (bench/support): the order in which a bundled benchmark times its rows, one rep after
 // another. A row that always runs right after the same neighbour inherits that neighbour's state:
 // on the emulated torus, TCP connections that MPI_Alltoall has just driven into loss; on one node,
 // the caches another plan left. A fixed rotation does that to every row, and a seeded shuffle of

@@ -1,4 +1,5 @@
-// The driver both tuner demonstrations share (tune_fft_demo, tune_dns_demo): time every
+// bench/demo_driver.hpp (bench/support): the driver both tuner demonstrations share
+// (tune/bench/tune_fft_demo, apps/toru-dns/tune_dns_demo; their targets link toru::tune): time every
 // configuration (the exhaustive best), run toru::tune::tuner from a deliberately bad start as an
 // application would, then re-time start, tuned and exhaustive best interleaved, so all three see the
 // same noise, and print (and with --json write) the result.
