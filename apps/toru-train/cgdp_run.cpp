@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "toru/comm/communicator.hpp"
+#include "toru/comm/wisdom_store.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/train/data_parallel.hpp"
 #include "toru/train/host_sum.hpp"
@@ -237,41 +239,38 @@ std::string cache_key(const std::string& model, std::int64_t batch, int nranks) 
                      std::thread::hardware_concurrency());
 }
 
+// The chunk cache is the "cgdp" section of toru's wisdom file ({key: {"chunk_layers": n, "trials":
+// text}}); $TORU_CGDP_WISDOM, the variable of the cache's own file, still names a file.
 std::string default_cache_file() {
-  if (const char* e = std::getenv("TORU_CGDP_WISDOM")) return e;
-  const char* home = std::getenv("HOME");
-  return (fs::path(home ? home : "/tmp") / ".cache" / "toru" / "cgdp-wisdom.json").string();
+  if (const char* e = std::getenv("TORU_CGDP_WISDOM"); e && *e) return e;
+  return toru::comm::wisdom_store::default_path();
 }
 
 int cached_chunk(const std::string& file, const std::string& key) {
-  std::ifstream in(file);
-  if (!in) return 0;
+  toru::comm::wisdom_store w(file);
   try {
-    const auto j = nlohmann::json::parse(in);
+    w.read();
+    const auto j = nlohmann::json::parse(w.get_section("cgdp"));
     if (j.contains(key)) return j.at(key).at("chunk_layers").get<int>();
-  } catch (const std::exception&) {
-    return 0;  // a damaged cache is a miss, not an error: the search runs again and rewrites it
+  } catch (const std::exception& e) {
+    // A damaged cache is a miss, not an error: the search runs again and rewrites it.
+    toru::log::warn("chunk cache: {} (searching again)", e.what());
   }
   return 0;
 }
 
 void store_chunk(const std::string& file, const std::string& key, int chunk, const std::string& log) {
+  toru::comm::wisdom_store w(file);
   nlohmann::json j = nlohmann::json::object();
-  {
-    std::ifstream in(file);
-    if (in) try {
-        j = nlohmann::json::parse(in);
-      } catch (const std::exception&) {
-        j = nlohmann::json::object();
-      }
+  try {
+    w.read();
+    j = nlohmann::json::parse(w.get_section("cgdp"));
+  } catch (const toru::error&) {
+    // rewritten below with this entry (write() warns about the damaged file)
   }
   j[key] = {{"chunk_layers", chunk}, {"trials", log}};
-  std::error_code ec;
-  fs::create_directories(fs::path(file).parent_path(), ec);
-  const auto tmp = file + ".tmp";
-  std::ofstream(tmp) << j.dump(2) << "\n";
-  fs::rename(tmp, file, ec);
-  if (ec) throw error(errc::io, fmt::format("{}: cannot write the chunk cache: {}", file, ec.message()));
+  w.put_section("cgdp", j.dump());
+  w.write();  // atomic, and keeps the file's other sections (comm's, fft's, the tuner's)
 }
 
 }  // namespace toru::apps::train

@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
   app.add_flag("--explain", s.explain, "print the cost model's prediction next to the measurement, per chunk");
   app.add_flag("--tune", s.tune, "CGDP: search the chunk size at run time (cached per model/batch/machine)");
   app.add_option("--tune-cache", s.tune_cache,
-                 "chunk-search cache file (default $TORU_CGDP_WISDOM or "
-                 "~/.cache/toru/cgdp-wisdom.json)");
+                 "chunk-search cache: a wisdom file, section \"cgdp\" (default $TORU_CGDP_WISDOM, else "
+                 "$TORU_WISDOM, else ~/.cache/toru/wisdom.json)");
   app.add_option("--tune-window", s.tune_window, "chunk search: steps per candidate (the first is warm-up)")
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{1000}))
       ->capture_default_str();

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "test_util.hpp"
 #include "toru/topology/mapping.hpp"
 

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "test_util.hpp"
 #include "toru/topology/torus.hpp"
 #include "toru/topology/units.hpp"

@@ -31,7 +31,7 @@ done
 "${mpi[@]}" -n 2 "$exe" "${common[@]}" --engine cgdp --tune --tune-window 2 --tune-cache "$work/wisdom.json" \
   >"$work/t.jsonl" || fail "--tune"
 [[ $(digest "$work/t.jsonl") == "$a" ]] || fail "--tune changed the training"
-python3 -c "import json,sys; j=json.load(open('$work/wisdom.json')); k=next(iter(j)); assert j[k]['chunk_layers']>=1, j" ||
+python3 -c "import json,sys; j=json.load(open('$work/wisdom.json'))['cgdp']; k=next(iter(j)); assert j[k]['chunk_layers']>=1, j" ||
   fail "no chunk cache written"
 "${mpi[@]}" -n 2 "$exe" --model mlp --batch 32 --no-eval --steps 2 --engine cgdp --tune --tune-cache "$work/wisdom.json" \
   >"$work/t2.txt" || fail "--tune from the cache"

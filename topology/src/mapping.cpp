@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "toru/core/error.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"

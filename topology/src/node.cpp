@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "toru/core/error.hpp"
 
 namespace toru::topology {

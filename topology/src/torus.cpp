@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "toru/core/error.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/units.hpp"

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "toru/comm/wisdom_store.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/log.hpp"
@@ -35,10 +36,17 @@ std::string bcast_text(MPI_Comm comm, std::string s) {
   return s;
 }
 
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
+// The "tune" section of the store's file ({key: entry}; the older {"toru_tune_wisdom": 1,
+// "entries": {...}} files read as that section), or an empty object when the file is missing or
+// unreadable: a lost cache costs a search, never the application.
+json tune_section(comm::wisdom_store& w) {
+  try {
+    w.read();
+  } catch (const toru::error& e) {
+    log::warn("tune: {} (searching again)", e.message());
+    return json::object();
+  }
+  return json::parse(w.get_section("tune"));
 }
 
 std::atomic<tuner*> installed{nullptr};
@@ -71,9 +79,10 @@ tuner::tuner(MPI_Comm comm, std::vector<knob> knobs, config start, tuner_options
   if (!opts_.wisdom.empty()) {
     int rank = 0;
     MPI_Comm_rank(comm_, &rank);
-    const json w = json::parse(bcast_text(comm_, rank == 0 ? read_json(opts_.wisdom).dump() : ""), nullptr, false);
-    if (w.is_object() && w.contains("entries") && w["entries"].contains(opts_.key)) {
-      const json& e = w["entries"][opts_.key];
+    comm::wisdom_store store(opts_.wisdom);
+    const json w = json::parse(bcast_text(comm_, rank == 0 ? tune_section(store).dump() : ""), nullptr, false);
+    if (w.is_object() && w.contains(opts_.key) && w[opts_.key].is_object() && w[opts_.key].contains("config")) {
+      const json& e = w[opts_.key];
       current_ = best_ = e["config"];
       best_seconds_ = e.value("seconds", 0.0);
       start_seconds_ = best_seconds_;
@@ -176,14 +185,15 @@ void tuner::finish() {
   // Persisting is best effort: a read-only directory must not stop the application.
   try {
     if (!opts_.wisdom.empty()) {
-      json w = read_json(opts_.wisdom);
-      if (!w.is_object()) w = {{"toru_tune_wisdom", 1}, {"entries", json::object()}};
-      w["entries"][opts_.key] = {{"config", best_},
-                                 {"seconds", best_seconds_},
-                                 {"start", start_},
-                                 {"start_seconds", start_seconds_},
-                                 {"gain", gain()}};
-      std::ofstream(opts_.wisdom) << w.dump(1) << "\n";
+      comm::wisdom_store store(opts_.wisdom);
+      json w = tune_section(store);
+      w[opts_.key] = {{"config", best_},
+                      {"seconds", best_seconds_},
+                      {"start", start_},
+                      {"start_seconds", start_seconds_},
+                      {"gain", gain()}};
+      store.put_section("tune", w.dump());
+      store.write();  // keeps the file's other sections (comm's, fft's, CGDP's)
     }
     std::string dir = opts_.report_dir;
     if (dir.empty())

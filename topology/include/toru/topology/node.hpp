@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // the (de)serialisers below: include nlohmann/json.hpp to call them
 
 namespace toru::topology {
 

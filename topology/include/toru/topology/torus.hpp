@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // the (de)serialisers below: include nlohmann/json.hpp to call them
 
 namespace toru::topology {
 

@@ -47,7 +47,8 @@ struct tuner_options {
   int warmup = 1;             // discarded iterations after each change
   double noise_floor = 0.02;  // relative gain below which a candidate does not replace the best
   int max_passes = 2;
-  std::string wisdom{};      // JSON file: read at construction (a known key: no search), written when done
+  std::string wisdom{};      // wisdom file (toru/comm/wisdom_store.hpp; section "tune"): read at construction
+                             // (a known key: no search), written when done; "" = none
   std::string key{};         // the wisdom entry (problem, sizes, ranks); required with wisdom
   std::string report_dir{};  // where tuner.json goes for toru-tune; empty: $TORU_TUNE_DIR if set
 };
