@@ -12,14 +12,11 @@
 
 #include "gpu_staging.hpp"
 #include "toru/core/error.hpp"
+#include "toru/detail/cuda_check.hpp"
 
 namespace toru::comm::detail {
 
-namespace {
-void check_cuda(cudaError_t rc, const char* call) {
-  if (rc != cudaSuccess) throw error(errc::cuda, fmt::format("{} failed: {}", call, cudaGetErrorString(rc)));
-}
-}  // namespace
+using toru::detail::check_cuda;
 
 bool is_device_pointer(const void* p) noexcept {
   if (p == nullptr) return false;

@@ -7,17 +7,13 @@
 #include "toru/comm/nccl.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/detail/cuda_check.hpp"
+#include "toru/detail/nccl_check.hpp"
 
 namespace toru::comm {
 
-namespace {
-void check_nccl(ncclResult_t rc, const char* call) {
-  if (rc != ncclSuccess) throw error(errc::cuda, fmt::format("{} failed: {}", call, ncclGetErrorString(rc)));
-}
-void check_cuda(cudaError_t rc, const char* call) {
-  if (rc != cudaSuccess) throw error(errc::cuda, fmt::format("{} failed: {}", call, cudaGetErrorString(rc)));
-}
-}  // namespace
+using toru::detail::check_cuda;
+using toru::detail::check_nccl;
 
 struct nccl_communicator::impl {
   ncclComm_t comm = nullptr;
@@ -76,6 +72,13 @@ void nccl_communicator::allreduce_sum(const float* in, float* out, std::size_t c
   const auto& s = *impl_;
   check_cuda(cudaSetDevice(s.device), "cudaSetDevice");
   check_nccl(ncclAllReduce(in, out, count, ncclFloat, ncclSum, s.comm, static_cast<cudaStream_t>(stream)),
+             "ncclAllReduce");
+}
+
+void nccl_communicator::allreduce_average(const float* in, float* out, std::size_t count, void* stream) const {
+  const auto& s = *impl_;
+  check_cuda(cudaSetDevice(s.device), "cudaSetDevice");
+  check_nccl(ncclAllReduce(in, out, count, ncclFloat, ncclAvg, s.comm, static_cast<cudaStream_t>(stream)),
              "ncclAllReduce");
 }
 

@@ -12,6 +12,7 @@ nccl_communicator::nccl_communicator(const communicator&, int) {
 nccl_communicator::~nccl_communicator() = default;
 void nccl_communicator::alltoall(const void*, void*, std::size_t, void*) const {}
 void nccl_communicator::allreduce_sum(const float*, float*, std::size_t, void*) const {}
+void nccl_communicator::allreduce_average(const float*, float*, std::size_t, void*) const {}
 int nccl_communicator::device() const { return -1; }
 
 }  // namespace toru::comm

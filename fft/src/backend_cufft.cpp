@@ -16,16 +16,13 @@
 #include "toru/core/device.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/detail/cuda_check.hpp"
 
 namespace toru::fft::detail::gpu {
 
-namespace {
+using toru::detail::check_cuda;
 
-void check_cuda(cudaError_t rc, const char* call) {
-  if (rc == cudaSuccess) return;
-  throw error(rc == cudaErrorMemoryAllocation ? errc::out_of_memory : errc::cuda,
-              fmt::format("{} failed: {} ({})", call, cudaGetErrorString(rc), cudaGetErrorName(rc)));
-}
+namespace {
 
 const char* cufft_result_name(cufftResult rc) {
   switch (rc) {

@@ -90,7 +90,7 @@ data_parallel::data_parallel(const comm::communicator& comm, std::span<const par
   check_mpi(MPI_Comm_dup(parent, &gather_comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &nranks_), "MPI_Comm_size");
-  if (space == memory_space::device) state_->nccl = detail::make_nccl_reducer(comm_);
+  if (space == memory_space::device) state_->nccl = detail::make_nccl_reducer(comm);
   bucket_of_slot_.assign(slots_.size(), -1);
   state_->b.resize(buckets_.size());
   for (std::size_t i = 0; i < buckets_.size(); ++i) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "toru/comm/communicator.hpp"
+
 namespace toru::train::detail {
 
 struct nccl_reducer;
@@ -17,8 +19,9 @@ using nccl_reducer_ptr = std::unique_ptr<nccl_reducer, nccl_reducer_deleter>;
 
 /// Whether this build has NCCL.
 bool nccl_available() noexcept;
-/// Collective over comm: one NCCL communicator on the current device. errc::unsupported without NCCL.
-nccl_reducer_ptr make_nccl_reducer(MPI_Comm comm);
+/// Collective over comm: comm's NCCL communicator (comm::nccl_communicator) on the current device.
+/// errc::unsupported without NCCL.
+nccl_reducer_ptr make_nccl_reducer(const comm::communicator& comm);
 /// Enqueues the in-place average of `count` device floats over the ranks (after the device's
 /// pending work, which produced them).
 void nccl_average(nccl_reducer& r, float* device_data, std::int64_t count);

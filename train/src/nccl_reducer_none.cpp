@@ -7,7 +7,7 @@ namespace toru::train::detail {
 struct nccl_reducer {};
 void nccl_reducer_deleter::operator()(nccl_reducer* r) const noexcept { delete r; }
 bool nccl_available() noexcept { return false; }
-nccl_reducer_ptr make_nccl_reducer(MPI_Comm) {
+nccl_reducer_ptr make_nccl_reducer(const comm::communicator&) {
   throw error(errc::unsupported,
               "data_parallel: the model's buffers are in device memory but this toru was built without NCCL");
 }

@@ -6,12 +6,6 @@
 
 namespace toru::train::detail::cuda {
 
-void check_cuda(cudaError_t rc, const char* call, std::source_location where) {
-  if (rc == cudaSuccess) return;
-  throw error(rc == cudaErrorMemoryAllocation ? errc::out_of_memory : errc::cuda,
-              fmt::format("{} failed: {} ({})", call, cudaGetErrorString(rc), cudaGetErrorName(rc)), where);
-}
-
 void check_cudnn(cudnnStatus_t rc, const char* call, std::source_location where) {
   if (rc == CUDNN_STATUS_SUCCESS) return;
   throw error(rc == CUDNN_STATUS_ALLOC_FAILED ? errc::out_of_memory : errc::cuda,

@@ -33,6 +33,9 @@ class nccl_communicator {
   void alltoall(const void* in, void* out, std::size_t bytes_per_pair, void* stream = nullptr) const;
   /// Sum of `count` floats over all ranks (in == out allowed). Enqueued on `stream`.
   void allreduce_sum(const float* in, float* out, std::size_t count, void* stream = nullptr) const;
+  /// Mean of `count` floats over all ranks (NCCL's ncclAvg: the same bits as NCCL gives any caller;
+  /// in == out allowed). Enqueued on `stream`. The trainer's gradient average.
+  void allreduce_average(const float* in, float* out, std::size_t count, void* stream = nullptr) const;
 
   int device() const;
 
