@@ -17,7 +17,6 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CPACK_PACKAGE_CONTACT}")
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/toru")
 
 set(toru_deb_depends libopenmpi-dev openmpi-bin libfftw3-dev libfftw3-mpi-dev libhwloc-dev libfmt-dev
     nlohmann-json3-dev zlib1g-dev pkg-config)
