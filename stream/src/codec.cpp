@@ -51,7 +51,8 @@ std::vector<std::byte> decompress(codec c, std::string_view in, std::size_t raw_
       if (in.size() != raw_bytes)
         throw error(errc::invalid_argument,
                     fmt::format("raw payload: expected {} bytes, got {}", raw_bytes, in.size()));
-      std::memcpy(out.data(), in.data(), raw_bytes);
+      // An empty payload's data() may be null, which memcpy does not allow even for 0 bytes.
+      std::copy_n(in.data(), raw_bytes, reinterpret_cast<char*>(out.data()));
       return out;
     case codec::zstd: {
       const auto n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());

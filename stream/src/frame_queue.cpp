@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "toru/core/error.hpp"
 
@@ -114,7 +113,8 @@ push_result frame_queue::push(const frame_view& f) {
     }
   }
   slot& s = slots_[pick];
-  std::memcpy(s.data.data(), f.data.data(), f.data.size());
+  // A frame without data has null data(), which memcpy does not allow even for 0 bytes.
+  std::copy_n(f.data.data(), f.data.size(), s.data.data());
   s.name.assign(f.name.substr(0, 256));
   s.shape.assign(f.shape.begin(), f.shape.end());
   s.origin.assign(f.origin.begin(), f.origin.end());

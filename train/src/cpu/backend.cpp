@@ -90,8 +90,13 @@ void cpu_backend::read_plain(int tensor, const void* storage, float* host) {
   strm.wait();
 }
 
-void cpu_backend::copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-void cpu_backend::copy_to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+// An empty tensor's buffer may be null, and memcpy's pointers must be valid even for 0 bytes.
+void cpu_backend::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
+void cpu_backend::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
 
 void cpu_backend::accumulate(float* dst, const float* src, std::int64_t count) {
   set_threads();
