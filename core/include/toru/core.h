@@ -57,7 +57,7 @@ const char* toru_error_string(toru_result result);
  * never see each other's messages. Not collective. The pointer stays valid until the calling
  * thread's next toru call.
  *
- *   if (toru_fft_plan_3d(comm, n0, n1, n2, NULL, &plan) != TORU_SUCCESS)
+ *   if (toru_fft_plan_create_3d(comm, n0, n1, n2, NULL, &plan) != TORU_SUCCESS)
  *     fprintf(stderr, "toru: %s\n", toru_last_error());
  */
 const char* toru_last_error(void);
