@@ -66,9 +66,14 @@ function(toru_add_mpi_test name)
 endfunction()
 
 # The fast tier is `ctest -LE long`. Besides the 5-8 rank registrations (above), Slurm/PBS
-# (tests/jobs) and the calibration tests, the slowest tests of a full run are labelled `long`; the
-# list is measured (ctest's Testing/Temporary/CTestCostData.txt, 2 cores), not guessed.
-set(TORU_LONG_TESTS)
+# (tests/jobs) and the calibration tests, the slowest tests of a full run are labelled `long`: each
+# takes from half a minute to several on 2 cores (PyTorch exports and references, a second
+# configure and build, 6.5 GB all-to-alls, whole toru-train runs, a headless browser). Re-check the
+# list against Testing/Temporary/CTestCostData.txt after a full `ctest -j1` when tests are added.
+set(TORU_LONG_TESTS
+  swap_fidelity_test train_onnx_test train_torch_compare_test train_toru_train_onnx_np2 train_toru_train_np2
+  train_cgdp_toru_train_np2 train_toru_train_swap_np2 train_swap_exec_test build_generator_Unix_Makefiles
+  build_generator_Ninja comm_large_alltoall_test_np2 stream_browser stream_server_test dns_cli job_train)
 
 # toru_label_long_tests(): called at the end of each tests/<module>/CMakeLists.txt (a test's
 # properties can only be set in its own folder); labels that folder's tests named in
