@@ -3,6 +3,7 @@
 // Only calls that go through the dynamic symbol are seen: stdio's buffered writes reach write()
 // inside libc and are not (see docs/tune.md).
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -37,6 +38,33 @@ Fn next(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
+bool in_sanitizer_runtime(const void* addr) {
+  Dl_info info;
+  return dladdr(addr, &info) && info.dli_fname &&
+         (std::strstr(info.dli_fname, "libasan") || std::strstr(info.dli_fname, "libtsan") ||
+          std::strstr(info.dli_fname, "libubsan"));
+}
+
+// A program built with ASan or TSan calls the sanitizer's interceptor of write() & co., which then
+// calls ours: the return address is inside the sanitizer's runtime, so the call site is the first
+// frame past it. Main thread only (watching()), so the one-entry cache needs no lock.
+void* call_site(void* ra) {
+  static void* last_ra = nullptr;
+  static bool last_in_runtime = false;
+  if (ra != last_ra) {
+    last_ra = ra;
+    last_in_runtime = in_sanitizer_runtime(ra);
+  }
+  if (!last_in_runtime) return ra;
+  void* frames[32];
+  const int n = backtrace(frames, 32);
+  for (int i = 1; i < n; ++i)
+    if (in_sanitizer_runtime(frames[i]))
+      for (int j = i + 1; j < n; ++j)
+        if (!in_sanitizer_runtime(frames[j])) return frames[j];
+  return ra;
+}
+
 template <class Call>
 auto timed_io(void* ra, fn func, Call&& call) {
   recorder& r = recorder::get();
@@ -44,8 +72,8 @@ auto timed_io(void* ra, fn func, Call&& call) {
   auto rc = call();
   const double t1 = r.now();
   const std::uint64_t bytes = rc > 0 && (func == f_io_read || func == f_io_write) ? static_cast<std::uint64_t>(rc) : 0;
-  busy_guard g;  // the recorder may allocate; its own I/O (none) must not recurse
-  r.io(ra, func, t0, t1, bytes);
+  busy_guard g;  // the recorder may allocate, backtrace() may load libgcc_s: their I/O must not recurse
+  r.io(call_site(ra), func, t0, t1, bytes);
   return rc;
 }
 }  // namespace
