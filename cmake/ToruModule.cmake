@@ -67,15 +67,24 @@ function(toru_finish_library target)
   if(NOT keep)
     set(keep "")
   endif()
+  # The library's objects: its own, and those of object libraries it takes in as sources
+  # ($<TARGET_OBJECTS:...>, the CUDA kernels), which $<TARGET_OBJECTS:target> does not list.
+  set(all_objects $<TARGET_OBJECTS:${target}>)
+  get_target_property(sources ${target} SOURCES)
+  foreach(source IN LISTS sources)
+    if(source MATCHES "^\\$<TARGET_OBJECTS:[^>]+>$")
+      list(APPEND all_objects ${source})
+    endif()
+  endforeach()
   set(objects ${CMAKE_CURRENT_BINARY_DIR}/${target}.objects)
-  file(GENERATE OUTPUT ${objects} CONTENT "$<JOIN:$<TARGET_OBJECTS:${target}>,\n>\n")
+  file(GENERATE OUTPUT ${objects} CONTENT "$<JOIN:${all_objects},\n>\n")
   add_custom_command(TARGET ${target} PRE_LINK
     COMMAND ${CMAKE_COMMAND} -DOBJECTS=${objects} -DMAP=${map} -DNM=${CMAKE_NM} "-DKEEP=${keep}"
             -P ${PROJECT_SOURCE_DIR}/cmake/toru_exports.cmake
     VERBATIM)
   target_link_options(${target} PRIVATE "LINKER:--version-script=${map}")
 
-  add_library(${internal} STATIC EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${target}>)
+  add_library(${internal} STATIC EXCLUDE_FROM_ALL ${all_objects})
   foreach(property INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_FEATURES COMPILE_OPTIONS)
     get_target_property(value ${target} INTERFACE_${property})
     if(value)
