@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The all-to-all algorithms on the emulated torus (../shared/testbeds/torus-netns.sh) under each TCP
 # congestion control the kernel offers, so that the packet model (which has BBR v1 and Reno) can be
 # checked against the testbed with the same sender on both sides. For each entry of ALLTOALL_CC_LIST

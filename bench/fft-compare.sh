@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru's FFTs against FFTW-MPI, R rounds of toru-fft-bench (same data, same flags, same run), one
 # table row per (transform, ranks, output order, planner flag): median, min and max over rounds of
 # the ratio toru/FFTW-MPI (< 1: toru faster), the noise floor (the same toru plan timed twice in the

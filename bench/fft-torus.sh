@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru's FFTs against FFTW-MPI on the emulated torus (../shared/testbeds/torus-netns.sh): one rank
 # per network namespace, links shaped by tbf, the plans told the torus through TORU_TORUS. Runs
 # toru-fft-bench once on the testbed (toru default, toru without overlap, FFTW-MPI, all on the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Summarises `toru-fft-bench --trace DIR` (DIR/trace.<rank>.csv, one clock for all ranks of a host).
 For one traced transform (the last, or --transform K, of --points N) and each exchange in it, across
 ranks: how far apart the ranks entered it (skew), how long it took (first entry to last exit), per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Benchmarks of stream/ on a shaped link between two network namespaces (docs/stream.md):
 #
 #   bench/stream_netns.sh overhead BUILD   toru-dns run time with streaming off and on (slice +

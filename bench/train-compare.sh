@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-train against PyTorch 1.13 on the CPU (same model, batch, optimizer, threads; synthetic data),
 # and 2-rank toru-train against 2-rank PyTorch DistributedDataParallel (gloo). Not a test.
 #   bench/train-compare.sh BUILD_DIR [ROUNDS] [STEPS]

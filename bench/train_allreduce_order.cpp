@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Does MPI_Allreduce (MPI_SUM, float) give the same bits for an element whatever the count of the
 // call it is in? The data-parallel engine's buckets change that count; docs/train.md records the
 // answer for Open MPI. Build and run (bench/train-compare.sh does):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """PyTorch peer of toru-train for bench/train-compare.sh: the same network, batch, optimizer and
 thread count on the CPU, synthetic data (the data path is not what is compared), median step time.
 

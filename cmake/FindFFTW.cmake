@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Finds FFTW 3 and defines FFTW::double, FFTW::float and FFTW::mpi (the MPI
 # interface, double precision) as imported targets.
 find_path(FFTW_INCLUDE_DIR fftw3.h)

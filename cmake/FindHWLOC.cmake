@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Finds hwloc and defines the imported target HWLOC::hwloc.
 find_path(HWLOC_INCLUDE_DIR hwloc.h)
 find_library(HWLOC_LIBRARY hwloc)

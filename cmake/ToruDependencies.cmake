@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Every external dependency is found here, once, so the configure summary and
 # the installed toruConfig.cmake see the same picture.
 find_package(MPI REQUIRED COMPONENTS C CXX)
@@ -10,6 +11,10 @@ find_package(Threads REQUIRED)
 find_package(benchmark QUIET)  # micro-benchmarks (not tests); skipped when missing
 find_package(ONNX QUIET)  # swap/ ONNX import; off when missing
 find_package(ZLIB REQUIRED)  # train/: the gzip'd Fashion-MNIST IDX files
+if(BUILD_SHARED_LIBS)
+  # cmake/toru_exports.py writes each shared library's version script (its exported symbols).
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+endif()
 find_package(Protobuf QUIET)
 # train/: oneDNN (Debian libdnnl-dev, OpenMP runtime). Its CMake config `dnnl` insists on the
 # OpenCL headers and loader (the Debian build enables the OpenCL GPU runtime, which toru does not

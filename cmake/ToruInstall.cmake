@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Installed package: headers, libraries, toruConfig.cmake (+ version) and toru.pc.
 set(TORU_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/toru)
 install(FILES ${PROJECT_BINARY_DIR}/generated/toru/config.hpp ${PROJECT_BINARY_DIR}/generated/toru/version.h

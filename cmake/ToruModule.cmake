@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # toru_add_module(<name> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
 # Defines the library toru_<name>, aliased toru::<name>, with public headers in
 # <name>/include (installed) and sources in <name>/src. The library is shared or static as
@@ -36,7 +37,7 @@ endfunction()
 # core_device, fft_fortran):
 #  - VERSION / SOVERSION (libtoru_comm.so.0 -> libtoru_comm.so.0.1.0);
 #  - shared: only the public API leaves the library. A linker version script, generated at link
-#    time from the library's own objects (cmake/toru_exports.cmake), exports the C symbols toru_*
+#    time from the library's own objects (cmake/toru_exports.py), exports the C symbols toru_*
 #    and the C++ symbols of namespace toru, less every toru::...::detail::; everything else (the
 #    detail namespaces, std:: and fmt:: instantiations) is local. A script rather than
 #    -fvisibility=hidden, so no header needs an export macro;
@@ -79,8 +80,8 @@ function(toru_finish_library target)
   set(objects ${CMAKE_CURRENT_BINARY_DIR}/${target}.objects)
   file(GENERATE OUTPUT ${objects} CONTENT "$<JOIN:${all_objects},\n>\n")
   add_custom_command(TARGET ${target} PRE_LINK
-    COMMAND ${CMAKE_COMMAND} -DOBJECTS=${objects} -DMAP=${map} -DNM=${CMAKE_NM} "-DKEEP=${keep}"
-            -P ${PROJECT_SOURCE_DIR}/cmake/toru_exports.cmake
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/cmake/toru_exports.py ${objects} ${map}
+            ${CMAKE_NM} "${keep}"
     VERBATIM)
   target_link_options(${target} PRIVATE "LINKER:--version-script=${map}")
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian package: `cpack -G DEB` in a build tree makes toru_<version>_<arch>.deb with everything
 # `cmake --install` puts in the prefix (libraries, headers, CMake and pkg-config files, programs),
 # under /usr. Its Depends are the Debian -dev packages of what toru was built with: the installed

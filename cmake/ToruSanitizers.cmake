@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # TORU_SANITIZE=address builds with ASan+UBSan, TORU_SANITIZE=thread with TSan.
 # Applied globally so that tests and apps are instrumented with the library.
 if(TORU_SANITIZE STREQUAL "address")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 message(STATUS "")
 message(STATUS "toru ${PROJECT_VERSION} configuration")
 message(STATUS "  build type        ${CMAKE_BUILD_TYPE}")

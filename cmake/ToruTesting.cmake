@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Test registration. Unit tests run as one process; MPI tests run under mpiexec
 # once per rank count and are registered as <name>_np<N>.
 include(GoogleTest)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Warning flags every toru target gets (not its consumers).
 add_library(toru_warnings INTERFACE)
 target_compile_options(toru_warnings INTERFACE

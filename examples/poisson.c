@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Spectral Poisson solver on the periodic box [0, 2 pi)^3 through toru's C API: solves
  *
  *   laplacian(u) = f,   f = -14 sin(x) cos(2y) sin(3z) - 10.5 cos(2x - y + 4z)

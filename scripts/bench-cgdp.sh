@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # CGDP against the allreduce engine on this machine's CPUs (one rank = one worker), with the cost
 # model's prediction for both (--explain). Several rounds per configuration; each round runs
 # allreduce, cgdp, then allreduce again (the noise floor: the same engine twice). Prints, per model,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Executed hybrid vs swap-only step time on the host-emulated device (docs/swap.md, "Reproduce,
 # executed"): ResNet-50 at 32x32, batch 16, budget = persistent state + 6 MiB, on a V100 + NVLink2
 # slowed down 5000 times (compute rate, memory bandwidth and link alike: the V100's ratios). Runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One-shot device check of the CGDP engine (train/src/cgdp_*.cpp) for a machine with a GPU, under
 # 10 minutes. The device machines of this workplace have CUDA, cuDNN (PyTorch's wheel), CMake and
 # ninja but no MPI, FFTW, hwloc or oneDNN, and cannot reach a package registry, so the build's

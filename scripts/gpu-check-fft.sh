@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Device check of toru's cuFFT backend (docs/fft.md, "GPU"), in two halves, because the GPU
 # machines this project borrows have CUDA, cuFFT, CMake and a compiler but neither MPI nor FFTW
 # and no package registry:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Device check of the swap-plan executor on a GPU and of the planner's "pytorch" memory profile, for
 # a machine with a GPU (docs/swap.md, "CUDA executor"). Builds nothing: run it in a build tree
 # configured with the CUDA toolkit and cuDNN and built (targets train_swap_exec_gpu_test, toru-plan,

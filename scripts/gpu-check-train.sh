@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Device check of the trainer's CUDA backend (train/src/cuda/), for a machine with a GPU. Builds
 # nothing: run it in a build tree configured with the CUDA toolkit and cuDNN and already built
 # (targets train_cuda_gpu_test and, if present, toru-train).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs toru's build and test dependencies from Debian 12 packages.
 # Idempotent: installs only what is missing, and runs apt-get update only when
 # something must be installed. Used by both README commands and by .ci/run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job (README): installs dependencies, builds toru in Release, then runs the FFT
 # benchmark on 4 ranks (toru vs FFTW-MPI on the same data, errors checked).
 # Knobs: TORU_RANKS (4), TORU_N3 (128), TORU_N1 (4194304), TORU_REPS (5); extra arguments go to toru-fft-bench.

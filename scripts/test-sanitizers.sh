@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds toru under the sanitizer presets (CMakePresets.json: asan = ASan+UBSan, tsan = ThreadSanitizer)
 # and runs the tests there. CI runs it after the main suite (scripts/test.sh).
 #

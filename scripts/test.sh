@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs dependencies, builds toru and runs the whole test suite (README's test command).
 # --quick runs the fast tier only: every test not labelled `long` (ctest -LE long), a few minutes on
 # 2 cores; the slowest tests, the 5-8 rank registrations, Slurm/PBS and calibration are left out.

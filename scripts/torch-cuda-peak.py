@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """PyTorch's own device-memory peak of training steps, for scripts/gpu-check-swap.sh.
 
   torch-cuda-peak.py MODEL IMAGE BATCH [BATCH ...]

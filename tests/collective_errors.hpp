@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared by the collective-error harnesses (tests/comm and tests/fft): a watchdog that turns a hang
 // into a named failure and an exit, and one outcome type for C result codes and C++ exceptions.
 #pragma once

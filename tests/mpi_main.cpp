@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one gtest main for MPI tests: every test runs on every rank, a failure on
 // any rank fails the test, and only rank 0 prints gtest's report.
 #include <gtest/gtest.h>

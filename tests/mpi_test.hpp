@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers for MPI tests that run under tests/mpi_main.cpp.
 #pragma once
 

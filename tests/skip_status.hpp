@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The exit code a test program returns when it ran tests and every one of them skipped, so CTest
 // (SKIP_RETURN_CODE) reports it skipped. A skip marker in the output would also match a program
 // in which one test skipped and another failed, and report that failure as a skip.

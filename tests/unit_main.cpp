@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The gtest main for unit tests: gtest's own, except that a program whose every test skipped
 // exits with all_skipped_exit_code, which CTest reports as skipped rather than passed.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The trainer's CUDA backend (train/src/cuda/: cuDNN + cuBLAS + a few kernels), included by
 # train/CMakeLists.txt. Built whenever the CUDA toolkit and cuDNN are found, GPU or not, so CI
 # compiles it; its tests (tests/train/*_gpu_test.cpp) skip without a device.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // apps/common/cli.hpp: the command-line convention every bundled program follows (apps/toru-*):
 //   exit 0 on success (and for --help), 2 for a usage error (an option CLI11 rejects, or a value
 //   toru rejects as an invalid argument), 1 for a runtime error (I/O, MPI, memory, a failed check);

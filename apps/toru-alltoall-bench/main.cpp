@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-alltoall-bench: every all-to-all algorithm, the automatic choice and plain MPI_Alltoall on the
 // same buffers in one run; or, with --simulate, the schedules in the topology flow simulator.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-cgdp-sim: the CGDP cost model (toru/train/cgdp_cost.hpp) fed with the swap planner's FLOP
 // counts at a device rate, for the networks and the 4-GPU node of the published results
 // (docs/train.md, "CGDP: the published results on paper"). Every assumption is a flag.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The toru-dns performance table of docs/history/benchmarks-2026-12.md: time per step (median over steps of the
 # max over ranks) and its FFT / pointwise shares, toru's FFT against FFTW-MPI (--fft fftw-mpi) on
 # the same solver, Taylor-Green at Re 1600.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-dns: pseudo-spectral DNS of incompressible Navier-Stokes in a (2 pi)^3 periodic box on
 // toru's r2c 3D FFT (or FFTW-MPI's, --fft fftw-mpi, for the side-by-side). See docs/dns.md.
 //

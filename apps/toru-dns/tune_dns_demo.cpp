@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tune_dns_demo: the tuner on toru-dns's solver (one time step = one iteration), from a
 // deliberately bad configuration, against the best of an exhaustive timing of every configuration.
 // Knobs: the FFT backend (toru, fftw-mpi), the decomposition (slab, pencil) and toru's all-to-all

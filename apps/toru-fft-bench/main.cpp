@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-fft-bench: toru's 3D and 1D FFTs against FFTW-MPI (fftw_mpi_plan_dft_3d / _1d) on the same
 // data, with the same planner flags, in the same run; or, with --simulate, the 1D/3D FFT on a
 // torus from the topology model and the all-to-all simulator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-fft-bench --trace DIR: every toru event (toru/core/events.hpp) of the traced transforms, with
 // a timestamp, into DIR/trace.<rank>.csv, so that the per-chunk timeline of an exchange (when each
 // chunk's phase A and B is posted and completes, when its hook and local FFTs run) can be read

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reproduces the published swap/hybrid results with toru-plan (simulated) and prints the markdown
 # that docs/history/benchmarks-2026-12.md ("swap: memory planner (simulated)") carries.
 #   apps/toru-plan/bench.sh [path/to/toru-plan] [figure directory]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-plan: plan a training step under a device memory budget (swap, recompute, hybrid), print the
 // predicted step time against the lower bound, find the largest batch or input that fits, and draw
 // the step as an SVG timeline. Pure simulation: needs no GPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-topo: describe a torus (or the current job's layout), its rank mapping, the all-to-all
 // link loads and lower bound, and optionally simulate the pipelined two-phase all-to-all.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-train's CGDP glue: calibrating the cost model on this machine, --explain, --tune (the
 // runtime chunk search, cached like wisdom) and --engine auto.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-train: data-parallel training on toru's communicator. See docs/train.md.
 //
 //   mpiexec -n 2 toru-train --model fashion-cnn --epochs 5 --batch 64 --optimizer adam --lr 1e-3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-train's training run: settings (from the command line) and the collective run.
 #pragma once
 

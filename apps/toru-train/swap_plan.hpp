@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-train --memory-budget: plan the step with swap/ and run it on the host-emulated device.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-tune: what libtoru_tune_pmpi.so found in one run, and what to do about it.
 //
 //   toru-tune run -- mpiexec -n 4 ./app args        # run under the tool (LD_PRELOAD), then advise

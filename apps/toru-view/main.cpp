@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru-view: watch the frames a simulation streams (toru::stream), live or from its recording.
 //
 //   toru-view --store run/stream --port 8080              # serve a recording (tailed while it grows)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // bruck: the modified Bruck algorithm (Open MPI coll_base bruck, MPICH brucks with radix 2).
 // ceil(log2 P) steps; in step k every rank forwards the blocks whose index has bit k set to
 // rank+k. Fewer start-ups than pairwise (log2 P instead of P-1) at the price of moving each block

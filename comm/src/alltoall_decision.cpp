@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fixed decision: which algorithm and how many chunks, from the plan's shape and the topology
 // model. Kept apart from the algorithms (Open MPI coll/tuned style) so that the thresholds live in
 // one place. Measurement (alltoall_measure.cpp) and TORU_ALLTOALL_ALGORITHM override it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // direct: the MPI library's own MPI_Alltoall / MPI_Alltoallv. With chunks > 1 it posts one
 // MPI_Ialltoallv per chunk (each covering chunk c of every block) and runs the hook as each completes,
 // so a caller can compute on early chunks while later ones are in flight.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The drop-in calls. A call whose local signature (counts, displacements, types) was planned before on
 // the communicator runs the cached plan with no other collective (alltoall) or with one small
 // allreduce that tells whether every rank found its plan (alltoallv, whose counts may change on some

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internals shared by the all-to-all plans, the algorithms and the decision function.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // indirect: the torus all-to-all (Doi & Negishi's idea, reconstructed in docs/comm.md).
 //
 // Rank (p, z): p its position in the plane orthogonal to the bottleneck axis, z its coordinate on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Measure mode: time every applicable candidate on scratch buffers, agree on the timings (max over
 // ranks), keep the fastest, remember it as wisdom. Like FFTW_MEASURE, it costs a few executions of
 // each candidate at plan time. The caller's chunk hook is not called during measurement.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // pairwise: P-1 exchange steps, step s sending to rank+s and receiving from rank-s (Open MPI's
 // coll_base pairwise, MPICH's for non powers of two), then the local block. One message in flight
 // per direction: no incast, latency (P-1)*alpha.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plan construction (validation, selection, preparation) and execution; the table of candidates.
 #include "toru/comm/alltoall_plan.hpp"
 

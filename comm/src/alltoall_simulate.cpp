@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/comm/alltoall_simulate.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C interface of comm (toru/comm.h): result codes instead of exceptions, opaque handles.
 #include <cstddef>
 #include <cstdint>

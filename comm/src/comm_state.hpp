@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared state behind toru::comm::communicator.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the drop-in calls (toru::comm::alltoall / alltoallv, toru_alltoall / toru_alltoallv) keep on a
 // caller's communicator: a toru communicator and the plans of the signatures seen so far.
 #pragma once

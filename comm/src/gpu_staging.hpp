@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device buffers in the host all-to-all: detection and staging through pinned host memory.
 // One implementation per build: gpu_staging_cuda.cpp (CUDA) or gpu_staging_none.cpp.
 #pragma once

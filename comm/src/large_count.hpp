@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Exchanges larger than MPI's int counts allow. Open MPI 4.1 has no MPI-4 large-count calls, so a
 // block of `count` elements whose count or offsets overflow an int becomes one element of a derived
 // datatype built from pieces of at most int_limit() elements.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NCCL transport (built with TORU_ENABLE_NCCL).
 #include <cuda_runtime_api.h>
 #include <nccl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A communication thread that runs submitted tasks in order (phase B of the indirect all-to-all).
 #pragma once
 

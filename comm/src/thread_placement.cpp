@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "thread_placement.hpp"
 
 #include <hwloc.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the communication thread of a rank runs: inside the CPU set the rank was bound to (by mpirun's
 // --bind-to, taskset, a batch system's cgroup), never on another rank's cores.
 #pragma once

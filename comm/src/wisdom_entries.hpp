@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The process-wide wisdom store behind toru/comm/wisdom.hpp.
 #pragma once
 

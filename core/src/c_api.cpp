@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // core's part of the C interface (toru/core.h): error text, the calling thread's last error, the
 // version query, and the tie between the C result codes and toru::errc that c_guarded's cast relies on.
 // The last error lives here, below every module, so that one message store serves every module's C

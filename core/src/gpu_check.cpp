@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The throwing half of the internal CUDA and NCCL checks (toru/detail/cuda_check.hpp,
 // nccl_check.hpp). It takes the library's texts from the inline checks, so it needs neither CUDA
 // nor NCCL and is the same in every build: a build without CUDA compiles it too and simply never

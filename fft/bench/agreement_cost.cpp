@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the per-call argument agreement costs next to the FFT it guards: a 32^3 complex-double
 // forward (which includes the agreement) and the agreement's bare allreduce (3 x int64, MPI_MIN),
 // interleaved, median of the max over ranks. A benchmark, not a test: docs/fft.md quotes it.

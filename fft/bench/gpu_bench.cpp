@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fft_gpu_bench: toru's cufft backend on the GPU against a bare cuFFT plan of the same transform
 // (cufftPlan3d / cufftPlan1d, out of place, complex double) in the same run: median time of the
 // forward, GFlop/s (5 N log2 N), and the share of the device's memory bandwidth that the least

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where a 3D FFT's time goes, per strategy (each forced with TORU_FFT_STRATEGY where it applies,
 // then the automatic choices of path window and path alltoall): toru's events (fft.local_fft, fft.transpose, the
 // node window's fft.window.write / .fence / .out, comm.alltoall) summed per forward + backward pair,

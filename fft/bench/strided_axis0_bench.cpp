@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Why the slab's middle layout is [i1 part][i0][i2] (docs/fft.md): the axis-0 FFTs of one rank's
 // part of an n0 x n1 x n2 array, planned by FFTW (FFTW_ESTIMATE, as the benchmarks) in three
 // layouts of the same data, A = n1 / ranks rows of i1 and w = n2 points per row:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru's element transpose (fft/src/tiled_transpose.hpp, the kernel of every transpose_step and
 // of the node window's write) against FFTW's own rank-0 transposes (a guru plan of rank 0 and two
 // loop dimensions, planned with FFTW_ESTIMATE and FFTW_MEASURE: what FFTW-MPI's local transposes

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! toru_fft: Fortran bindings (ISO_C_BINDING) for toru's parallel 3D and distributed 1D FFTs.
 !
 !   use mpi

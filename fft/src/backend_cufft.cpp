@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cuFFT backend (see backend_cufft.hpp). Every CUDA and cuFFT call goes through check_cuda /
 // check_cufft, which throw toru::error(errc::cuda) naming the call.
 #include "backend_cufft.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Index arithmetic of the cuFFT backend's pack and unpack kernels, callable from host and device,
 // so that a CPU test (tests/fft/gpu_index_test.cpp) checks the very formulas the kernels run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device kernels of the cuFFT backend: pack / unpack around the all-to-all, six-step twiddle and
 // scaling. Grid-stride loops over 64-bit indices; the balanced split (split.hpp) is recomputed
 // per element (backend_cufft_index.hpp) so that no per-rank tables live on the device.

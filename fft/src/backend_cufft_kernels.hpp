@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Launchers of the cuFFT backend's kernels (backend_cufft_kernels.cu). Pointers are device
 // pointers to interleaved complex values (std::complex<T> layout); every launch is queued on
 // `stream` and returns its launch status.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fft part of the C interface (toru/fft.h): result codes instead of exceptions, opaque plans.
 #include <array>
 #include <cstddef>

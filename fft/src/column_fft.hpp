@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FFTs down the columns of row-major blocks [n0][w]: w transforms of n0 points at stride w per
 // block, `blocks` blocks n0 * w apart (the axis-0 FFTs of the slab's middle layout M).
 //

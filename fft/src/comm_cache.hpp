@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The toru::comm communicators FFT plans exchange on, cached on the caller's MPI communicator:
 // building one is collective and costs tens of milliseconds (sub-communicators, node topology,
 // a communication thread), so every plan over one communicator shares them.

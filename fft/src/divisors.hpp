@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Factor choice for the six-step 1D FFT: fast for every 64-bit size (a prime near 2^62 included),
 // because plan validation runs it on every rank before any error can be reported.
 #pragma once

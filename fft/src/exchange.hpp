@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one all-to-all the FFT plans use: a fixed-shape exchange of packed blocks whose arrival is
 // reported chunk by chunk, so that the caller can transform received lines while later chunks
 // are still in flight. Chunk c of nchunks covers, in every source's block of n elements, the

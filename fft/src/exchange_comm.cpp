@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // detail::exchange over toru::comm all-to-all plans: the received chunks are handed to the FFT
 // (through the plan's chunk hook) while later chunks are still in flight.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An all-to-all whose blocks are strided rows described by MPI datatypes (MPI_Alltoallw): data
 // moves straight out of one FFT layout and into the next, the MPI library's datatype engine doing
 // the gathering that a contiguous exchange needs a pack copy for (docs/fft.md, "natural slabs").

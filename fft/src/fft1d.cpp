@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/fft/fft1d.hpp"
 
 #include "plan1d.hpp"

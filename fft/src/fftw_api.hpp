@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One name for the double (fftw_*) and float (fftwf_*) FFTW calls toru uses.
 #pragma once
 

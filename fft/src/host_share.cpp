@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "host_share.hpp"
 
 #include <unistd.h>

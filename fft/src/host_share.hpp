@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the strategy table needs to know about the hardware under a plan beyond its communicator:
 // how many ranks share each host core, and what the described torus makes of one exchange.
 #pragma once

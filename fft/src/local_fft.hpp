@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Batched local FFTs over consecutive "units" (a row, or a plane for the slab's 2D transforms),
 // planned once per batch size with FFTW and executed on any buffer (new-array execute).
 //

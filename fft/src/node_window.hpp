@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Node-local shared-memory windows for one-copy transposes (docs/fft.md, "One-copy exchanges on a
 // node"). A window has two buffers per rank, used alternately, so one barrier per transpose
 // suffices: a rank writes buffer k%2 of its peers only after every rank passed the barrier of use

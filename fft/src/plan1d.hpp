@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The distributed 1D six-step plan (FFTW backend).
 #pragma once
 

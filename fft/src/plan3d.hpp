@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The backend-independent 3D plan (FFTW backend): layouts, steps and execution.
 #pragma once
 

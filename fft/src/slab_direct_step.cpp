@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "slab_direct_step.hpp"
 
 #include <type_traits>

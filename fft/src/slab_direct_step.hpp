@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The slab through FFTW-MPI's middle layout M without an exchange (docs/fft.md, "Direct
 // window"): on one node the ranks' parts of M, placed end to end in a node_array, are the whole M
 // array [i1][i0][w]. So the local FFTs' own passes do the redistribution: each 2D FFT of a plane

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The middle of a slab transform in FFTW-MPI's transposed layout [i1 part][i0][i2]: the
 // all-to-alls move whole rows of axis 2, and the axis-0 FFTs run strided, vectorised across the
 // contiguous rows. No element-wise transpose anywhere (docs/fft.md).

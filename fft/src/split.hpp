@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Balanced block split of n items over p parts: the first n % p parts get one more.
 #pragma once
 

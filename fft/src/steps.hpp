@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The stages a distributed FFT plan is made of: local batched FFTs and transposes (pack,
 // exchange, unpack), the latter optionally transforming received lines chunk by chunk.
 #pragma once

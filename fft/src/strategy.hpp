@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plan-time strategy table (docs/fft.md, "Strategy"): every way a plan can run its transposes,
 // whether it applies, and what the cost model expects it to cost. effort::estimate takes the
 // cheapest applicable candidate; effort::measure times every applicable one at plan time and takes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The element transpose under every transpose_step (packing and the node window's write), in a
 // header of its own so that fft_transpose_bench times this code and not a copy of it.

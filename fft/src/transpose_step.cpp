@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The transposes of the FFT plans: transpose_step (element-wise, chunked, overlapped) and
 // slab_vector_step (whole rows, FFTW-MPI's slab layout).
 #include <algorithm>

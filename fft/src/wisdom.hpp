@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // effort::measure's strategy choice, cached like FFTW's wisdom (docs/fft.md, "Wisdom"), in the
 // process's toru wisdom store (toru::comm::export_wisdom / import_wisdom, section "fft"): a plan
 // whose key is in rank 0's store takes the recorded strategy without timing anything; otherwise it

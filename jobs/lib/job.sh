@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by every job script, Slurm (jobs/slurm/*.sbatch) and PBS (jobs/pbs/*.pbs) alike: finds the
 # toru checkout, its binaries and the results folder, and runs one bundled program with
 # `toru_job <name> [program arguments...]`. Only the scheduler headers differ between the two sets.

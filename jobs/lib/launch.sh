@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Starts an MPI program the right way for where it runs: srun inside a Slurm allocation (Open MPI
 # gets its ranks through PMIx, --mpi=pmix), mpiexec otherwise (PBS, or no batch system: with --oversubscribe,
 # and --allow-run-as-root as root). Either way one rank that dies ends the whole step, so a crash

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/stream/flow_control.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // publish_gathered's pipeline. Why a pipeline driven by the calls and not a background thread:
 // the simulation's thread is the only one that makes MPI calls, so it works at any thread level
 // (MPI_THREAD_FUNNELED included) and never contends with the solver's own MPI calls for a lock,

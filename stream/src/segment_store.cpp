@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/stream/segment_store.hpp"
 
 #include <fcntl.h>

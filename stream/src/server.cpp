@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // websocketpp and asio are confined to this file: they are heavy to compile, and websocketpp 0.8
 // is not valid C++20 (template-ids as destructor names), so this one file is built as C++17 and
 // includes no toru header that needs C++20 (errors go through detail::throw_io_error).

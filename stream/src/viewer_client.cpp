@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/stream/viewer_client.hpp"
 
 #include <netdb.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The viewer page served at GET /: plain HTML + JavaScript, no network resources. It keeps a
 // playout buffer, starts (and restarts after a stall) with latency x fps frames as the sender's
 // target, plays at a fixed rate, reports its buffer level, position and frames received four

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "onnx_fold.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ONNX import, private: shape arithmetic folded with the static input shape, and the decomposed
 // layer norm and GELU of PyTorch's exports fused back into one op each (what PyTorch runs and what
 // its autograd saves). Only compiled with ONNX.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Protobuf wire format (https://protobuf.dev/programming-guides/encoding/): a message is a sequence
 // of (tag = field << 3 | wire type, payload); wire types 0 varint, 1 fixed64, 2 length-delimited,
 // 5 fixed32. ONNX: ModelProto.graph = 7, GraphProto.initializer = 5, TensorProto.data_type = 2,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Cuts the weights out of a serialized ONNX ModelProto before protobuf parses it. A VGG-16 export
 // is 528 MB of initializer raw_data around a few hundred KB of graph; parsing copies every byte of
 // it into the message (and each copy of the message copies it again), while the planner needs only

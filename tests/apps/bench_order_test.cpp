@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The benchmarks' row order (bench/bench_order.hpp): every rep a permutation, and over a cycle
 // every row right after every other row equally often.
 #include "bench/bench_order.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The dependency rule of docs/design.md, checked against the code.
 
 The table between <!-- deps:begin --> and <!-- deps:end --> in docs/design.md says which modules

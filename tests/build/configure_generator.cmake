@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ctest driver: configure the source tree with GENERATOR (tests and apps off: the library's
 # targets are what differ between generators), then build TARGET.
 file(REMOVE_RECURSE ${BINARY_DIR})

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Every public header compiles alone: one generated translation unit per header includes only it
 # (C headers also as C). None may bring in nlohmann/json.hpp, which costs every includer its compile
 # time: declarations need only <nlohmann/json_fwd.hpp>. tune's headers are the exception: its calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every algorithm against MPI_Alltoall(v) on random data, at every rank count the test is run with.
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C interface, the drop-in C calls, measure mode and wisdom, the decision on a described torus.
 #include <gtest/gtest.h>
 #include <mpi.h>

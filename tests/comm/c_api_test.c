@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Compiled as C: toru/comm.h must be valid C, and the plan-based C API must work from C. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs an MPI program and checks what it printed (stdout and stderr together):
 #   cmake -DMPIEXEC=... -DMPIEXEC_FLAGS=a,b -DRANKS=n -DPROGRAM=path -DEXPECT=regex
 #         [-DFORBID=regex] [-DCOUNT=regex -DCOUNT_EXPECTED=n] -P check_program_output.cmake

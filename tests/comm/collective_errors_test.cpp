@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collective-error harness: for every public comm entry point (C and C++), one argument is
 // corrupted on exactly one rank (the first, the last and a middle rank in turn) and every rank must
 // come back with the same error code and the same message, within a time limit. A watchdog thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A legacy code's use of the drop-in calls: plain MPI_Init (no MPI_THREAD_MULTIPLE), toru_alltoall and
    toru_alltoallv on MPI_COMM_WORLD, on a communicator it frees and on one it never frees, then
    MPI_Finalize. tests/comm/check_program_output.cmake runs it and reads what it printed. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The drop-in calls as a production code uses them: what each call costs in MPI collectives (counted
 // through the MPI profiling interface), cached plans that must not outlive their datatype, threads
 // started only when needed and inside the rank's CPU set, large counts through derived datatypes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device buffers through comm/ (CUDA-aware MPI or pinned staging) and the NCCL transport.
 // Built only with CUDA; every test skips, with the reason, where a rank has no GPU.
 #include <cuda_runtime_api.h>

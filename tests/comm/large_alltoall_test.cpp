@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A real all-to-all beyond MPI's int counts: more than 2 GiB per rank (count * ranks > INT_MAX), in
 // place through the drop-in call, which must carry it with a derived datatype.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plans whose algorithm was measured (measure = true) or read from wisdom execute the exchange
 // MPI_Alltoall does: every element, from every rank, in place and out of place, on tori of
 // several shapes, at sizes where different candidates win.

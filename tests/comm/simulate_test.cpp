@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The schedules in the topology simulator: the indirect pipeline reaches the bound on asymmetric
 // tori, and the chunk model behaves.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The torus of a communicator: given through the API, or inherited. TORU_TORUS describes
 // MPI_COMM_WORLD only; a sub-communicator gets the sub-torus its ranks occupy (a line of it), or the
 // derived layout when they occupy none (a diagonal, one rank). Registered with TORU_TORUS set (2x2 on

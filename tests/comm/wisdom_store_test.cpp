@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru's one wisdom file: each user's section round-trips, sections saved by different users
 // coexist, older files read as their section, and a corrupt file is the same clear error on every rank.
 #include <gtest/gtest.h>

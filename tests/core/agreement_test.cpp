@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The agreement of a collective call's arguments (toru/core/agreement.hpp): one allreduce carries the
 // lowest failing rank and every agreed value; every rank throws the same error, never a hang.
 #include <gtest/gtest.h>

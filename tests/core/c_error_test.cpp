@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru/core.h's error calls come from toru::core alone (this test links nothing above it): the
 // short text of each code, and toru_last_error(), which keeps the message of the calling thread's
 // last failed C call (every module's C calls store it through c_guarded) and no other thread's.

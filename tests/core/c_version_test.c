@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Compiled as C, without MPI: toru/core.h stands alone, and the library reports the version its
  * headers were generated with (TORU_VERSION_*, from the CMake project version). */
 #include <stdio.h>

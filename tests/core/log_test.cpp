@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::log: the level TORU_LOG selects (read once, from this process's environment; CTest runs
 // this program once per setting, see CMakeLists.txt), the line format, and that a message above
 // the level is neither written nor formatted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoints: a restart continues bit for bit; a checkpoint written on one rank count and
 // decomposition reads back bit for bit on another; a missing, foreign, truncated, corrupted or
 // wrong-size file gives the same error on every rank.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-dns's command line: outputs, restart (bit-identical series on the same rank count; any
 # rank count reads the checkpoint), and the exit codes and messages of bad input.
 # usage: cli_test.sh TORU_DNS WORKDIR MPIEXEC [MPIEXEC FLAGS...]

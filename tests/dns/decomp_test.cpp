@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The same run on any rank count and decomposition gives the same field to round-off: each is
 // compared with a reference run by rank 0 alone (MPI_COMM_SELF) in the same job.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plane toru-dns streams (dns/slice.hpp) against the analytic Taylor-Green field
 // u_x = sin x cos y cos z, so at z = 0: sin x cos y; on 1, 2 and 3 ranks and an odd grid.
 #include <gtest/gtest.h>

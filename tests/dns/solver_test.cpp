@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The DNS solver against analytic results: the nonlinear term of the Taylor-Green vortex, the
 // exact viscous decay of a 2D Taylor-Green mode, divergence-free steps, and the energy
 // conservation of the inviscid discretisation. Every test runs with toru (auto, slab, pencil)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # fft_bench_trace_np4: runs "$@" (toru-fft-bench --trace DIR on 4 ranks, a torus described and the
 # indirect algorithm forced), then checks that every rank's trace holds the transform marks, the
 # indirect algorithm's per-chunk phase marks and local FFT scopes that bench/fft-trace-summary.py reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API's 1D layout: the boxes toru_fft_plan_local_size reports follow toru.h's memory rule, and
 // scrambled output read with the factors from toru_fft_plan_factors_1d matches serial FFTW.
 #include <gtest/gtest.h>

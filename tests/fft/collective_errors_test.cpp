@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collective-error harness: for every public fft entry point, C and C++, one argument is
 // corrupted on exactly one rank (the first, the last and a middle one in turn) and every rank must
 // return the same error code and message, within a time limit. A hang trips a watchdog that aborts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The axis-0 FFTs of the slab's middle layout (fft/src/column_fft.hpp) against FFTW's own strided
 // plan, on random data: tiled and strided, in and out of place, both signs and precisions, both
 // planner flags, and sizes where the tile does not divide the row (primes, odd widths). And the

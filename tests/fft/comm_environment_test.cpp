@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fft reads comm's environment only through comm: whether the exchanges are held to one all-to-all
 // algorithm (comm::resolved_algorithm, which reads TORU_ALLTOALL_ALGORITHM) and whether a torus is
 // described (communicator::torus_given). Either takes the node-local window out of the strategy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The six-step factor choice (fft/src/divisors.cpp) against brute force, and on the 64-bit sizes
 // whose trial division took seconds to minutes (they must now take milliseconds).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Distributed 1D FFT against serial FFTW: natural and scrambled output, its inverse, composite,
 // prime and power-of-two sizes, chosen and given n1.
 #include <gtest/gtest.h>

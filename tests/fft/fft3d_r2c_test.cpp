@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Real-to-complex / complex-to-real 3D FFTs against serial FFTW, odd and even last dimensions.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // 3D FFTs against a serial FFTW transform of the whole array, on random input, for every
 // decomposition, output order, in/out-of-place, precision and awkward size.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bad input: refused with a clear error on every rank, never a hang or a crash.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* C example, run as a test: a 3D complex FFT and a distributed 1D FFT through toru/toru.h.
  * Checks the forward transform of a plane wave (one non-zero coefficient), the round trip, and
  * that a bad argument gives a result code and a message on every rank. Exit status 0 = pass. */

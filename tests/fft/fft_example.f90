@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Fortran example, run as a test: a 3D real-to-complex FFT and its inverse through the toru_fft
 ! module. The input is a cosine along the last C axis (contiguous), whose transform has one
 ! non-zero coefficient n0*n1*n2/2 at (0, 0, m); the inverse runs with a caller workspace. Then a

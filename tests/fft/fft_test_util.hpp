@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared helpers for the fft tests: reproducible inputs addressed by global index (so every rank
 // can build the whole array without a gather), serial FFTW references, box addressing and
 // global error norms.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The index arithmetic of the cuFFT backend's pack and unpack kernels (backend_cufft_index.hpp,
 // the same functions the kernels call), checked on the CPU: q ranks are emulated, each packs its
 // source stage, the blocks move as the device transpose's counts and displacements say, each

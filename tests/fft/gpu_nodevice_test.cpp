@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cufft backend without a GPU: building any cufft plan throws errc::no_device on every rank
 // (collectively, so no rank hangs). CTest runs this with CUDA_VISIBLE_DEVICES empty, which hides
 // every device, so the path is exercised on machines with GPUs too.

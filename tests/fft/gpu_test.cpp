@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cuFFT backend against the FFTW backend on the same random input: the output of a
 // toru::fft::cufft plan against that of the toru::fft::fftw plan with the same options (rank by
 // rank where the boxes agree; gathered by global index where they do not: the transposed slab

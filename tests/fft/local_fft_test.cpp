@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // local_fft's planes (fft/src/local_fft.hpp) against FFTW's own 2D plan, on random data: under
 // FFTW_ESTIMATE planes beyond L1 run as rows + tiled columns, the rest as one FFTW plan; c2c both
 // ways, r2c and c2r (from a Hermitian input: the r2c of random reals), in and out of place, two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plans on sub-communicators: MPI_Comm_split into two halves, each half runs its own transform of
 // its own data at the same time, and each is compared with serial FFTW. A plan that used
 // MPI_COMM_WORLD anywhere inside would deadlock or mix the halves' data here.

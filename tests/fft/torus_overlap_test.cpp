@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The overlapped pipeline on a described torus, against serial FFTW: the local FFTs follow the
 // all-to-all's own chunks (strategy "overlap at the all-to-all's chunks"), which need not divide the
 // FFT's rows evenly nor match anything the FFT planned. TORU_ALLTOALL_CHUNKS forces odd chunk counts

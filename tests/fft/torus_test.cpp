@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FFT plans on a described torus, against serial FFTW: the torus from TORU_TORUS (registered with it
 // set: it describes MPI_COMM_WORLD, and the pencil rows and columns get the lines they occupy), and
 // the torus given through options3d::comm / options1d::comm.

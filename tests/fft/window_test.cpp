@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The node-local one-copy exchange (docs/fft.md, "One-copy exchanges on a node") and the strategy
 // table: every forced path against serial FFTW on random inputs and awkward sizes, the choice
 // agreed on every rank, the window's lifetime (plan destruction is local; the window goes with

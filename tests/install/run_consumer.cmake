@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ctest driver: installs toru, then builds small consumers against the installed prefix: a C++
 # project, a C-only project and a Fortran-only project through find_package(toru), and a C and a
 # Fortran program through pkg-config alone (mpicc / mpifort), as a Makefile-based code would.

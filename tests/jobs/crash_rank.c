@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A rank that crashes: the job tests check that such a job ends FAILED and says why. The last rank
  * aborts (SIGABRT) while the others wait in a barrier it never reaches, so only the launcher's
  * kill-on-bad-exit (srun) or error handling (mpiexec) can end the step. */

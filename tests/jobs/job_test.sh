@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # job_test.sh [checks] MODE SCRIPT [ARGS...]: runs a job script one way and checks how it ended.
 #   MODE   local   bash SCRIPT (no batch system: the mpiexec fallback)
 #          sbatch  sbatch --wait, then Slurm's record of the job (JobState, ExitCode)

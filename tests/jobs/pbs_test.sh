@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The PBS/Torque paths of jobs/submit and jobs/lib/job.sh without a PBS server: a fake qsub and qstat
 # first on PATH record what they were given and answer as Torque does; the job scripts then run as
 # PBS would start them (PBS_* variables set, from another directory).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A private single-node Slurm (munged, slurmctld, slurmd on localhost, no systemd) for the job tests.
 # Adapted from the project's testbed recipe (Debian 12, Slurm 22.05): everything it starts lives in
 # one state folder (the build folder's, by default) with its own munge socket and key and its own

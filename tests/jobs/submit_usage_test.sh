@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # jobs/submit rejects bad input with exit status 2 and a message naming the argument, before it
 # submits anything; --help describes it.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A real headless browser (Debian's Chromium) loads toru-view's page from a demo stream, plays
 # frames over the WebSocket, and: (1) the DOM it dumps shows frames received and played
 # (the page writes its count into the title and the state line); (2) a screenshot shows the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Codecs and the message format: lossless round trips for every codec and dtype on random data of
 // awkward sizes; PNG decodes to exactly the colour-mapped input; malformed messages are rejected
 // with toru::error, never read out of bounds.

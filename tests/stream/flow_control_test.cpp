@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Flow control on a simulated clock: a producer making frames, a link of a given rate (bytes
 // queued on the connection drain at that rate), and a viewer that plays at fps from a playout
 // buffer and reports four times a second. Checked: the buffer stays between the water marks and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // png_probe FILE X0 Y0 X1 Y1: of the pixels in [X0, X1) x [Y0, Y1) of a PNG, prints how many are
 // not page background (near-white or near-grey) and how many distinct colours there are, as
 // "<non-background> <total> <distinct>". Used by browser_test.sh on Chromium's screenshot.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The publisher across ranks: tiles of uneven, changing height (zero included) are gathered
 // along axis 0 at the root without the simulation waiting and recorded bit-identical; a
 // mismatched call fails on every rank instead of hanging; a bad root is rejected everywhere.

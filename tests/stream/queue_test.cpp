@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The producer's queue: under latest_wins / drop_newest it never waits for the consumer (with a
 // consumer that takes nothing every push returns, and every frame offered is accounted for exactly
 // once: queued, dropped or refused; asserted by counting, not by timing); under block it loses

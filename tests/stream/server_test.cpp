@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The server on loopback: several viewers at once (a stalled one never slows a live one and is
 // dropped, with bounded memory meanwhile), a replay from the start is bit-identical to the
 // recording, disconnect/reconnect, bad input (malformed, oversized, silent, non-JSON) drops only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The recording: every appended record comes back bit-identical after reopening (several
 // segments); a torn tail is truncated on recovery; a writer killed with SIGKILL loses nothing it
 // acknowledged; a full disk (RLIMIT_FSIZE) refuses frames with a log line and no crash; a reader

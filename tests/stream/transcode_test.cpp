@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transcoding on the way to one viewer: 2-D frames box-averaged by a factor (each codec; the values
 // against averages computed here, partial edge blocks included), zstd/lz4 payloads decompressed
 // for a viewer that accepts raw and PNG only (a browser), and no copy when nothing changes.

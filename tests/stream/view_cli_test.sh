@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-view's command line: exit codes (0 help, 2 usage, 1 runtime), a demo stream recorded to
 # disk and watched live by the dump client, then the recording served by --store and replayed
 # from the start: every frame, in order, written to files.

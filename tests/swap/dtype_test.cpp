@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fp16 and bf16 plans. The swap planner is what models half precision in toru (comm and fft run
 // float and double): a half-precision graph has every floating tensor at 2 bytes per element, its
 // ops at the device's 16-bit rate, and plans and simulates like the fp32 one. Checked against the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planner fidelity against PyTorch: torchvision models exported by torch.onnx.export at test time
 // (tests/swap/torch_models.py) import to the same plans as toru's builders, and the bytes the planner
 // says autograd saves match what PyTorch's saved_tensors_hooks sees.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builders against published counts, and the derived backward graph against hand derivation.
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ONNX import round trip on models the test writes itself with the ONNX protobuf API.
 #include <unistd.h>
 

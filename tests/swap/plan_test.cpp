@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Levels and distances, each TFLMS rewrite rule on small graphs with hand-computed peaks, the memory
 // replay against an independent allocator trace, and the time model on chains with known answers.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory profiles: persistent parameter gradients, max-pool indices, context, workspace and
 // fragmentation, each against hand-computed bytes; the "% of bound" convention; the OOM message.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small hand-made graphs for the planner tests.
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The models of docs/swap.md's fidelity table, as PyTorch builds them, and two things about each:
 
   export NAME OUT.onnx BATCH SIZE [--fixed]   torch.onnx.export in training mode (batch norm and

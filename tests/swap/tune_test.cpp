@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recompute units, the tuner's budget guarantee, strategy relations, and bad budgets.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Cartesian layouts on 1, 2, 3, 4, 6 and 8 ranks: line and plane sub-communicators, mappings
 // made collectively, and bad input that must fail the same way on every rank.
 #include <gtest/gtest.h>

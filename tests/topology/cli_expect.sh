@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # cli_expect.sh ok|fail|STATUS REGEX [MIN_LINES] -- COMMAND...
 # Runs COMMAND; passes when its exit status is zero (ok), non-zero (fail) or exactly STATUS (a number:
 # 2 for a usage error, 1 for a runtime error) and its combined output matches the extended REGEX at

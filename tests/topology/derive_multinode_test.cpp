@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // derive_mapping on several nodes, on one machine: this program defines MPI_Comm_split_type, which
 // the topology library's call resolves to (the executable exports it), and answers
 // MPI_COMM_TYPE_SHARED with the pretend nodes a test sets. Every other split goes to PMPI.

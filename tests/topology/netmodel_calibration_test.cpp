@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet model against the emulated torus (tests/topology/data/testbed_2x2x4.json, the 2x2x4,
 // 2x2x2 and 2x4x4 shapes): the testbed's described link rates and TCP/host defaults, no per-row
 // parameters. Calibrated rows: the model within the row's tolerance (10 points) of the testbed.

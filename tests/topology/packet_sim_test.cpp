@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet engine on cases small enough to compute by hand, the schedules' shapes, Open MPI's
 // table, the testbed's tie rule, and errors.
 #include <gtest/gtest.h>

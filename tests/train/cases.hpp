@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small graphs, one per layer (and two whole networks), shared by the PyTorch comparison and the
 // finite-difference tests. Awkward sizes on purpose: odd channels, prime extents, batch 1.
 //

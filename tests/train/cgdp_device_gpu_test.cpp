@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CGDP's device path on a real CUDA device (label gpu; skipped, and reported skipped, without one):
 //  - a CUDA model trained through the device path (gradients to pinned window memory on a copy
 //    stream, host sum and update, weights back on a second stream) ends with the weights of the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """toru-cgdp-sim end to end: its JSON fields, the speedups and weak scaling against the published
 table in docs/train.md ("The published results on paper"), parameter counts against torchvision's
 published sizes, and bad input refused with exit status 2.

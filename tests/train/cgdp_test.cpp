@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CGDP engine against the allreduce engine and a serial reference: on one node, cgdp and
 // cgdp-sum give the weights of data_parallel (ordered) + optimizer bit for bit, for every chunk
 // size and optimizer; the host sum and update equal the serial rank-order sum and the optimizer

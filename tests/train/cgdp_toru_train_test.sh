@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-train --engine cgdp|cgdp-sum|auto end to end on 2 ranks (short MLP runs on Fashion-MNIST):
 #  - cgdp and cgdp-sum end with the allreduce engine's weights, bit for bit (weights_digest), for
 #    two chunkings; --tune runs the chunk search, writes the cache and a second run reads it;

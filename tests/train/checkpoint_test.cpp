@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoint files: round trip, atomic replacement and pruning, corruption and mismatch errors.
 #include "toru/train/checkpoint.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CUDA backend (cuDNN + cuBLAS, train/src/cuda/) against the oneDNN CPU backend on the same
 // graphs, weights, inputs and labels: every layer case of cases.hpp (forward loss and top-1 hits,
 // the gradient of every parameter and of the layer's input, the batch-norm running statistics after

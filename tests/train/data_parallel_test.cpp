@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The data-parallel engine's reduction on synthetic gradients: the ordered reduction equals the
 // rank-order serial sum bit for bit for every bucket size, every readiness order and odd rank
 // counts; MPI_Iallreduce mode agrees to rounding.

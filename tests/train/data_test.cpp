@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fashion-MNIST reading against torchvision's transforms, bad files, and the global sample order.
 #include "toru/train/data.hpp"
 

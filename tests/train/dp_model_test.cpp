@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The data-parallel engine on real models: P ranks with B/P samples each follow the one-rank run
 // with the whole batch B (computed on every rank, no communication) to reassociation tolerance;
 // every bucket size gives bit-identical weights; two runs with the same seed are bit-identical.

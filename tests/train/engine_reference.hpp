@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs tests/train/engine_reference.py (PyTorch, at test time) and returns its JSON.
 #pragma once
 

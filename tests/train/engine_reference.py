@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """References for tests/train, computed with PyTorch at test time.
 
   engine_reference.py optim OUT.json      torch.optim on random tensors, several steps

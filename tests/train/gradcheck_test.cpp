@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Gradient checks by central finite differences for every layer case (cases.hpp): the directional
 // derivative of the loss along a random direction v over all parameters (including the layer's
 // input `x`), (L(p + h v) - L(p - h v)) / 2h, against g . v from backward. The backend computes in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The model contract: bad input, determinism, the memory allocator, dropout masks, slot order and
 // the ready callback, and an MLP that learns.
 #include <gtest/gtest.h>

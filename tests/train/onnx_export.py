@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Exports torchvision's ResNet-18 (random weights, random batch-norm statistics) to ONNX and
 writes an input batch and PyTorch's eval-mode logits for it.
 

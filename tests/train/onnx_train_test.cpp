@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // "Train an ONNX model": torchvision's ResNet-18 exported by torch.onnx.export at test time runs
 // through the trainer with the imported weights; eval-mode logits match PyTorch's (norm-wise
 // relative error < 1e-5), and a training step runs with finite loss and non-zero gradients.

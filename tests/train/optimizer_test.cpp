@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Optimizers and schedules against torch.optim (PyTorch 1.13) on random tensors over several steps.
 #include "toru/train/optimizer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The swap-plan executor on a GPU (train/src/swap_exec/streams_cuda.cpp: the CUDA backend's stream
 // computes, two copy streams move swapped tensors through pinned host buffers, cudaEvents order
 // them; the model's memory is the default cudaMallocAsync pool under a hard capacity = the budget):

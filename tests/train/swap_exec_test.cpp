@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The swap-plan executor on the host-emulated device: same weights bit for bit as the default
 // schedule for every strategy, measured arena peak == the planner's replay, budgets the planner
 // refuses, a model that only fits with a plan, and the copy engines' ordering.

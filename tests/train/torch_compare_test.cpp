@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every layer, a small CNN (fashion-cnn) and a ResNet basic block against PyTorch: the same weights,
 // inputs and labels; forward activations, loss, parameter gradients (including the input's, see
 // cases.hpp) and batch-norm running statistics. PyTorch runs once (tests/train/torch_reference.py)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """PyTorch reference for the trainer's tests: executes toru graphs (dumped as JSON by the C++ test)
 with torch's functional ops and autograd, in float64 or float32.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-train --onnx end to end on 2 ranks, and the builders' large models at tiny synthetic sizes:
 #  - a small CNN exported by PyTorch (tests/train/onnx_export.py cnn, training mode, dynamic batch)
 #    trains 24 steps on Fashion-MNIST: JSON lines for every step and the summary, the mean loss of

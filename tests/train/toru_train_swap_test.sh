@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-train --memory-budget on 2 ranks (fashion-cnn, 3 steps, Fashion-MNIST): swap and recompute
 # plans executed on the emulated device end with the default schedule's weights (weights_digest),
 # the measured peak equals the planned one, the plan swaps / recomputes, --timeline writes an SVG,

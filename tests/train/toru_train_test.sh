@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # toru-train end to end on 2 ranks (short MLP runs on Fashion-MNIST):
 #  - two runs with the same seed give bit-identical weights (the summary's weights_digest);
 #  - a run checkpointed at step 3 and resumed to step 6 ends with the weights of an uninterrupted

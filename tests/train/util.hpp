@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers of the trainer's tests: random data, norm-wise relative error, graph dumps for PyTorch.
 #pragma once
 

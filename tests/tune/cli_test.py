@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """toru-tune's subcommands end to end on a small MPI program with one injected late sender:
 `run` (preloads the tool, then advises: the finding at the marked line), `advise --json`, `report`
 (a self-contained HTML file naming the finding), `rules` (every rule of tune/rules/*.json, read here

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru's internal events: what comm and fft emit, seen through a sink.
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shipped rules on synthetic profiles (the rules the validation programs cannot reach: toru's
 // regions, the tuner's measurements, hardware counters, the trainer), user overrides, formats.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The tuner on synthetic costs (no timing: the iteration time is given), so the known best is known.
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs one validation program under libtoru_tune_pmpi (LD_PRELOAD or linked), then `toru-tune advise
 --json`, and checks the diagnosis: every INJECT(rule) marker of the source must be named by a finding
 of that rule whose location is the marker's file:line; a control (no marker) must raise nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet model's side of the ns-3 cross-check (ns3_shared_link.cc): N flows of `bytes` each
 // from nodes 1..N of a ring of 2N+1 nodes to node 0, so that dimension-order routing sends each the
 // short way, over the shared last link 1 -> 0, as the ns-3 chain does. Same JSON line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet model against the stored testbed figures (tests/topology/data/testbed_2x2x4.json, the
 // testbed's host TCP, BBR; testbed_reno.json, the same testbed with Reno), one column per model
 // variant: the tables of docs/history/benchmarks-2026-12.md "Calibration, fifth session" and "sixth session". The

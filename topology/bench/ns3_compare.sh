@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The packet model's TCP against ns-3.37 on one tbf-shaped link shared by N flows (issue 15).
 # Usage: topology/bench/ns3_compare.sh BUILD_DIR [RATE_MBIT] [FLOWS...]  -> one JSON line per run
 # ("unfinished" > 0: flows ns-3 did not complete in 600 simulated seconds; makespan then meaningless)

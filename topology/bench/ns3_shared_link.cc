@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ns-3 cross-check of toru-netmodel's TCP part: N TCP flows of `bytes` each, from nodes 1..N of a
 // chain to node 0, every link shaped by a tbf queue disc as torus-netns.sh configures it (rate,
 // burst, limit = rate x latency + burst), so all N flows share the last link 1 -> 0 and flow k

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/topology/packet_schedules.hpp"
 
 #include <fmt/format.h>

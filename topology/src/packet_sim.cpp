@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet engine: a binary heap of timed events over links, router buffers, TCP connections (or
 // credit-driven NICs) and the MPI-like operation layer. See packet_sim.hpp for the model.
 #include "toru/topology/packet_sim.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sub-torus a sub-communicator's ranks occupy (mapping.hpp): how a torus that describes one
 // communicator (TORU_TORUS describes MPI_COMM_WORLD) carries over to the communicators split from it.
 #include <numeric>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // train_layer_bench: achieved GFlop/s of the CPU backend's kernels per layer type (forward and
 // backward, what the trainer runs: primitive plus any relayout), and for every row the bare oneDNN
 // primitive on data already in its layouts (what the library alone reaches, benchdnn-style, since

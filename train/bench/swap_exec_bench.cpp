@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // swap_exec_bench: the swap-plan executor on the host-emulated device against the planner.
 //
 //   swap_exec_bench step     --model resnet18 --image 32 --batch 8 --fraction 0.6 --strategy swap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The trainer's internal backend interface: one kernel per forward op, created once (shapes are
 // fixed for a model's life), run forward and backward by the executor (model.cpp) over storage it
 // allocates through the backend's device_memory.

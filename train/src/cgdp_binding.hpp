@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where CGDP's host helper threads run: hwloc, away from the cores the node's workers are bound to.
 #pragma once
 

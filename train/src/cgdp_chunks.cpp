@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Layers and chunks of a model's parameter slots (toru/train/cgdp.hpp).
 #include <numeric>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CGDP's device path: the copies between a worker's CUDA device and the node's host window.
 // Gradients leave on a copy stream into pinned (registered) window memory and publish their chunk
 // from a host callback once they have landed; new weights return on a second stream, one event per

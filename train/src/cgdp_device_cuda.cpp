@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CGDP's device path on CUDA (cgdp_device.hpp).
 #include <cuda_runtime_api.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builds without the CUDA backend: CGDP has no device path.
 #include "cgdp_device.hpp"
 #include "toru/core/error.hpp"

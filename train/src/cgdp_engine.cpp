@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CGDP engine on host memory: node-shared window, helper threads, host sum and update.
 #include <algorithm>
 #include <atomic>

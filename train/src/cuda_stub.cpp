@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builds without the CUDA backend (no CUDA toolkit or cuDNN, or train/cuda.cmake absent).
 #include "backend.hpp"
 #include "toru/core/error.hpp"

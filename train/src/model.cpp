@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "toru/train/model.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The model's internals, shared with the swap-plan executor (swap_exec/), which runs the same
 // kernels over storage it allocates and frees step by step. Not a public header.
 #pragma once

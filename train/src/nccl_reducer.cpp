@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "nccl_reducer.hpp"
 
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NCCL side of the data-parallel engine, in its own translation unit so that a build without
 // NCCL compiles nccl_reducer_none.cpp instead (no #ifdef in the engine).
 #pragma once

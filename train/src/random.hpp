@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Counter-based random numbers: a value is a pure function of its coordinates (no generator state),
 // so dropout masks and initial weights do not depend on thread count, rank count or call order.
 #pragma once

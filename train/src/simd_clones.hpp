@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TORU_SIMD_CLONES: a function built twice, for x86-64-v3 (AVX2 and FMA, where std::fma is one
 // instruction and loops vectorise wide) and for the baseline, picked at load time (an ifunc).
 // Left out under the sanitizers, whose runtimes start after ifunc resolvers run.

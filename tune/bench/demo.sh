@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The tuner demonstrations of docs/history/benchmarks-2026-12.md (tune section): toru's FFT and toru-dns, each
 # started from a deliberately bad configuration, against the exhaustive best.
 #   tune/bench/demo.sh [BUILD_DIR] [RANKS]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The overhead of libtoru_tune_pmpi.so on toru-dns and toru-fft-bench (docs/history/benchmarks-2026-12.md, tune section):
 # each program run off, with profiling (TORU_TUNE_TRACE=0) and with tracing (OTF2 written at
 # MPI_Finalize), in rotating order, ROUNDS times; the figure of each mode is its fastest run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tune_fft_demo: the tuner (toru::tune::tuner) on toru's 3D FFT, started from a deliberately bad
 // configuration, against the best configuration found by timing every one (exhaustive search).
 //

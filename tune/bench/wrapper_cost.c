@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The cost libtoru_tune_pmpi.so adds to one MPI call: N calls of MPI_Allreduce (one double) and N
  * zero-byte MPI_Sendrecv to self on a single rank (no partner, no waiting), timed with and without
  * the library preloaded. Prints nanoseconds per call (the fastest of 5 rounds).

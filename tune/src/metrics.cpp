@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The metrics rules see, derived from a profile. Fractions are of the run's total rank time
 // (wall x ranks) unless named otherwise; imbalance is (max - mean) / max over ranks.
 #include <algorithm>

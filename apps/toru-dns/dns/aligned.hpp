@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Storage for fields: 64-byte aligned, so FFTW's new-array execute accepts any of them in place of
 // the arrays a plan was made with (FFTW compares alignments, and SIMD codelets need 32 bytes).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoints: the spectral velocity in global natural order, so any rank count and any
 // decomposition can read what any other wrote.
 //

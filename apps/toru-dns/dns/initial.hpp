@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Initial conditions. Each fills the solver's spectral velocity (dealiased, divergence-free) and
 // is independent of the decomposition: the same arguments give the same field on any rank count.
 #pragma once

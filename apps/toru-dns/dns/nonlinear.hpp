@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The nonlinear term of incompressible Navier-Stokes in rotational form,
 //   N(u) = P[ u x omega ],   omega = curl u,
 // with P the projection onto divergence-free fields (it absorbs the pressure and |u|^2/2). The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A plane of the velocity for watching a run (toru-dns --stream-*): u_i(x, y, z = 0) on the n x n
 // grid, computed from the spectral field without a 3-D inverse transform. Summing u_hat over k_z
 // with the Hermitian weights (1 on k_z = 0 and n/2, 2 between) gives the 2-D spectrum of the

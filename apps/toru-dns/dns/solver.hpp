@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The time stepper of the DNS: du_hat/dt = N(u) - nu |k|^2 u_hat + A u_hat, with N the dealiased,
 // projected nonlinear term (nonlinear.hpp) and A u the optional linear forcing (Lundgren 2003;
 // Rosales & Meneveau 2005) at constant power: A = eps_f / (2 E), so the forcing injects eps_f.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "dns/spectral.hpp"
 
 #include <algorithm>

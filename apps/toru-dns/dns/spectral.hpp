@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The spectral grid of a (2 pi)^3 periodic box: wavenumbers of this rank's modes, the 2/3-rule
 // dealiasing mask, the Hermitian weights of the half spectrum, and the quadratic diagnostics.
 //

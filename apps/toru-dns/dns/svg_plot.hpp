@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small line-plot writer (SVG), so every run leaves pictures without a plotting package.
 #pragma once
 

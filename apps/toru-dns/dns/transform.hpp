@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The real-to-complex 3D FFT the solver runs on, behind one small interface so that toru's FFT and
 // FFTW-MPI do exactly the same work around them (same layouts, same copies, same scaling): the
 // comparison of --fft toru and --fft fftw-mpi is then a comparison of the transforms alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FFTW-MPI's slab r2c/c2r behind the solver's transform interface: the peer of toru's FFT in the
 // --fft fftw-mpi comparison. Plans are made once on the plan's own aligned arrays and executed on
 // the solver's arrays (new-array execute; all solver arrays are 64-byte aligned).

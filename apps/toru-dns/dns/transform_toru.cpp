@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru's fft3d_r2c behind the solver's transform interface.
 #include <cstddef>
 #include <vector>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* toru/comm.h — the C interface of comm/: drop-in MPI_Alltoall(v), persistent all-to-all plans and
  * wisdom. Conventions and result codes: toru/core.h. */
 #ifndef TORU_COMM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* toru/core.h — the part of toru's C interface every module shares: result codes, error text and
  * the version. toru/comm.h and toru/fft.h include it; toru/toru.h includes them all.
  *

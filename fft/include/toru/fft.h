@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* toru/fft.h — the C interface of fft/. Conventions and result codes: toru/core.h. */
 #ifndef TORU_FFT_H
 #define TORU_FFT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* toru/toru.h — all of toru's C interface: toru/core.h (result codes, errors, version),
  * toru/comm.h (all-to-all) and toru/fft.h (parallel FFTs). Include a module's header alone to depend
  * on that module only (pkg-config toru-comm / toru-fft). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A C code linking the installed toru: the C API is callable and links. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A downstream code using the installed toru package.
 #include <cstdio>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A C code linking the installed toru, through CMake or through pkg-config alone: checks the
  * version and that the 3D FFT of a unit impulse at the origin is 1 everywhere. */
 #include <math.h>

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! A Fortran code linking the installed toru, through CMake or through pkg-config alone: the 3D
 ! FFT of a unit impulse at the origin is 1 everywhere. Exit status 0 = pass.
 program toru_fortran_only

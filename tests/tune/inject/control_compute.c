@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Control: balanced compute, a halo exchange whose receives are posted before the work, an
  * all-reduce per step. The tool must find nothing. */
 #include "inject.h"

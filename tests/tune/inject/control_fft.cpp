@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control with toru inside: a 3D FFT round trip and an all-reduce per step, balanced. The tool must
 // find nothing, and the profile must hold toru's own phases (fft.execute, comm.alltoall).
 #include <mpi.h>

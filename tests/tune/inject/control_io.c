@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Control: every rank writes its own 8 MiB in 1 MiB blocks, balanced. The tool must find nothing. */
 #include <fcntl.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One injected bottleneck: the last rank computes five times longer before every all-reduce. */
 #include "inject.h"
 

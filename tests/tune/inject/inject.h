@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the validation programs: "compute" as a sleep, so that a rank's work does not depend on
  * how many other ranks share its core (the tests run oversubscribed on small machines). Each
  * program takes the directory for its files as argv[1]. The line of the injected bottleneck

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One injected bottleneck: in every pair the even rank sends 4 MiB right away with a synchronous send
  * (it completes only once the receive is posted, as a rendezvous send of this size would; Ssend
  * makes it so whatever the MPI library's protocol), the odd rank computes 0.1 s before it receives. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One injected bottleneck: in every pair (0,1), (2,3), ... the even rank computes 0.1 s before it
  * sends, the odd rank only 0.01 s before it receives. */
 #include "inject.h"

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! One injected bottleneck, in Fortran (mpif.h bindings): rank 0 computes 0.1 s before it sends,
 ! rank 1 receives at once.
 program late_sender_f

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One injected bottleneck: rank 0 writes everybody's output (64 MiB a step, enough that even a fast page cache spends well over the rule's 0.05 s in it) while the others wait. */
 #include <fcntl.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One injected bottleneck: pairs exchange 8-byte messages 5000 times instead of one message. The
  * latency is paid where the rank waits for the reply: the receive is the site to name. */
 #include "inject.h"

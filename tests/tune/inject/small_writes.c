@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One injected bottleneck: every rank writes its records 64 bytes at a time (20000 system calls). */
 #include <fcntl.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Batch normalization on oneDNN.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oneDNN CPU backend: shared pieces of its kernels (one file per layer family). Each kernel
 // creates its primitives once (shapes are fixed), keeps oneDNN's preferred layouts for what it
 // produces, and reorders an input only where its producer's layout differs from what the primitive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Elementwise layers: activations (oneDNN eltwise) and dropout.
 #include <omp.h>
 

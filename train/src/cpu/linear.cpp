@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fully connected layer on oneDNN matmul.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Softmax cross-entropy over the class axis against int32 labels, mean over every labelled position
 // (PyTorch's CrossEntropyLoss with reduction 'mean').
 #include <cmath>

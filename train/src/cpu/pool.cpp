@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pooling: oneDNN max/average pooling and PyTorch-style adaptive average pooling.
 #include <omp.h>
 

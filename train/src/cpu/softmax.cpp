@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Softmax on oneDNN.
 #include <algorithm>
 

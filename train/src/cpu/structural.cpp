@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Layers that move data: reshape-like ops, add, concat.
 #include <algorithm>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "backend_cuda.hpp"
 
 #include <fmt/format.h>

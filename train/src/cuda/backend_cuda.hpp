@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The trainer's CUDA backend (backend_kind::cuda): the layers of layers.hpp behind the executor's
 // kernel interface (train/src/backend.hpp). Every tensor is stored plain (row-major, NCHW), so
 // read_plain/write_plain are plain copies and no kernel ever reorders.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CUDA backend's kernels: each forward op of the graph mapped onto a layer of layers.hpp.
 // Op types and input conventions are the CPU backend's (train/src/cpu/): builder names and their
 // ONNX spellings, parameters as extra inputs, batch-norm running statistics as buffers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Batch normalisation on cuDNN (layers.hpp).
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Convolution on cuDNN (layers.hpp). The algorithm of each direction is chosen once per shape, when
 // the layer is built, from cuDNN's heuristic ranking.
 #include <algorithm>

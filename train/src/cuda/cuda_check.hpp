@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Error checks of the CUDA backend: every CUDA runtime, cuDNN and cuBLAS call goes through one of
 // these, which throw toru::error naming the call (errc::out_of_memory for allocation failures, so
 // callers can tell a full device from a broken one). The CUDA runtime's is toru's one check

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One CUDA device as the backend sees it: the device ordinal, one stream every kernel, cuDNN and
 // cuBLAS call is queued on, the cuDNN and cuBLAS handles bound to that stream, and the capacity-
 // limited memory everything (activations, workspaces) is allocated from.

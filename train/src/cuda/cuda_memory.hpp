@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GPU memory of the CUDA backend: a toru::train::device_memory (capacity, high-water mark) whose raw
 // allocations come from the device's stream-ordered pool (cudaMallocAsync / cudaFreeAsync on the
 // backend's stream). The pool keeps freed blocks cached instead of returning them to the driver, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RAII owners of cuDNN's (legacy, still shipped in cuDNN 9) descriptors. Every shape the backend
 // uses is plain NCHW fp32.
 #pragma once

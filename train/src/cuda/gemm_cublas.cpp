@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Linear and matmul on cuBLAS (layers.hpp), all through one row-major GEMM mapping (run_gemm).
 #include <limits>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernels of the CUDA backend (see kernels.hpp). Grid-stride loops over 64-bit indices; reductions
 // run in a fixed order (one block per row, a fixed tree in shared memory), so results do not depend
 // on scheduling and two runs are bit-identical.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Elementwise and small reduction kernels of the CUDA backend (kernels.cu), for what cuDNN and cuBLAS
 // do not offer: GELU, counter-based dropout, add, row bias and column sums (linear), the
 // cross-entropy loss and its gradient from cuDNN's log-softmax, and layer normalisation.

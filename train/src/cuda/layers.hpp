@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CUDA backend's layers over raw device pointers: cuDNN for convolution, batch norm, pooling,
 // ReLU/sigmoid and softmax; cuBLAS for linear and matmul; kernels.cu for the rest. Each layer is
 // built once per shape (descriptors, chosen algorithms and workspace sizes cached) and then run with

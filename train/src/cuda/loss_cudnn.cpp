@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Softmax and softmax cross-entropy: cuDNN's (log-)softmax, the loss and its gradient in kernels.cu
 // (layers.hpp).
 #include <limits>

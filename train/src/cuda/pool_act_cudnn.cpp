@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pooling and ReLU/sigmoid on cuDNN (layers.hpp).
 #include <limits>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The device side of the plan executor: the compute stream's timing, the two copy streams, the
 // host buffers swapped tensors live in, and the events between them. One implementation per device:
 // the host-emulated one (copy-engine threads, host waits; streams_emulated.cpp) and CUDA (one compute

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The graph the plan executor runs, as the planner must see it (plan_executor.hpp).
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internals of the plan executor shared between its files.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plan executor: runs a swap::plan's steps (compute, swap-out, swap-in, free) over the model's
 // kernels, one compute stream (this thread) and the emulated device's two copy engines.
 #include "toru/train/plan_executor.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CUDA device's streams for the plan executor: the CUDA backend's stream computes (every kernel
 // and every stream-ordered cudaMallocAsync/cudaFreeAsync of the model's memory is queued on it), two
 // copy streams of their own move swapped tensors through pinned host buffers (cudaHostAlloc), and

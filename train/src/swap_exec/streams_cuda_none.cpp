@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builds without the CUDA backend: the plan executor runs on the emulated device only.
 #include "device_streams.hpp"
 #include "toru/core/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The host-emulated device's streams: compute is the calling thread, copies are copy_engine threads
 // (emulated_device.hpp), and waiting for an event blocks the host thread, which is what a stall of
 // the compute stream is here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rank 0's part of MPI_Finalize: every rank's statistics and events merged into one profile, with
 // the wait states found by matching sends to receives and collective instances across ranks.
 #pragma once

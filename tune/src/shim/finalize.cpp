@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI_Finalize: clock offsets, symbolisation, the gather of every rank's statistics and events to
 // rank 0, the wait-state analysis (late sender, late receiver, wait at collective), and the run
 // directory (profile.json, findings.json, report.html, trace/ in OTF2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bodies shared by the C (MPI_*) and Fortran (mpi_*_) wrappers: time the call, attribute it to
 // the caller's return address, record the event the wait-state analysis matches at finalize.
 #pragma once

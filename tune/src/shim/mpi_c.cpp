@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C MPI wrappers (the PMPI profiling interface): each forwards to PMPI_* and records the call at
 // its caller's return address.
 #include <mpi.h>

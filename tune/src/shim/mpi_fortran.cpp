@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fortran MPI wrappers (mpif.h and the `mpi` module, which call the mpi_*_ symbols): Open MPI's
 // Fortran bindings call the C PMPI_* entry points directly, so the C wrappers never see Fortran
 // calls. Each wrapper here forwards to the Fortran pmpi_*_ symbol, looked up at first use (a C

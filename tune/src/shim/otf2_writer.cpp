@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "otf2_writer.hpp"
 
 #include <otf2/otf2.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The OTF2 trace of a run (Score-P's format: Vampir, Scalasca and otf2-print read it), written
 // serially by rank 0 from the gathered events: one location per rank, Enter/Leave per MPI call,
 // I/O call and toru region.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include <stdexcept>
 
 #include "otf2_writer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hardware counters through PAPI, loaded at run time (dlopen): where libpapi or the counters are
 // missing (virtual machines expose none), the profile says so and nothing fails.
 #pragma once

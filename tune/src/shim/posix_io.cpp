@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // POSIX I/O wrappers (open, read, write, pread, pwrite, fsync, fdatasync, close): time and bytes per
 // call site, between MPI_Init and MPI_Finalize, outside MPI calls. TORU_TUNE_IO=0 turns them off.
 // Only calls that go through the dynamic symbol are seen: stdio's buffered writes reach write()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "recorder.hpp"
 
 #include "papi_probe.hpp"

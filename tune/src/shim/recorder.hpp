@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-process state of libtoru_tune_pmpi.so: call-site statistics and a bounded event buffer, filled
 // by the MPI (C and Fortran), POSIX I/O and toru-event wrappers, written out at MPI_Finalize.
 #pragma once

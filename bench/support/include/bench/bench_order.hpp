@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // bench/bench_order.hpp (bench/support): the order in which a bundled benchmark times its rows, one rep after
 // another. A row that always runs right after the same neighbour inherits that neighbour's state:
 // on the emulated torus, TCP connections that MPI_Alltoall has just driven into loss; on one node,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // bench/demo_driver.hpp (bench/support): the driver both tuner demonstrations share
 // (tune/bench/tune_fft_demo, apps/toru-dns/tune_dns_demo; their targets link toru::tune): time every
 // configuration (the exhaustive best), run toru::tune::tuner from a deliberately bad start as an

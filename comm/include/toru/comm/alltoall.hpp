@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Drop-in replacements for MPI_Alltoall / MPI_Alltoallv: same arguments, so a code switches by
 // renaming the call.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Persistent all-to-all plans (in the spirit of MPI_Alltoall_init): equal blocks (alltoall_plan)
 // and variable counts (alltoallv_plan), any MPI datatype, in place or out of place.
 //

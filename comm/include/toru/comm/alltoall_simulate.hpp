@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The all-to-all schedules fed to the topology flow simulator: how close each algorithm gets to
 // the bound T_min = P*m*L/(8B) on a torus, without running anything.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::comm::communicator — an MPI communicator together with its torus model, rank mapping,
 // the line/plane sub-communicators of the indirect all-to-all, and a communication thread.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NCCL transport: all-to-all (grouped ncclSend/ncclRecv) and allreduce on device-resident buffers,
 // one GPU per rank. Built when TORU_ENABLE_NCCL; otherwise nccl_communicator::enabled() is false and
 // the constructor throws toru::error(unsupported).

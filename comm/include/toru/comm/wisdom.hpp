@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // All-to-all wisdom: the choices measure mode made, kept per process and saved/loaded as JSON so a
 // later run skips the measurement (like FFTW wisdom).
 //

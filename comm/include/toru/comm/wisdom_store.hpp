@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One file for every choice toru measures and keeps between runs, each user in a section of its own:
 //
 //   {"toru_wisdom": 1,

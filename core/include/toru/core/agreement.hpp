@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Agreement of a collective call's arguments across ranks (target toru::core_mpi): the mechanism
 // behind the rule that a public entry point agrees on all its arguments before any rank may fail.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whether this process can see a GPU. Compiled against CUDA when the build has it;
 // otherwise always 0, so callers need no #ifdef. Defined in toru::core_device (not toru::core), the
 // one core library that links the CUDA runtime.

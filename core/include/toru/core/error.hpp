@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::error — the one exception type every toru module throws.
 //
 // A message names the offending argument and what was expected; the error also

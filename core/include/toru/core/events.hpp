@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru's internal events: named phases (begin/end, with bytes and a value) that toru's modules emit
 // and a performance tool (tune/'s libtoru_tune_pmpi.so, a trainer's profiler, a test) receives.
 //

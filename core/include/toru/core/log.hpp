@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Minimal leveled logging to stderr, prefixed with the rank.
 // The level comes from TORU_LOG (error, warn, info, debug); default warn.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI helpers shared by the MPI-based modules (target toru::core_mpi).
 // swap/ stays free of MPI by linking toru::core only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Escaping text for XML/HTML/SVG output (swap's timeline, tune's report, toru-dns's plots).
 #pragma once
 

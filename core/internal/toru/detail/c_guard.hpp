@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // For implementers of toru's C API (comm, fft): runs C++ code behind a C function, turning any
 // exception into a toru_result and keeping its message for toru_last_error(). Internal: it lives
 // outside every include/ folder, is not installed, and reaches modules through the build-only

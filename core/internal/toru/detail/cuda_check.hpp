@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // For toru's CUDA code (comm, fft, train): the one check of a CUDA runtime call. Internal: outside
 // every include/ folder, never installed, reached through the build-only target toru_internal;
 // only files compiled where CUDA exists include it (the *_cuda.cpp / .cu variants).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // For toru's NCCL code (comm's transport): the one check of an NCCL call. Internal, like
 // cuda_check.hpp; only files compiled where NCCL exists include it.
 #pragma once

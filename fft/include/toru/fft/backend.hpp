@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FFT backends, picked by tag type: toru::fft::fftw (host memory) and toru::fft::cufft (device memory).
 //
 //   toru::fft::fft3d<double, toru::fft::fftw> plan(MPI_COMM_WORLD, {64, 64, 64});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Distributed 1D complex FFT of N = n1 * n2 points (six-step: transpose, n2 FFTs of length n1,
 // twiddle, transpose, n1 FFTs of length n2, transpose), as FFTW-MPI's rank-1 DFT.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Parallel 3D FFTs of an n0 x n1 x n2 array (row-major: n2 fastest) distributed over an MPI
 // communicator: complex-to-complex (fft3d) and real-to-complex / complex-to-real (fft3d_r2c).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Payload codecs: raw, zstd and lz4 (lossless, any dtype), PNG (a 2-D array through a colour
 // map, for viewing; lossy by quantisation to 256 colours). One free function per direction.
 #pragma once

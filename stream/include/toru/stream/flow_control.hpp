@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-viewer flow control: pure logic on a caller-supplied clock, so it is unit-tested with a
 // simulated one (tests/stream/flow_control_test.cpp) and run by the server on the real one.
 //

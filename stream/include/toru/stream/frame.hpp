@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A frame: one typed array (a field slice, a spectrum, a curve) with its metadata, and the one
 // message format every part of stream/ shares: the store records it, the transports send it, the
 // browser and the dump client parse it. A message is immutable once encoded, so a replay from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The frames a server can send: the newest `cache_frames` messages in memory, and, when a
 // recording is attached, every frame ever recorded (read back from the segment store). It is the
 // frame_index the flow controllers consult.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bounded, pre-allocated queue between the simulation and the publisher's encoder thread.
 // push() copies a frame into a free slot, taking no lock and waking nobody (the consumer polls;
 // see the private section). When no slot is free the policy decides: latest_wins replaces

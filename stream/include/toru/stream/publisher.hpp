@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::stream::publisher: the producer side, inside a simulation. publish() copies a frame into
 // a bounded, pre-allocated queue and returns; it never waits for a viewer or the network. A
 // background thread encodes (raw, zstd, lz4; PNG through a colour map for 2-D frames), records to

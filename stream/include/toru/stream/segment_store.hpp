@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The recording: an append-only store of messages in segment files with an index, so viewers can
 // join late, seek and replay, and a crash loses nothing acknowledged.
 //

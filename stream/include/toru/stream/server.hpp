@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sending side of stream/: serves the frames of a frame_log to any number of viewers, each
 // with its own flow controller and its own bounded send queue, so one slow viewer never slows
 // the others or the producer. Two transports on one I/O thread:

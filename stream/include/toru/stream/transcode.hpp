@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What one viewer receives can differ from what was recorded: a viewer that cannot keep up under
 // the reduce_resolution policy gets 2-D frames box-averaged by a factor per axis, and a viewer
 // that cannot decode zstd or lz4 (a browser) gets those payloads as raw. The server transcodes a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A viewer over plain TCP, for scripts, tests and benchmarks (toru-view --dump uses it): it keeps a
 // playout buffer, plays one frame per 1/fps on its own clock (ticks at fixed instants from the
 // start; never paced by arrivals) once the start-up buffer is full (live: latency_s x fps frames

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::swap::builder — builds a forward training graph op by op, with each op's shapes, FLOPs and
 // saved tensors filled in as the model builders (models.hpp) do; the trainer's tests and benchmarks
 // build their small graphs with it, and swap::derive_backward (graph.hpp) adds the backward.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device and host-link descriptions for the time model, with presets.
 //
 // Rates are *achieved* rates (a fraction of the datasheet peak, given per preset in device.cpp),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Training-graph IR of the memory planner: tensors, ops, and the derivation of the backward and
 // update ops from a forward graph.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Forward-graph builders for the models the planner is checked on.
 //
 // Every op carries the attributes an executor needs (op_attributes) and every parameter its

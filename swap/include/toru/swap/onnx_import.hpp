@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ONNX import: a forward model exported from PyTorch or TensorFlow becomes a forward graph with a
 // loss on its first output, ready for make_training_graph().
 //

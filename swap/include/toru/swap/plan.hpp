@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planning on a training graph: categorized topological order, recompute units, TFLMS swap
 // rewriting, and the executable schedule (compute, swap-out, swap-in and free steps in program order).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Simulator: exact memory replay of a plan plus a time model with one compute queue and two copy
 // queues (device-to-host, host-to-device).
 //

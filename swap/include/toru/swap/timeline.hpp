@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SVG timeline of one simulated step: device memory in use over time (with the budget line) above
 // three lanes for the compute queue (forward, backward, update, recompute ops coloured apart) and
 // the two copy queues, so stalls show as gaps in the compute lane.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Strategy selection and auto-tuning: the swap parameters and the recompute set that minimise the
 // simulated step time under the device (and host) memory budget.
 //

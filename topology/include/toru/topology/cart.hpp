@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::topology::cart — a communicator laid out on a torus, with its line and plane
 // sub-communicators (the communicators the indirect all-to-all runs on).
 //

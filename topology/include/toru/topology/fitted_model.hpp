@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fast tier of the network model: what fraction of T_min each all-to-all schedule reaches,
 // fitted on the packet tier (packet_sim.hpp) and applied at any torus size (8192-65536 nodes and
 // beyond, where packets cannot be simulated in minutes).

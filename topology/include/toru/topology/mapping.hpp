@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::topology::mapping — which rank sits at which torus coordinates.
 //
 // A mapping is a bijection between ranks 0..P-1 of a communicator and the P nodes of a torus.

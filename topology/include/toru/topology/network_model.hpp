@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::topology network model: dimension-order routes, link loads, and the all-to-all bound.
 //
 // Links. Every node has two directed links per axis, numbered by link_index(node, axis, dir):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::topology node view: what one node holds (hwloc), and pinning a communication thread.
 //
 // probe_node() loads the hwloc topology of the calling process's node (I/O devices included, to

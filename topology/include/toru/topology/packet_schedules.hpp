@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // All-to-all schedules for the packet simulator: what each algorithm posts, step by step.
 //
 //   linear     every send and receive posted at once (Open MPI coll/base basic_linear and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Packet-level network simulator: what a flow model cannot show about an all-to-all on a torus.
 //
 // Every directed link of the torus transmits one packet at a time at its bandwidth, after which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::topology::simulator — a flow-level simulator of phased and pipelined schedules.
 //
 // A schedule is a set of tasks with dependencies (a task starts when all the tasks it comes

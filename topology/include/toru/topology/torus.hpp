@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // toru::topology::torus — the shape of the machine as toru models it.
 //
 // A torus has 1 to 6 axes. Each axis has an extent (nodes along it), a link kind (a ring with

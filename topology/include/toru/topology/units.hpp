@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Quantities with units, as written in torus specs, JSON files and command lines.
 //
 // Every toru quantity is stored in base SI units: bytes, bytes per second, seconds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CPU-GPU data parallelism (CGDP): the workers (one MPI rank per device; on CPU-only machines the
 // rank itself stands for the device) run forward and backward; the host aggregates the gradients
 // and applies the optimizer step, chunk by chunk, while backward is still running.

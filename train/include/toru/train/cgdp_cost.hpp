@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Cost model of one training step for the allreduce engine and for CGDP (toru/train/cgdp.hpp), per
 // layer and per chunk. Pure functions of measured (or assumed) costs, so the same model serves
 // `toru-train --explain` (costs measured on this machine) and the simulation of the published

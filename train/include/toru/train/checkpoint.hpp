@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoints of a data-parallel training run: everything a resumed run needs to continue bit for
 // bit (weights, batch-norm buffers, optimizer state and step, data position, seed), and what is
 // needed to refuse a checkpoint of another run (model name and signature, rank count).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runtime search of CGDP's chunk size (the patent's claims 2-5, as reconstructed in
 // docs/train.md): start from the cost model's best uniform chunk size, time each candidate over a
 // window of steps (median, the first `warmup` steps of the window excluded), grow the search

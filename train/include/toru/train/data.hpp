@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Training data: Fashion-MNIST from its IDX files, seeded synthetic images of any shape, and the
 // global sample order that makes a data-parallel run see exactly what a one-rank run sees.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Data-parallel engine: every rank holds a replica of the model, runs forward and backward on its
 // shard of the global batch, and this engine averages the gradients over the ranks while backward
 // is still running.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory of one device (host or GPU) behind one allocator with a hard capacity and a high-water
 // mark, shared by the trainer's backends and the swap executor: what a model allocates (activations,
 // parameters, gradients, workspaces) is counted here, so a measured peak can be compared with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A host-emulated accelerator for CPU-only machines and CI: the device memory is the model's
 // allocator with a hard capacity (device_memory: an allocation past it throws
 // errc::out_of_memory like a GPU's allocator, and keeps a high-water mark), and two copy engines,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A per-op hook into a model's forward: engines that deliver weights piecewise (CGDP hands each
 // chunk's update to the worker only when the forward reaches it) wait at the op that first needs
 // them instead of before the whole forward.

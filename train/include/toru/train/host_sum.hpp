@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The host kernel of CGDP's helpers: the node's gradient copies summed in rank order and divided,
 // in one cache-blocked pass over memory (each input read once, the output written once). Public
 // so that toru-train's calibration times the very code the helpers run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Executor of a swap/ forward graph: the trainer's model. The contract between the layers (backends)
 // and the engines (data parallel, CGDP, swap executor) that drive them.
 //

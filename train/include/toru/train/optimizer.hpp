@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Optimizers and learning-rate schedules over a model's flat parameter and gradient buffers
 // (host memory). The update rules are PyTorch 1.13's (torch.optim.SGD with dampening 0, Adam
 // without amsgrad), element for element in float with the scalars in double, so a toru run and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Executes a swap/ plan (swap-outs, swap-ins, recomputation, frees) inside the trainer's forward and
 // backward, on the host-emulated device (emulated_device.hpp): one compute stream (the calling
 // thread) and two copy streams, synchronised by events, as the planner's time model assumes.

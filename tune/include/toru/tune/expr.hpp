@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rule condition language: a small, safe expression language over named metrics, parsed by a
 // recursive-descent parser into a tree (no eval, no side effects, no loops).
 //

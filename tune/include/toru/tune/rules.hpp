@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The open rules database: bottleneck patterns as data files (JSON), evaluated over the metrics of
 // one run's profile (profile.json, written by libtoru_tune_pmpi.so at MPI_Finalize).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Online tuning of toru's own knobs between iterations of a running application.
 //
 //   toru::tune::tuner t(MPI_COMM_WORLD, toru::tune::fft_knobs(), start, {.wisdom = "tune.json",
