@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git python3
+  build-essential cmake ninja-build pkg-config git python3 ccache
   openmpi-bin libopenmpi-dev
   libfftw3-dev libfftw3-mpi-dev
   libhwloc-dev

@@ -20,6 +20,14 @@ case ${1:-} in
 esac
 bash scripts/install-deps.sh
 build=${TORU_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${TORU_CMAKE_ARGS:-}
+# ccache (installed above) makes a rebuild of unchanged sources, a second clone's included, cheap.
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+    -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+# Warnings are errors here (CI runs this script); a plain cmake build only prints them.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTORU_WARNINGS_AS_ERRORS=ON \
+  "${launcher[@]}" ${TORU_CMAKE_ARGS:-}
 cmake --build "$build" --parallel "$(nproc)"
 ctest --test-dir "$build" --output-on-failure --timeout 600 "${tier[@]}" ${TORU_CTEST_ARGS:-}

@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/cli.hpp"
 #include "dns/checkpoint.hpp"
 #include "dns/initial.hpp"
 #include "dns/slice.hpp"
@@ -469,7 +470,7 @@ int run(const settings& cli, MPI_Comm comm) {
 
 int main(int argc, char** argv) {
   settings s;
-  CLI::App app{"toru-dns: pseudo-spectral DNS of incompressible Navier-Stokes in a (2 pi)^3 periodic box"};
+  CLI::App app{"toru-dns: pseudo-spectral DNS of incompressible Navier-Stokes in a (2 pi)^3 periodic box", "toru-dns"};
   app.add_option("--n", s.n, "grid points per axis")
       ->check(CLI::Range(std::int64_t{4}, std::int64_t{16384}))
       ->capture_default_str();
@@ -531,47 +532,31 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   toru::set_error_rank(rank);
-  int rc = 0;
-  try {
-    try {
-      app.parse(argc, argv);
-      s.n_given = app.count("--n") > 0;
-      s.re_given = app.count("--re") > 0;
-      s.scheme_given = app.count("--scheme") > 0;
-      s.forcing_given = app.count("--forcing") > 0;
-      if (!s.restart.empty() && app.count("--ic") > 0 && s.ic != "checkpoint")
-        throw CLI::ValidationError(
-            "--restart", "--restart starts from a checkpoint; expected no --ic or --ic checkpoint, got --ic " + s.ic);
-      if (s.ic == "checkpoint" && s.restart.empty())
-        throw CLI::ValidationError("--ic", "--ic checkpoint needs --restart FILE");
-      if (s.dealias != "two-thirds")
-        throw CLI::ValidationError("--dealias", "phase-shift dealiasing is not implemented; expected two-thirds");
-      if (s.fft == "fftw-mpi" && s.decomp == "pencil")
-        throw CLI::ValidationError("--decomp",
-                                   "FFTW-MPI has slabs only; expected --decomp auto or slab with --fft fftw-mpi");
-      parse_times(s.spectra_at);
+  const int rc = toru::apps::run_cli(
+      app, argc, argv,
+      [&] {
+        s.n_given = app.count("--n") > 0;
+        s.re_given = app.count("--re") > 0;
+        s.scheme_given = app.count("--scheme") > 0;
+        s.forcing_given = app.count("--forcing") > 0;
+        if (!s.restart.empty() && app.count("--ic") > 0 && s.ic != "checkpoint")
+          throw CLI::ValidationError(
+              "--restart", "--restart starts from a checkpoint; expected no --ic or --ic checkpoint, got --ic " + s.ic);
+        if (s.ic == "checkpoint" && s.restart.empty())
+          throw CLI::ValidationError("--ic", "--ic checkpoint needs --restart FILE");
+        if (s.dealias != "two-thirds")
+          throw CLI::ValidationError("--dealias", "phase-shift dealiasing is not implemented; expected two-thirds");
+        if (s.fft == "fftw-mpi" && s.decomp == "pencil")
+          throw CLI::ValidationError("--decomp",
+                                     "FFTW-MPI has slabs only; expected --decomp auto or slab with --fft fftw-mpi");
+        parse_times(s.spectra_at);
 #if !TORU_DNS_STREAM
-      if (s.stream_port >= 0 || s.stream_tcp_port >= 0 || !s.stream_record.empty())
-        throw CLI::ValidationError("--stream-port", "this toru-dns was built without stream/ (see docs/stream.md)");
+        if (s.stream_port >= 0 || s.stream_tcp_port >= 0 || !s.stream_record.empty())
+          throw CLI::ValidationError("--stream-port", "this toru-dns was built without stream/ (see docs/stream.md)");
 #endif
-    } catch (const toru::error& e) {
-      throw CLI::ValidationError(e.message());
-    }
-    rc = run(s, MPI_COMM_WORLD);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      rc = rank == 0 ? app.exit(e) : 0;
-    } else {
-      if (rank == 0) fmt::print(stderr, "toru-dns: {}\ntoru-dns: run with --help for the options\n", e.what());
-      rc = 2;
-    }
-  } catch (const toru::error& e) {
-    if (rank == 0) fmt::print(stderr, "toru-dns: {}\n", e.message());
-    rc = 1;
-  } catch (const std::exception& e) {
-    if (rank == 0) fmt::print(stderr, "toru-dns: {}\n", e.what());
-    rc = 1;
-  }
+        return run(s, MPI_COMM_WORLD);
+      },
+      rank);
   MPI_Finalize();
   return rc;
 }

@@ -42,13 +42,14 @@ run 3 --restart a/checkpoint-3.bin --steps 3 --out d --quiet --json >d.json 2>d.
 run 1 --restart a/checkpoint-6.bin --steps 1 --out e --quiet --decomp pencil >/dev/null 2>e.err || fail "restart on 1 rank: $(cat e.err)"
 run 2 --n 16 --re 100 --steps 2 --out f --fft fftw-mpi --quiet >/dev/null 2>f.err || fail "--fft fftw-mpi: $(cat f.err)"
 
-# expect_error CODE PATTERN ARGS...: the exit code and a toru-dns: message matching PATTERN.
+# expect_error CODE PATTERN ARGS...: the exit code and a "toru-dns (rank r): error:" message matching
+# PATTERN (apps/common/cli.hpp's convention).
 expect_error() {
   local code=$1 pattern=$2; shift 2
   run 2 "$@" >err.out 2>err.txt
   local rc=$?
   [ "$rc" -eq "$code" ] || fail "$*: exit $rc, expected $code ($(cat err.txt))"
-  grep -q "^toru-dns: .*$pattern" err.txt || fail "$*: no 'toru-dns: ...$pattern' in: $(cat err.txt)"
+  grep -q "^toru-dns (rank 0): error: .*$pattern" err.txt || fail "$*: no 'toru-dns (rank 0): error: ...$pattern' in: $(cat err.txt)"
 }
 expect_error 1 "no checkpoint file" --restart nowhere.bin --out g
 expect_error 1 "holds a 16^3 field, expected 18^3" --restart a/checkpoint-3.bin --n 18 --out g

@@ -55,8 +55,8 @@ void check_rows(const torus& t, const nlohmann::json& rows, const nlohmann::json
     const bool calibrated = row["calibrated"].get<bool>();
     if (calibrated != (kind == rows_kind::calibrated)) continue;
     const double bytes = row["bytes"];
-    const auto kind = packet_schedule_kind_from_string(row["schedule"]);
-    const auto s = alltoall_schedule(t, kind, bytes, {.chunks = row.value("chunks", 64)});
+    const auto schedule = packet_schedule_kind_from_string(row["schedule"]);
+    const auto s = alltoall_schedule(t, schedule, bytes, {.chunks = row.value("chunks", 64)});
     const auto r = simulate_packets(t, s, p);
     const double model = 100 * alltoall_bound(t, bytes) / r.seconds;
     const auto measured = row["measured"].get<std::vector<double>>();
