@@ -119,7 +119,7 @@ TORU_EXPORT void mpi_wait_(F* req, F* status, F* ierr) {
         if (st != MPI_STATUS_IGNORE) MPI_Status_f2c(fs, st);
         return static_cast<int>(*ierr);
       },
-      &creq, 1, MPI_STATUS_IGNORE, nullptr);
+      &creq, 1, MPI_STATUS_IGNORE, completed{});
 }
 
 TORU_EXPORT void mpi_waitall_(F* n, F* reqs, F* statuses, F* ierr) {
@@ -136,7 +136,7 @@ TORU_EXPORT void mpi_waitall_(F* n, F* reqs, F* statuses, F* ierr) {
           for (int i = 0; i < *n; ++i) MPI_Status_f2c(fs + i * status_size, st + i);
         return static_cast<int>(*ierr);
       },
-      creqs.data(), *n, MPI_STATUSES_IGNORE, nullptr);
+      creqs.data(), *n, MPI_STATUSES_IGNORE, completed{});
 }
 
 TORU_EXPORT void mpi_barrier_(F* comm, F* ierr) {

@@ -9,11 +9,82 @@
 
 namespace toru::tune::shim {
 
-const char* const function_names[fn_count] = {
-    "MPI_Send",      "MPI_Ssend",     "MPI_Isend",      "MPI_Recv",   "MPI_Irecv",   "MPI_Wait",      "MPI_Waitall",
-    "MPI_Test",      "MPI_Sendrecv",  "MPI_Barrier",    "MPI_Bcast",  "MPI_Reduce",  "MPI_Allreduce", "MPI_Alltoall",
-    "MPI_Alltoallv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter", "open",          "read",
-    "write",         "fsync",         "close",          "toru"};
+const char* const function_names[fn_count] = {"MPI_Send",
+                                              "MPI_Ssend",
+                                              "MPI_Isend",
+                                              "MPI_Recv",
+                                              "MPI_Irecv",
+                                              "MPI_Wait",
+                                              "MPI_Waitall",
+                                              "MPI_Test",
+                                              "MPI_Sendrecv",
+                                              "MPI_Barrier",
+                                              "MPI_Bcast",
+                                              "MPI_Reduce",
+                                              "MPI_Allreduce",
+                                              "MPI_Alltoall",
+                                              "MPI_Alltoallv",
+                                              "MPI_Allgather",
+                                              "MPI_Allgatherv",
+                                              "MPI_Gather",
+                                              "MPI_Scatter",
+                                              "open",
+                                              "read",
+                                              "write",
+                                              "fsync",
+                                              "close",
+                                              "toru",
+                                              "MPI_Alltoallw",
+                                              "MPI_Gatherv",
+                                              "MPI_Scatterv",
+                                              "MPI_Reduce_scatter",
+                                              "MPI_Reduce_scatter_block",
+                                              "MPI_Scan",
+                                              "MPI_Exscan",
+                                              "MPI_Ibarrier",
+                                              "MPI_Ibcast",
+                                              "MPI_Ireduce",
+                                              "MPI_Iallreduce",
+                                              "MPI_Ialltoall",
+                                              "MPI_Ialltoallv",
+                                              "MPI_Ialltoallw",
+                                              "MPI_Iallgather",
+                                              "MPI_Iallgatherv",
+                                              "MPI_Igather",
+                                              "MPI_Igatherv",
+                                              "MPI_Iscatter",
+                                              "MPI_Iscatterv",
+                                              "MPI_Ireduce_scatter",
+                                              "MPI_Ireduce_scatter_block",
+                                              "MPI_Iscan",
+                                              "MPI_Iexscan",
+                                              "MPI_Waitany",
+                                              "MPI_Waitsome",
+                                              "MPI_Testany",
+                                              "MPI_Testall",
+                                              "MPI_Testsome",
+                                              "MPI_Probe",
+                                              "MPI_Iprobe",
+                                              "MPI_Sendrecv_replace",
+                                              "MPI_Bsend",
+                                              "MPI_Rsend",
+                                              "MPI_Ibsend",
+                                              "MPI_Issend",
+                                              "MPI_Irsend",
+                                              "MPI_Send_init",
+                                              "MPI_Recv_init",
+                                              "MPI_Start",
+                                              "MPI_Startall",
+                                              "MPI_Neighbor_allgather",
+                                              "MPI_Neighbor_allgatherv",
+                                              "MPI_Neighbor_alltoall",
+                                              "MPI_Neighbor_alltoallv",
+                                              "MPI_Neighbor_alltoallw",
+                                              "MPI_Ineighbor_allgather",
+                                              "MPI_Ineighbor_allgatherv",
+                                              "MPI_Ineighbor_alltoall",
+                                              "MPI_Ineighbor_alltoallv",
+                                              "MPI_Ineighbor_alltoallw"};
 
 thread_local int busy_guard::depth = 0;
 
@@ -72,6 +143,12 @@ int recorder::mpi_call(void* addr, std::uint16_t func, double t0, double t1, std
   }
   mpi_time += t1 - t0;
   return s;
+}
+
+void recorder::credit(int s, std::uint64_t bytes, int partner) {
+  site& st = sites[static_cast<std::size_t>(s)];
+  st.bytes += bytes;
+  if (partner >= 0 && (st.partners.size() < 64 || st.partners.count(partner))) st.partners[partner] += bytes;
 }
 
 void recorder::push(const event& e) {
