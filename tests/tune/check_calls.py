@@ -67,7 +67,7 @@ def main():
         got_calls = collections.defaultdict(lambda: [0] * a.np)
         got_bytes = collections.defaultdict(lambda: [0] * a.np)
         got_partners = collections.defaultdict(collections.Counter)
-        for s in profile["sites"]:
+        for s in profile["sites"] + profile["io_sites"]:
             fn = s["function"]
             for r_ in range(a.np):
                 got_calls[fn][r_] += int(s["calls"][r_])

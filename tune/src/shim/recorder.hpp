@@ -98,6 +98,25 @@ enum fn : std::uint16_t {
   f_ineighbor_alltoall,
   f_ineighbor_alltoallv,
   f_ineighbor_alltoallw,
+  f_put,
+  f_get,
+  f_accumulate,
+  f_win_fence,
+  f_win_lock,
+  f_win_unlock,
+  f_win_create,
+  f_win_allocate,
+  f_win_free,
+  f_file_open,
+  f_file_close,
+  f_file_read,
+  f_file_read_at,
+  f_file_read_all,
+  f_file_read_at_all,
+  f_file_write,
+  f_file_write_at,
+  f_file_write_all,
+  f_file_write_at_all,
   fn_count
 };
 extern const char* const function_names[fn_count];
@@ -188,12 +207,21 @@ class recorder {
   std::uint32_t next_recv_seq(int src, int tag, std::uint64_t key);
   std::uint32_t next_coll_seq(std::uint64_t key);
 
-  void io(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes);
+  /// An I/O call at addr; `kind` (f_io_open ... f_io_close) is the total it adds to, which differs
+  /// from func for MPI-IO (MPI_File_write_all adds to the writes).
+  void io(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes) {
+    io(addr, func, func, t0, t1, bytes);
+  }
+  void io(void* addr, std::uint16_t func, std::uint16_t kind, double t0, double t1, std::uint64_t bytes);
+  /// World ranks of a window's group (one-sided targets are ranks in it), kept from its creation.
+  void remember_window(MPI_Win win, MPI_Comm comm);
+  int world_rank_of(MPI_Win win, int rank);
   void toru_event(int kind, const char* name, const char* detail, std::uint64_t bytes, double value);
 
   std::mutex mu;  // guards everything below
   std::unordered_map<MPI_Request, pending_recv> pending;
   std::unordered_map<MPI_Request, persistent_req> persistent;
+  std::unordered_map<MPI_Win, std::vector<int>> windows;
   std::vector<site> sites;
   std::vector<site> io_sites;
   std::vector<event> events;
