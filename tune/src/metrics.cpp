@@ -35,9 +35,13 @@ double imbalance(const std::vector<double>& v) {
 int argmax(const std::vector<double>& v) {
   return v.empty() ? -1 : static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
 }
-bool is_collective(const std::string& f) {
+bool is_collective(std::string f) {
+  // A nonblocking collective (MPI_Iallreduce) is collective communication like its blocking twin.
+  if (f.rfind("MPI_Neighbor_", 0) == 0 || f.rfind("MPI_Ineighbor_", 0) == 0) return true;
+  if (f.rfind("MPI_I", 0) == 0 && f != "MPI_Isend" && f != "MPI_Irecv" && f != "MPI_Iprobe") f.erase(4, 1);
   for (const char* c : {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv",
-                        "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter"})
+                        "MPI_Alltoallw", "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter",
+                        "MPI_Scatterv", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"})
     if (f == c) return true;
   return false;
 }

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "recorder.hpp"
@@ -122,17 +123,45 @@ int hook_irecv(void* ra, Call&& call, long long count, MPI_Datatype type, int so
   return rc;
 }
 
-/// Wait, Waitall, Test: `reqs` are the handles before the call (the call may null them).
-/// Receives completed here become events timed by this call (late-sender time is charged to it).
+/// Which requests a completion call finished: all of them (Wait, Waitall; Test, Testall when *flag),
+/// one (Waitany, Testany: *index, its status in statuses[0]) or some (Waitsome, Testsome:
+/// indices[0..*outcount), their statuses in order).
+struct completed {
+  enum { all, one, some } which = all;
+  const int* flag = nullptr;  // Test*: nothing completed when *flag == 0
+  const int* index = nullptr;
+  const int* outcount = nullptr;
+  const int* indices = nullptr;
+};
+
+/// Any completion call: `reqs` are the handles before the call (it may null them). Receives
+/// completed here become events timed by this call (late-sender time is charged to it), and their
+/// bytes and source are credited to this call's site. Persistent requests stay known (Wait leaves
+/// them allocated); a later MPI_Start posts them again.
 template <class Call>
-int hook_wait(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n, MPI_Status* statuses, int* flag) {
+int hook_wait(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n, MPI_Status* statuses, completed done) {
   if (tracing_off()) return call(statuses);
-  std::vector<MPI_Request> before(reqs, reqs + n);
-  std::vector<MPI_Status> own;
+  // Most calls complete a handful of requests: no allocation on that path.
+  constexpr int small = 16;
+  MPI_Request before_small[small];
+  MPI_Status own_small[small];
+  std::vector<MPI_Request> before_big;
+  std::vector<MPI_Status> own_big;
+  const int n_st = done.which == completed::one ? 1 : n;
+  MPI_Request* before = before_small;
+  if (n > small) {
+    before_big.assign(reqs, reqs + n);
+    before = before_big.data();
+  } else {
+    std::copy(reqs, reqs + n, before_small);
+  }
   MPI_Status* st = statuses;
   if (statuses == MPI_STATUSES_IGNORE || statuses == MPI_STATUS_IGNORE) {
-    own.resize(static_cast<std::size_t>(n));
-    st = own.data();
+    st = own_small;
+    if (n_st > small) {
+      own_big.resize(static_cast<std::size_t>(n_st));
+      st = own_big.data();
+    }
   }
   double t0, t1;
   const int rc = timed([&] { return call(st); }, t0, t1);
@@ -140,20 +169,150 @@ int hook_wait(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n, MP
   std::lock_guard lock(r.mu);
   const int s = r.mpi_call(ra, func, t0, t1, 0, -1);
   r.p2p_time += t1 - t0;
-  if (flag && !*flag) return rc;
-  const std::uint32_t group = n > 1 ? r.next_group++ : 0;
-  for (int i = 0; i < n; ++i) {
-    auto it = r.pending.find(before[static_cast<std::size_t>(i)]);
+  if (done.flag && !*done.flag) return rc;
+  int count = n;
+  if (done.which == completed::one) count = *done.index == MPI_UNDEFINED ? 0 : 1;
+  if (done.which == completed::some) count = *done.outcount == MPI_UNDEFINED ? 0 : *done.outcount;
+  const std::uint32_t group = count > 1 ? r.next_group++ : 0;
+  for (int k = 0; k < count; ++k) {
+    const int i = done.which == completed::all ? k : done.which == completed::one ? *done.index : done.indices[k];
+    auto it = r.pending.find(before[i]);
     if (it == r.pending.end()) continue;
     const pending_recv p = it->second;
     r.pending.erase(it);
-    record_recv(r, s, p.comm, p.key, st[i], p.type, t0, t1, p.posted, func, group);
+    const MPI_Status& sk = st[done.which == completed::all ? i : k];
+    const std::uint64_t b0 = r.p2p_bytes;
+    record_recv(r, s, p.comm, p.key, sk, p.type, t0, t1, p.posted, func, group);
+    if (sk.MPI_SOURCE >= 0) r.credit(s, r.p2p_bytes - b0, r.world_rank_of(p.comm, sk.MPI_SOURCE));
   }
   return rc;
 }
 
+/// Blocking sendrecv (Sendrecv, Sendrecv_replace): one send and one receive event.
 template <class Call>
-int hook_coll(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm) {
+int hook_sendrecv(void* ra, fn func, Call&& call, long long scount, MPI_Datatype stype, int dest, int stag,
+                  MPI_Datatype rtype, MPI_Comm comm, MPI_Status* status) {
+  if (tracing_off()) return call(status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  double t0, t1;
+  const int rc = timed([&] { return call(st); }, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  const std::uint64_t sbytes = type_bytes(stype, scount);
+  const int wdest = dest >= 0 ? r.world_rank_of(comm, dest) : -1;
+  const int s = r.mpi_call(ra, func, t0, t1, sbytes, wdest);
+  r.p2p_time += t1 - t0;
+  const std::uint64_t key = r.comm_key(comm);
+  if (wdest >= 0) {
+    ++r.p2p_msgs;
+    r.p2p_bytes += sbytes;
+    r.push(event{.t0 = t0,
+                 .t1 = t1,
+                 .tpost = t0,
+                 .bytes = sbytes,
+                 .key = key,
+                 .site = s,
+                 .peer = wdest,
+                 .tag = stag,
+                 .seq = r.next_send_seq(wdest, stag, key),
+                 .type = ev_type::send,
+                 .func = func});
+  }
+  record_recv(r, s, comm, key, *st, rtype, t0, t1, t0, func, 0);
+  return rc;
+}
+
+/// Probe, Iprobe: the time spent and the source found (no bytes move).
+template <class Call>
+int hook_probe(void* ra, fn func, Call&& call, MPI_Comm comm, const int* flag, MPI_Status* status) {
+  if (tracing_off()) return call(status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  double t0, t1;
+  const int rc = timed([&] { return call(st); }, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  const bool found = rc == MPI_SUCCESS && (!flag || *flag) && st->MPI_SOURCE >= 0;
+  r.mpi_call(ra, func, t0, t1, 0, found ? r.world_rank_of(comm, st->MPI_SOURCE) : -1);
+  r.p2p_time += t1 - t0;
+  return rc;
+}
+
+/// Send_init, Recv_init (and the Bsend/Ssend/Rsend variants): remembers what each Start moves.
+template <class Call>
+int hook_p2p_init(void* ra, fn func, Call&& call, long long count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                  MPI_Request* req) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  r.mpi_call(ra, func, t0, t1, 0, peer >= 0 ? r.world_rank_of(comm, peer) : -1);
+  r.p2p_time += t1 - t0;
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+    r.persistent[*req] = persistent_req{count, type, peer, tag, comm, func == f_recv_init};
+  return rc;
+}
+
+/// One persistent request started at site s: a send becomes a send event credited to the site, a
+/// receive becomes pending until its completion call.
+inline void start_one(recorder& r, int s, fn func, MPI_Request req, double t0, double t1) {
+  auto it = r.persistent.find(req);
+  if (it == r.persistent.end()) return;  // a persistent collective or one started before MPI_Init's hook
+  const persistent_req& p = it->second;
+  const std::uint64_t key = r.comm_key(p.comm);
+  if (p.recv) {
+    r.pending[req] = pending_recv{t0, key, s, p.comm, p.type};
+    return;
+  }
+  if (p.peer < 0) return;  // MPI_PROC_NULL
+  const std::uint64_t bytes = type_bytes(p.type, p.count);
+  const int wdest = r.world_rank_of(p.comm, p.peer);
+  r.credit(s, bytes, wdest);
+  ++r.p2p_msgs;
+  r.p2p_bytes += bytes;
+  r.push(event{.t0 = t0,
+               .t1 = t1,
+               .tpost = t0,
+               .bytes = bytes,
+               .key = key,
+               .site = s,
+               .peer = wdest,
+               .tag = p.tag,
+               .seq = r.next_send_seq(wdest, p.tag, key),
+               .type = ev_type::send,
+               .func = func});
+}
+
+/// Start, Startall: `reqs` as before the call.
+template <class Call>
+int hook_start(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  const int s = r.mpi_call(ra, func, t0, t1, 0, -1);
+  r.p2p_time += t1 - t0;
+  if (rc != MPI_SUCCESS) return rc;
+  for (int i = 0; i < n; ++i) start_one(r, s, func, reqs[i], t0, t1);
+  return rc;
+}
+
+inline void forget_request(MPI_Request req) {
+  if (!recorder::get().active()) return;
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  r.persistent.erase(req);
+  r.pending.erase(req);
+}
+
+/// Collectives. A blocking one becomes a collective event the wait-state analysis matches across
+/// ranks; a nonblocking one (Ibcast, ...) is counted where it is posted, with its bytes, and its
+/// waiting is charged to the completion call that finishes it.
+template <class Call>
+int hook_coll(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm, bool nonblocking = false) {
   if (tracing_off()) return call();
   double t0, t1;
   const int rc = timed(call, t0, t1);
@@ -162,6 +321,7 @@ int hook_coll(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm
   const int s = r.mpi_call(ra, func, t0, t1, bytes, -1);
   r.coll_time += t1 - t0;
   ++r.coll_calls;
+  if (nonblocking) return rc;
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const std::uint64_t key = r.comm_key(comm);
@@ -175,6 +335,62 @@ int hook_coll(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm
                .seq = r.next_coll_seq(key),
                .type = ev_type::coll,
                .func = func});
+  return rc;
+}
+
+/// The destinations of a neighbourhood collective on comm's topology, in MPI's order (for a
+/// Cartesian one: per dimension, the -1 then the +1 neighbour). Reuses a per-thread buffer.
+inline const std::vector<int>& out_neighbours(MPI_Comm comm) {
+  thread_local std::vector<int> out, in;
+  out.clear();
+  int topo = MPI_UNDEFINED;
+  PMPI_Topo_test(comm, &topo);
+  if (topo == MPI_CART) {
+    int ndims = 0;
+    PMPI_Cartdim_get(comm, &ndims);
+    for (int d = 0; d < ndims; ++d) {
+      int src = 0, dst = 0;
+      PMPI_Cart_shift(comm, d, 1, &src, &dst);
+      out.push_back(src);
+      out.push_back(dst);
+    }
+  } else if (topo == MPI_GRAPH) {
+    int rank = 0, n = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Graph_neighbors_count(comm, rank, &n);
+    out.resize(static_cast<std::size_t>(n));
+    if (n > 0) PMPI_Graph_neighbors(comm, rank, n, out.data());
+  } else if (topo == MPI_DIST_GRAPH) {
+    int nin = 0, nout = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &nin, &nout, &weighted);
+    in.resize(static_cast<std::size_t>(nin));
+    out.resize(static_cast<std::size_t>(nout));
+    PMPI_Dist_graph_neighbors(comm, nin, in.data(), MPI_UNWEIGHTED, nout, out.data(), MPI_UNWEIGHTED);
+  }
+  return out;
+}
+
+/// Neighbourhood collectives: bytes(i) is what goes to the i-th destination; each destination is
+/// credited as a partner of the site. They synchronise neighbours only, not the communicator, so
+/// they are no collective events for the wait-state analysis.
+template <class Call, class Bytes>
+int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  const int s = r.mpi_call(ra, func, t0, t1, 0, -1);
+  r.coll_time += t1 - t0;
+  ++r.coll_calls;
+  const std::vector<int>& dst = out_neighbours(comm);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < dst.size(); ++i) {
+    if (dst[i] < 0) continue;  // MPI_PROC_NULL at a mesh's edge
+    const std::uint64_t b = bytes(static_cast<int>(i));
+    total += b;
+    r.credit(s, b, r.world_rank_of(comm, dst[i]));
+  }
   return rc;
 }
 

@@ -68,53 +68,28 @@ TORU_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, i
 
 TORU_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   return hook_wait(
-      TORU_RA, f_wait, [&](MPI_Status* st) { return PMPI_Wait(req, st); }, req, 1, status, nullptr);
+      TORU_RA, f_wait, [&](MPI_Status* st) { return PMPI_Wait(req, st); }, req, 1, status, completed{});
 }
 
 TORU_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
   return hook_wait(
-      TORU_RA, f_waitall, [&](MPI_Status* st) { return PMPI_Waitall(n, reqs, st); }, reqs, n, statuses, nullptr);
+      TORU_RA, f_waitall, [&](MPI_Status* st) { return PMPI_Waitall(n, reqs, st); }, reqs, n, statuses, completed{});
 }
 
 TORU_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   return hook_wait(
-      TORU_RA, f_test, [&](MPI_Status* st) { return PMPI_Test(req, flag, st); }, req, 1, status, flag);
+      TORU_RA, f_test, [&](MPI_Status* st) { return PMPI_Test(req, flag, st); }, req, 1, status,
+      completed{.flag = flag});
 }
 
 TORU_EXPORT int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                              int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-  if (tracing_off())
-    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
-  MPI_Status own;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
-  double t0, t1;
-  const int rc =
-      timed([&] { return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st); },
-            t0, t1);
-  recorder& r = recorder::get();
-  std::lock_guard lock(r.mu);
-  const std::uint64_t sbytes = type_bytes(stype, scount);
-  const int wdest = dest >= 0 ? r.world_rank_of(comm, dest) : -1;
-  const int s = r.mpi_call(TORU_RA, f_sendrecv, t0, t1, sbytes, wdest);
-  r.p2p_time += t1 - t0;
-  const std::uint64_t key = r.comm_key(comm);
-  if (wdest >= 0) {
-    ++r.p2p_msgs;
-    r.p2p_bytes += sbytes;
-    r.push(event{.t0 = t0,
-                 .t1 = t1,
-                 .tpost = t0,
-                 .bytes = sbytes,
-                 .key = key,
-                 .site = s,
-                 .peer = wdest,
-                 .tag = stag,
-                 .seq = r.next_send_seq(wdest, stag, key),
-                 .type = ev_type::send,
-                 .func = f_sendrecv});
-  }
-  record_recv(r, s, comm, key, *st, rtype, t0, t1, t0, f_sendrecv, 0);
-  return rc;
+  return hook_sendrecv(
+      TORU_RA, f_sendrecv,
+      [&](MPI_Status* st) {
+        return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st);
+      },
+      scount, stype, dest, stag, rtype, comm, status);
 }
 
 TORU_EXPORT int MPI_Barrier(MPI_Comm comm) {

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include "fortran_real.hpp"
 #include "hooks.hpp"
 
 using namespace toru::tune::shim;
@@ -13,21 +14,6 @@ using F = MPI_Fint;
 
 #define TORU_RA __builtin_return_address(0)
 #define TORU_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace {
-template <class Fn>
-Fn real(const char* name) {
-  void* p = dlsym(RTLD_NEXT, name);
-  if (!p) p = dlsym(RTLD_DEFAULT, name);
-  return reinterpret_cast<Fn>(p);
-}
-#define TORU_REAL(name, ...)              \
-  using name##_t = void (*)(__VA_ARGS__); \
-  static const name##_t real_##name = real<name##_t>(#name "_");
-
-// A Fortran status is an INTEGER array as large as the C struct (mpif.h's MPI_STATUS_SIZE).
-constexpr int status_size = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fint));
-}  // namespace
 
 TORU_EXPORT void mpi_init_(F* ierr) {
   TORU_REAL(pmpi_init, F*);
@@ -119,7 +105,7 @@ TORU_EXPORT void mpi_wait_(F* req, F* status, F* ierr) {
         if (st != MPI_STATUS_IGNORE) MPI_Status_f2c(fs, st);
         return static_cast<int>(*ierr);
       },
-      &creq, 1, MPI_STATUS_IGNORE, nullptr);
+      &creq, 1, MPI_STATUS_IGNORE, completed{});
 }
 
 TORU_EXPORT void mpi_waitall_(F* n, F* reqs, F* statuses, F* ierr) {
@@ -136,7 +122,7 @@ TORU_EXPORT void mpi_waitall_(F* n, F* reqs, F* statuses, F* ierr) {
           for (int i = 0; i < *n; ++i) MPI_Status_f2c(fs + i * status_size, st + i);
         return static_cast<int>(*ierr);
       },
-      creqs.data(), *n, MPI_STATUSES_IGNORE, nullptr);
+      creqs.data(), *n, MPI_STATUSES_IGNORE, completed{});
 }
 
 TORU_EXPORT void mpi_barrier_(F* comm, F* ierr) {

@@ -9,11 +9,101 @@
 
 namespace toru::tune::shim {
 
-const char* const function_names[fn_count] = {
-    "MPI_Send",      "MPI_Ssend",     "MPI_Isend",      "MPI_Recv",   "MPI_Irecv",   "MPI_Wait",      "MPI_Waitall",
-    "MPI_Test",      "MPI_Sendrecv",  "MPI_Barrier",    "MPI_Bcast",  "MPI_Reduce",  "MPI_Allreduce", "MPI_Alltoall",
-    "MPI_Alltoallv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter", "open",          "read",
-    "write",         "fsync",         "close",          "toru"};
+const char* const function_names[fn_count] = {"MPI_Send",
+                                              "MPI_Ssend",
+                                              "MPI_Isend",
+                                              "MPI_Recv",
+                                              "MPI_Irecv",
+                                              "MPI_Wait",
+                                              "MPI_Waitall",
+                                              "MPI_Test",
+                                              "MPI_Sendrecv",
+                                              "MPI_Barrier",
+                                              "MPI_Bcast",
+                                              "MPI_Reduce",
+                                              "MPI_Allreduce",
+                                              "MPI_Alltoall",
+                                              "MPI_Alltoallv",
+                                              "MPI_Allgather",
+                                              "MPI_Allgatherv",
+                                              "MPI_Gather",
+                                              "MPI_Scatter",
+                                              "open",
+                                              "read",
+                                              "write",
+                                              "fsync",
+                                              "close",
+                                              "toru",
+                                              "MPI_Alltoallw",
+                                              "MPI_Gatherv",
+                                              "MPI_Scatterv",
+                                              "MPI_Reduce_scatter",
+                                              "MPI_Reduce_scatter_block",
+                                              "MPI_Scan",
+                                              "MPI_Exscan",
+                                              "MPI_Ibarrier",
+                                              "MPI_Ibcast",
+                                              "MPI_Ireduce",
+                                              "MPI_Iallreduce",
+                                              "MPI_Ialltoall",
+                                              "MPI_Ialltoallv",
+                                              "MPI_Ialltoallw",
+                                              "MPI_Iallgather",
+                                              "MPI_Iallgatherv",
+                                              "MPI_Igather",
+                                              "MPI_Igatherv",
+                                              "MPI_Iscatter",
+                                              "MPI_Iscatterv",
+                                              "MPI_Ireduce_scatter",
+                                              "MPI_Ireduce_scatter_block",
+                                              "MPI_Iscan",
+                                              "MPI_Iexscan",
+                                              "MPI_Waitany",
+                                              "MPI_Waitsome",
+                                              "MPI_Testany",
+                                              "MPI_Testall",
+                                              "MPI_Testsome",
+                                              "MPI_Probe",
+                                              "MPI_Iprobe",
+                                              "MPI_Sendrecv_replace",
+                                              "MPI_Bsend",
+                                              "MPI_Rsend",
+                                              "MPI_Ibsend",
+                                              "MPI_Issend",
+                                              "MPI_Irsend",
+                                              "MPI_Send_init",
+                                              "MPI_Recv_init",
+                                              "MPI_Start",
+                                              "MPI_Startall",
+                                              "MPI_Neighbor_allgather",
+                                              "MPI_Neighbor_allgatherv",
+                                              "MPI_Neighbor_alltoall",
+                                              "MPI_Neighbor_alltoallv",
+                                              "MPI_Neighbor_alltoallw",
+                                              "MPI_Ineighbor_allgather",
+                                              "MPI_Ineighbor_allgatherv",
+                                              "MPI_Ineighbor_alltoall",
+                                              "MPI_Ineighbor_alltoallv",
+                                              "MPI_Ineighbor_alltoallw",
+                                              "MPI_Put",
+                                              "MPI_Get",
+                                              "MPI_Accumulate",
+                                              "MPI_Win_fence",
+                                              "MPI_Win_lock",
+                                              "MPI_Win_unlock",
+                                              "MPI_Win_create",
+                                              "MPI_Win_allocate",
+                                              "MPI_Win_free",
+                                              "MPI_File_open",
+                                              "MPI_File_close",
+                                              "MPI_File_read",
+                                              "MPI_File_read_at",
+                                              "MPI_File_read_all",
+                                              "MPI_File_read_at_all",
+                                              "MPI_File_write",
+                                              "MPI_File_write_at",
+                                              "MPI_File_write_all",
+                                              "MPI_File_write_at_all"};
 
 thread_local int busy_guard::depth = 0;
 
@@ -74,6 +164,12 @@ int recorder::mpi_call(void* addr, std::uint16_t func, double t0, double t1, std
   return s;
 }
 
+void recorder::credit(int s, std::uint64_t bytes, int partner) {
+  site& st = sites[static_cast<std::size_t>(s)];
+  st.bytes += bytes;
+  if (partner >= 0 && (st.partners.size() < 64 || st.partners.count(partner))) st.partners[partner] += bytes;
+}
+
 void recorder::push(const event& e) {
   if (events.size() < max_events_)
     events.push_back(e);
@@ -123,7 +219,21 @@ std::uint32_t recorder::next_recv_seq(int src, int tag, std::uint64_t key) {
 }
 std::uint32_t recorder::next_coll_seq(std::uint64_t key) { return seqs_[mix(key, 3)]++; }
 
-void recorder::io(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes) {
+void recorder::remember_window(MPI_Win win, MPI_Comm comm) {
+  std::vector<int>& w = windows[win];
+  w.clear();
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  for (int i = 0; i < size; ++i) w.push_back(world_rank_of(comm, i));
+}
+
+int recorder::world_rank_of(MPI_Win win, int rank) {
+  auto it = windows.find(win);
+  if (it == windows.end() || rank < 0 || static_cast<std::size_t>(rank) >= it->second.size()) return -1;
+  return it->second[static_cast<std::size_t>(rank)];
+}
+
+void recorder::io(void* addr, std::uint16_t func, std::uint16_t kind, double t0, double t1, std::uint64_t bytes) {
   std::lock_guard lock(mu);
   const std::uint64_t k = mix(reinterpret_cast<std::uintptr_t>(addr), func);
   auto [it, fresh] = io_site_index_.try_emplace(k, static_cast<int>(io_sites.size()));
@@ -132,7 +242,7 @@ void recorder::io(void* addr, std::uint16_t func, double t0, double t1, std::uin
   ++st.calls;
   st.time += t1 - t0;
   st.bytes += bytes;
-  const int i = func - f_io_open;
+  const int i = kind - f_io_open;
   ++io_counts[i];
   io_bytes[i] += bytes;
   io_times[i] += t1 - t0;

@@ -46,6 +46,77 @@ enum fn : std::uint16_t {
   f_io_fsync,
   f_io_close,
   f_toru,
+  // Appended after the first set (issue 40): the indices above stay as they were.
+  f_alltoallw,
+  f_gatherv,
+  f_scatterv,
+  f_reduce_scatter,
+  f_reduce_scatter_block,
+  f_scan,
+  f_exscan,
+  f_ibarrier,
+  f_ibcast,
+  f_ireduce,
+  f_iallreduce,
+  f_ialltoall,
+  f_ialltoallv,
+  f_ialltoallw,
+  f_iallgather,
+  f_iallgatherv,
+  f_igather,
+  f_igatherv,
+  f_iscatter,
+  f_iscatterv,
+  f_ireduce_scatter,
+  f_ireduce_scatter_block,
+  f_iscan,
+  f_iexscan,
+  f_waitany,
+  f_waitsome,
+  f_testany,
+  f_testall,
+  f_testsome,
+  f_probe,
+  f_iprobe,
+  f_sendrecv_replace,
+  f_bsend,
+  f_rsend,
+  f_ibsend,
+  f_issend,
+  f_irsend,
+  f_send_init,
+  f_recv_init,
+  f_start,
+  f_startall,
+  f_neighbor_allgather,
+  f_neighbor_allgatherv,
+  f_neighbor_alltoall,
+  f_neighbor_alltoallv,
+  f_neighbor_alltoallw,
+  f_ineighbor_allgather,
+  f_ineighbor_allgatherv,
+  f_ineighbor_alltoall,
+  f_ineighbor_alltoallv,
+  f_ineighbor_alltoallw,
+  f_put,
+  f_get,
+  f_accumulate,
+  f_win_fence,
+  f_win_lock,
+  f_win_unlock,
+  f_win_create,
+  f_win_allocate,
+  f_win_free,
+  f_file_open,
+  f_file_close,
+  f_file_read,
+  f_file_read_at,
+  f_file_read_all,
+  f_file_read_at_all,
+  f_file_write,
+  f_file_write_at,
+  f_file_write_all,
+  f_file_write_at_all,
   fn_count
 };
 extern const char* const function_names[fn_count];
@@ -86,6 +157,16 @@ struct toru_region {
   double value = 0;  // summed (comm.alltoall: T_min bound)
 };
 
+/// A persistent point-to-point request (Send_init, Recv_init): what each MPI_Start of it moves.
+struct persistent_req {
+  long long count;
+  MPI_Datatype type;
+  int peer;  // rank in comm; MPI_ANY_SOURCE or MPI_PROC_NULL as given
+  int tag;
+  MPI_Comm comm;
+  bool recv;
+};
+
 /// A pending nonblocking receive.
 struct pending_recv {
   double posted;
@@ -114,6 +195,9 @@ class recorder {
   /// Records an MPI call: compute gap before t0 (main thread), site stats; returns the site index.
   int mpi_call(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes, int partner);
   void push(const event& e);
+  /// Adds bytes moved with `partner` (world rank) to a site already counted by mpi_call: completions
+  /// and multi-partner calls (Startall, neighbourhood collectives) name their partners one by one.
+  void credit(int site, std::uint64_t bytes, int partner);
 
   /// Communicator key and its ranks in MPI_COMM_WORLD (cached per handle).
   std::uint64_t comm_key(MPI_Comm comm);
@@ -123,11 +207,21 @@ class recorder {
   std::uint32_t next_recv_seq(int src, int tag, std::uint64_t key);
   std::uint32_t next_coll_seq(std::uint64_t key);
 
-  void io(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes);
+  /// An I/O call at addr; `kind` (f_io_open ... f_io_close) is the total it adds to, which differs
+  /// from func for MPI-IO (MPI_File_write_all adds to the writes).
+  void io(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes) {
+    io(addr, func, func, t0, t1, bytes);
+  }
+  void io(void* addr, std::uint16_t func, std::uint16_t kind, double t0, double t1, std::uint64_t bytes);
+  /// World ranks of a window's group (one-sided targets are ranks in it), kept from its creation.
+  void remember_window(MPI_Win win, MPI_Comm comm);
+  int world_rank_of(MPI_Win win, int rank);
   void toru_event(int kind, const char* name, const char* detail, std::uint64_t bytes, double value);
 
   std::mutex mu;  // guards everything below
   std::unordered_map<MPI_Request, pending_recv> pending;
+  std::unordered_map<MPI_Request, persistent_req> persistent;
+  std::unordered_map<MPI_Win, std::vector<int>> windows;
   std::vector<site> sites;
   std::vector<site> io_sites;
   std::vector<event> events;
