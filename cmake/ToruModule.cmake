@@ -86,6 +86,11 @@ function(toru_finish_library target)
   target_link_options(${target} PRIVATE "LINKER:--version-script=${map}")
 
   add_library(${internal} STATIC EXCLUDE_FROM_ALL ${all_objects})
+  # Its CUDA kernel objects make the Makefile generator ask for a CUDA dialect: the library's own.
+  get_target_property(cuda_standard ${target} CUDA_STANDARD)
+  if(cuda_standard)
+    set_target_properties(${internal} PROPERTIES CUDA_STANDARD ${cuda_standard})
+  endif()
   foreach(property INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_FEATURES COMPILE_OPTIONS)
     get_target_property(value ${target} INTERFACE_${property})
     if(value)

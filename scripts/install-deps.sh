@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3 ccache
   openmpi-bin libopenmpi-dev
   libfftw3-dev libfftw3-mpi-dev
-  libhwloc-dev
+  libhwloc-dev libudev-dev  # hwloc.pc names -ludev for static links (pkg-config --static)
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   gfortran

@@ -52,7 +52,8 @@ expect_error() {
   grep -q "^toru-dns (rank 0): error: .*$pattern" err.txt || fail "$*: no 'toru-dns (rank 0): error: ...$pattern' in: $(cat err.txt)"
 }
 expect_error 1 "no checkpoint file" --restart nowhere.bin --out g
-expect_error 1 "holds a 16^3 field, expected 18^3" --restart a/checkpoint-3.bin --n 18 --out g
+# --n contradicts the checkpoint: an invalid argument (usage error), not a failed read.
+expect_error 2 "holds a 16^3 field, expected 18^3" --restart a/checkpoint-3.bin --n 18 --out g
 printf 'garbage' >bad.bin
 expect_error 1 "not a toru-dns checkpoint" --restart bad.bin --out g
 expect_error 2 "--n" --n abc
