@@ -62,6 +62,7 @@ struct settings {
   bool json = false;
   std::string trace;        // directory for the per-rank event traces of toru's default plan
   bool candidates = false;  // also time every other applicable candidate of toru's table, forced
+  bool r2c = true;          // a 3D r2c row after each c2c row
   bool limit = false;       // --peers fftw-threads: FFTW's threaded transform on rank 0, the others parked
 };
 
@@ -317,8 +318,12 @@ struct limit_peer {
     toru::validate_collectively(MPI_COMM_WORLD, [&] {
       if (failed) std::rethrow_exception(failed);
     });
-    c.fill = [this] {
-      if (peer) std::copy(saved.begin(), saved.end(), peer->in_complex());
+    c.fill = [this, kind] {
+      if (!peer) return;
+      if (kind == toru::apps::peer_kind::r2c_3d)
+        std::transform(saved.begin(), saved.end(), peer->in_real(), [](cpx v) { return v.real(); });
+      else
+        std::copy(saved.begin(), saved.end(), peer->in_complex());
     };
     c.self_timed = [this] {
       double dt = 0;
@@ -493,6 +498,69 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   forced.report(row, plan.strategy());
   row["max_rel_error"] = toru_err;
   row["fftw_mpi_max_rel_error"] = fftw_err;
+  return row;
+}
+
+// The real part of the 3D input; its spectrum is the Hermitian part of the complex one's.
+cpx spectrum3_real(std::array<std::int64_t, 3> k, std::array<std::int64_t, 3> n) {
+  std::array<std::int64_t, 3> minus{};
+  for (int a = 0; a < 3; ++a) minus[a] = (n[a] - k[a]) % n[a];
+  return 0.5 * (spectrum3(k, n) + std::conj(spectrum3(minus, n)));
+}
+
+// 3D r2c: toru's plan against the shared-memory limit (FFTW-MPI's r2c is not timed here).
+json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
+  const std::array<std::int64_t, 3> n{n0, n0, n0};
+  const double N = static_cast<double>(n0 * n0 * n0);
+  toru::fft::options3d opts{.decomp = s.decomp == "slab"     ? toru::fft::decomposition::slab
+                                      : s.decomp == "pencil" ? toru::fft::decomposition::pencil
+                                                             : toru::fft::decomposition::automatic,
+                            .output = s.transposed ? toru::fft::order::transposed : toru::fft::order::natural,
+                            .planner = s.measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
+                            .chunks = s.chunks};
+  opts.overlap = true;
+  opts.path = s.path;
+  opts.comm.torus = s.torus;
+  json row{{"kind", "3d-r2c"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
+  const auto plan_t0 = std::chrono::steady_clock::now();
+  toru::fft::fft3d_r2c<double> plan(MPI_COMM_WORLD, n, opts);
+  const double toru_plan_s = max_over_ranks(seconds_since(plan_t0));
+  std::vector<double> in(2 * plan.alloc_size());
+  std::vector<cpx> out(plan.alloc_size());
+  std::vector<std::byte> ws(plan.workspace_size());
+  for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n).real(); });
+  const std::vector<double> saved = in;
+  auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
+  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
+  row["strategy"] = plan.strategy();
+  row["grid"] = {plan.grid()[0], plan.grid()[1]};
+  limit_peer limit(s, toru::apps::peer_kind::r2c_3d, n, P, rank, [&](std::int64_t i) {
+    return input3({i / (n0 * n0), i / n0 % n0, i % n0}, n);
+  });
+  std::vector<contender*> cs{&t_on, &t_twice};
+  if (limit.enabled) cs.push_back(&limit.c);
+  time_interleaved(s, cs);
+  const std::int64_t m2 = n0 / 2 + 1;
+  const double limit_err = limit.enabled ? limit.check(
+                                               [&](std::int64_t i) {
+                                                 return spectrum3_real({i / (n0 * m2), i / m2 % n0, i % m2}, n);
+                                               },
+                                               N * 2.1)
+                                         : 0;
+  limit.report(row, t_on, toru_plan_s, limit_err);
+  plan.forward(in.data(), out.data());
+  double e = 0;
+  for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3_real(k, n))); });
+  const double t = median(t_on.times);
+  row["toru_median_s"] = t;
+  row["fftw_mpi_median_s"] = nullptr;
+  row["ratio"] = nullptr;
+  row["noise_floor"] = std::abs(t / median(t_twice.times) - 1);
+  row["toru_gflops"] = gflops(N, t);
+  row["max_rel_error"] = max_rel_error(e, N * 2.1);
+  row["fftw_mpi_max_rel_error"] = nullptr;
   return row;
 }
 
@@ -685,10 +753,10 @@ int run(const settings& s) {
   auto report = [&](const json& r) {
     rows.push_back(r);
     if (rank != 0 || s.json) return;
-    auto num = [&](const char* key) { return r[key].is_null() ? NAN : r[key].get<double>(); };
-    std::string what = r["kind"] == "3d" ? fmt::format("3D {} ({} {}x{})", r["n"].get<std::string>(),
-                                                       r["decomposition"].get<std::string>(), r["grid"][0].get<int>(),
-                                                       r["grid"][1].get<int>())
+    auto num = [&](const char* key) { return !r.contains(key) || r[key].is_null() ? NAN : r[key].get<double>(); };
+    std::string what = r["kind"] != "1d" ? fmt::format("3D {}{} ({} {}x{})", r["kind"] == "3d" ? "" : "r2c ",
+                                                       r["n"].get<std::string>(), r["decomposition"].get<std::string>(),
+                                                       r["grid"][0].get<int>(), r["grid"][1].get<int>())
                                          : fmt::format("1D {} ({}x{})", r["n"].get<std::int64_t>(),
                                                        r["n1"].get<std::int64_t>(), r["n2"].get<std::int64_t>());
     fmt::print(
@@ -726,6 +794,7 @@ int run(const settings& s) {
       continue;
     }
     report(bench3d(s, n, P, rank));
+    if (s.r2c) report(bench3d_r2c(s, n, P, rank));
   }
   for (auto n : s.n1) report(bench1d(s, n, P, rank));
   if (!s.trace.empty()) toru_fft_bench::trace_write(s.trace, rank);
@@ -778,6 +847,7 @@ int main(int argc, char** argv) {
   app.add_flag("--candidates", s.candidates,
                "then time toru's choice and every other candidate of its strategy table (each forced) in a "
                "rotation of their own: reports each median and the choice's ratio to the best");
+  app.add_flag("!--no-r2c", s.r2c, "skip the 3D r2c rows (toru's fft3d_r2c against the limit)");
   std::string peers = "auto";
   app.add_option("--peers", peers,
                  "fftw-threads: also time the shared-memory limit, FFTW's threaded transform of the whole array "

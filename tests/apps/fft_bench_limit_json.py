@@ -6,7 +6,7 @@ import json, subprocess, sys
 
 out = subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True).stdout
 rows = json.loads(out[out.index("["):])
-assert {r["kind"] for r in rows} == {"3d", "1d"}, rows
+assert {r["kind"] for r in rows} == {"3d", "3d-r2c", "1d"}, rows
 for r in rows:
     for key in ("limit_median_s", "limit_min_s", "limit_max_s", "limit_plan_s", "toru_plan_s", "ratio_to_limit",
                 "ratio_to_limit_min", "ratio_to_limit_max", "limit_max_rel_error", "limit_threads"):
