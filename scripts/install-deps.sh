@@ -18,6 +18,8 @@ packages=(
   slurmctld slurmd slurm-client munge slurm-wlm-torque
   # train/: oneDNN kernels, the Fashion-MNIST data, PyTorch as the tests' reference and the peer
   libdnnl-dev dataset-fashion-mnist zlib1g-dev python3-torch python3-torchvision python3-onnx python3-numpy
+  # bench/fft-compare.sh: mpi4py-fft as a peer of toru's 3D FFTs
+  python3-mpi4py-fft
   # tune/: OTF2 traces (Score-P's format) and PAPI counters where the machine has them
   libotf2-trace-dev otf2-tools libpapi-dev
   # stream/: WebSocket/HTTP server (websocketpp on standalone asio), compression, the browser test

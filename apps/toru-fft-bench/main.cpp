@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // toru-fft-bench: toru's 3D and 1D FFTs against FFTW-MPI (fftw_mpi_plan_dft_3d / _1d) on the same
 // data, with the same planner flags, in the same run; or, with --simulate, the 1D/3D FFT on a
-// torus from the topology model and the all-to-all simulator.
+// torus from the topology model and the all-to-all simulator. On one node, also against the
+// shared-memory limit: FFTW's threaded transform of the whole array, threads = ranks (--peers).
 //
 //   mpiexec -n 4 toru-fft-bench                                  # 3D 128^3 and 1D 2^22
 //   mpiexec -n 4 toru-fft-bench --n3 256 --n1 16777216 --reps 7 --json
@@ -15,6 +16,7 @@
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <numbers>
@@ -27,9 +29,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_order.hpp"
+#include "bench/fftw_threads_peer.hpp"
 #include "common/cli.hpp"
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
 #include "toru/topology/network_model.hpp"
@@ -58,6 +62,8 @@ struct settings {
   bool json = false;
   std::string trace;        // directory for the per-rank event traces of toru's default plan
   bool candidates = false;  // also time every other applicable candidate of toru's table, forced
+  bool r2c = true;          // a 3D r2c row after each c2c row
+  bool limit = false;       // --peers fftw-threads: FFTW's threaded transform on rank 0, the others parked
 };
 
 double median(std::vector<double> v) {
@@ -124,6 +130,7 @@ struct contender {
   std::function<void()> fill, run;
   std::vector<double> times;
   std::vector<const contender*> after;  // per timed call: the contender run just before it (or null)
+  std::function<double()> self_timed;   // if set: runs instead of `run` and returns its own seconds
 };
 
 // With --trace, the run of toru's default plan records toru's events (trace.hpp), each transform
@@ -150,8 +157,10 @@ void time_interleaved(const settings& s, std::vector<contender*> cs) {
       c.fill();
       MPI_Barrier(MPI_COMM_WORLD);
       const auto t0 = std::chrono::steady_clock::now();
-      c.run();
-      double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), mx = 0;
+      if (!c.self_timed) c.run();
+      double dt =
+          c.self_timed ? c.self_timed() : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double mx = 0;
       MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       if (r >= 0) {
         c.times.push_back(mx);
@@ -219,7 +228,7 @@ struct forced_plans {
       }
     }
     runs.reserve(plans.size());  // contenders are referenced by address
-    for (auto& p : plans) runs.push_back({fill, [&run_one, q = p.get()] { run_one(*q); }, {}, {}});
+    for (auto& p : plans) runs.push_back({fill, [&run_one, q = p.get()] { run_one(*q); }, {}, {}, {}});
   }
   // A rotation of their own after the comparison with FFTW-MPI, with the choice timed again in it:
   // more buffers and plans in the rotation change what the others find in the caches (FFTW-MPI
@@ -273,6 +282,97 @@ void report_planner(json& row, const std::vector<std::pair<std::string, double>>
   row["planner_seconds"] = t;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double max_over_ranks(double v) {
+  double m = 0;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+}
+
+// The shared-memory limit (--peers fftw-threads): FFTW's threaded transform of the whole array on
+// rank 0 with as many threads as ranks, planned with the bench's flag. Every step that keeps rank 0
+// busy (planning, the timed call, the check) ends in park(), so that the other ranks sleep instead
+// of spinning in MPI and leave the cores to FFTW's threads. A failure on rank 0 is agreed on all.
+struct limit_peer {
+  std::unique_ptr<toru::apps::fftw_threads_peer> peer;  // rank 0 only
+  std::vector<cpx> saved;
+  contender c;
+  bool enabled = false;
+
+  limit_peer(const settings& s, toru::apps::peer_kind kind, std::array<std::int64_t, 3> n, int P, int rank,
+             const std::function<cpx(std::int64_t)>& input) {
+    enabled = s.limit;
+    if (!enabled) return;
+    std::exception_ptr failed;
+    if (rank == 0) try {
+        peer = std::make_unique<toru::apps::fftw_threads_peer>(kind, n, P, s.measure ? FFTW_MEASURE : FFTW_ESTIMATE);
+        saved.resize(peer->in_count());
+        for (std::int64_t i = 0; i < peer->in_count(); ++i) saved[i] = input(i);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    toru::apps::park(MPI_COMM_WORLD);
+    toru::validate_collectively(MPI_COMM_WORLD, [&] {
+      if (failed) std::rethrow_exception(failed);
+    });
+    c.fill = [this, kind] {
+      if (!peer) return;
+      if (kind == toru::apps::peer_kind::r2c_3d)
+        std::transform(saved.begin(), saved.end(), peer->in_real(), [](cpx v) { return v.real(); });
+      else
+        std::copy(saved.begin(), saved.end(), peer->in_complex());
+    };
+    c.self_timed = [this] {
+      double dt = 0;
+      if (peer) {
+        const auto t0 = std::chrono::steady_clock::now();
+        peer->execute();
+        dt = seconds_since(t0);
+      }
+      toru::apps::park(MPI_COMM_WORLD);
+      return dt;
+    };
+  }
+  // Max relative error of rank 0's output against the exact spectrum (output index -> value).
+  double check(const std::function<cpx(std::int64_t)>& exact, double scale) {
+    double e = 0;
+    if (peer) {
+      c.fill();
+      peer->execute();
+      for (std::int64_t i = 0; i < peer->out_count(); ++i) e = std::max(e, std::abs(peer->out()[i] - exact(i)));
+    }
+    toru::apps::park(MPI_COMM_WORLD);
+    return max_over_ranks(e) / scale;
+  }
+  // limit_* figures and toru/limit: the median of the timed calls, their range, and the range of
+  // the per-rep ratios (toru's call and the limit's in the same rep, the same noise).
+  void report(json& row, const contender& toru, double toru_plan_s, double err) const {
+    row["toru_plan_s"] = toru_plan_s;
+    if (!enabled) return;
+    const auto [lo, hi] = std::minmax_element(c.times.begin(), c.times.end());
+    std::vector<double> r;
+    for (std::size_t i = 0; i < c.times.size() && i < toru.times.size(); ++i) r.push_back(toru.times[i] / c.times[i]);
+    const auto [rlo, rhi] = std::minmax_element(r.begin(), r.end());
+    double plan_s = peer ? peer->plan_seconds() : 0;
+    MPI_Bcast(&plan_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int threads = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &threads);
+    row["limit"] = "fftw-threads";
+    row["limit_threads"] = threads;
+    row["limit_median_s"] = median(c.times);
+    row["limit_min_s"] = *lo;
+    row["limit_max_s"] = *hi;
+    row["limit_plan_s"] = plan_s;
+    row["ratio_to_limit"] = median(toru.times) / median(c.times);
+    row["ratio_to_limit_min"] = *rlo;
+    row["ratio_to_limit_max"] = *rhi;
+    row["limit_max_rel_error"] = err;
+  }
+};
+
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
 
 void for_box(const toru::fft::box3d& b, auto&& f) {
@@ -302,7 +402,9 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   opts.overlap = true;
   opts.path = s.path;
   opts.comm.torus = s.torus;  // the API's way to describe the machine (TORU_TORUS is the other)
+  const auto plan_t0 = std::chrono::steady_clock::now();
   toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
+  const double toru_plan_s = max_over_ranks(seconds_since(plan_t0));
   // The forced alternative: all-to-all without overlap (toru's plan before the strategy table).
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
@@ -315,10 +417,10 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
   const std::vector<cpx> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-  contender t_on{fill, traced(s, "3d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}, {}};
-  contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}, {}};
+  contender t_on{fill, traced(s, "3d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}, {}, {}};
+  contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   // The same plan as a contender of its own: the spread between the two is the noise floor.
-  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
   row["strategy"] = plan.strategy();
   report_planner(row, plan.planner_seconds());
@@ -338,7 +440,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
     for (std::int64_t j = 0; j < n0; ++j)
       for (std::int64_t k = 0; k < n0; ++k) fin[(i * n0 + j) * n0 + k] = input3({start0 + i, j, k}, n);
   const std::vector<cpx> fsaved(fin, fin + local_n0 * n0 * n0);
-  contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}, {}};
+  contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}, {}, {}};
   opts.overlap = true;
   opts.path = s.path;
   const auto run3 = [&](const toru::fft::fft3d<double>& p) { p.forward(in.data(), out.data(), ws.data()); };
@@ -347,9 +449,21 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
       {"middle layout M, direct window"});
   for (const auto& p : forced.plans)
     if (p->workspace_size() > ws.size()) ws.resize(p->workspace_size());
-  time_interleaved(s, {&t_on, &t_off, &t_fftw, &t_twice});
-  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}};
+  limit_peer limit(s, toru::apps::peer_kind::c2c_3d, n, P, rank, [&](std::int64_t i) {
+    return input3({i / (n0 * n0), i / n0 % n0, i % n0}, n);
+  });
+  std::vector<contender*> cs{&t_on, &t_off, &t_fftw, &t_twice};
+  if (limit.enabled) cs.push_back(&limit.c);
+  time_interleaved(s, cs);
+  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   forced.time(s, t_choice);
+  const double limit_err = limit.enabled ? limit.check(
+                                               [&](std::int64_t i) {
+                                                 return spectrum3({i / (n0 * n0), i / n0 % n0, i % n0}, n);
+                                               },
+                                               N * 2.1)
+                                         : 0;
+  limit.report(row, t_on, toru_plan_s, limit_err);
 
   plan.forward(in.data(), out.data());
   double e = 0;
@@ -371,7 +485,6 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   fftw_destroy_plan(fp);
   fftw_free(fin);
   fftw_free(fout);
-  (void)rank;
   const double toru_t[2] = {median(t_off.times), median(t_on.times)}, fftw_t = median(t_fftw.times);
   row["toru_median_s"] = toru_t[1];
   row["toru_no_overlap_median_s"] = toru_t[0];
@@ -388,7 +501,70 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   return row;
 }
 
-json bench1d(const settings& s, std::int64_t n, int P) {
+// The real part of the 3D input; its spectrum is the Hermitian part of the complex one's.
+cpx spectrum3_real(std::array<std::int64_t, 3> k, std::array<std::int64_t, 3> n) {
+  std::array<std::int64_t, 3> minus{};
+  for (int a = 0; a < 3; ++a) minus[a] = (n[a] - k[a]) % n[a];
+  return 0.5 * (spectrum3(k, n) + std::conj(spectrum3(minus, n)));
+}
+
+// 3D r2c: toru's plan against the shared-memory limit (FFTW-MPI's r2c is not timed here).
+json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
+  const std::array<std::int64_t, 3> n{n0, n0, n0};
+  const double N = static_cast<double>(n0 * n0 * n0);
+  toru::fft::options3d opts{.decomp = s.decomp == "slab"     ? toru::fft::decomposition::slab
+                                      : s.decomp == "pencil" ? toru::fft::decomposition::pencil
+                                                             : toru::fft::decomposition::automatic,
+                            .output = s.transposed ? toru::fft::order::transposed : toru::fft::order::natural,
+                            .planner = s.measure ? toru::fft::effort::measure : toru::fft::effort::estimate,
+                            .chunks = s.chunks};
+  opts.overlap = true;
+  opts.path = s.path;
+  opts.comm.torus = s.torus;
+  json row{{"kind", "3d-r2c"}, {"n", fmt::format("{}x{}x{}", n0, n0, n0)}, {"points", N}, {"ranks", P}};
+  const auto plan_t0 = std::chrono::steady_clock::now();
+  toru::fft::fft3d_r2c<double> plan(MPI_COMM_WORLD, n, opts);
+  const double toru_plan_s = max_over_ranks(seconds_since(plan_t0));
+  std::vector<double> in(2 * plan.alloc_size());
+  std::vector<cpx> out(plan.alloc_size());
+  std::vector<std::byte> ws(plan.workspace_size());
+  for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n).real(); });
+  const std::vector<double> saved = in;
+  auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
+  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
+  row["strategy"] = plan.strategy();
+  row["grid"] = {plan.grid()[0], plan.grid()[1]};
+  limit_peer limit(s, toru::apps::peer_kind::r2c_3d, n, P, rank, [&](std::int64_t i) {
+    return input3({i / (n0 * n0), i / n0 % n0, i % n0}, n);
+  });
+  std::vector<contender*> cs{&t_on, &t_twice};
+  if (limit.enabled) cs.push_back(&limit.c);
+  time_interleaved(s, cs);
+  const std::int64_t m2 = n0 / 2 + 1;
+  const double limit_err = limit.enabled ? limit.check(
+                                               [&](std::int64_t i) {
+                                                 return spectrum3_real({i / (n0 * m2), i / m2 % n0, i % m2}, n);
+                                               },
+                                               N * 2.1)
+                                         : 0;
+  limit.report(row, t_on, toru_plan_s, limit_err);
+  plan.forward(in.data(), out.data());
+  double e = 0;
+  for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3_real(k, n))); });
+  const double t = median(t_on.times);
+  row["toru_median_s"] = t;
+  row["fftw_mpi_median_s"] = nullptr;
+  row["ratio"] = nullptr;
+  row["noise_floor"] = std::abs(t / median(t_twice.times) - 1);
+  row["toru_gflops"] = gflops(N, t);
+  row["max_rel_error"] = max_rel_error(e, N * 2.1);
+  row["fftw_mpi_max_rel_error"] = nullptr;
+  return row;
+}
+
+json bench1d(const settings& s, std::int64_t n, int P, int rank) {
   const double N = static_cast<double>(n);
   const unsigned flags = s.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   toru::fft::options1d opts{.output = s.transposed ? toru::fft::order::transposed : toru::fft::order::natural,
@@ -398,7 +574,9 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   opts.overlap = true;
   opts.path = s.path;
   opts.comm.torus = s.torus;  // the API's way to describe the machine (TORU_TORUS is the other)
+  const auto plan_t0 = std::chrono::steady_clock::now();
   toru::fft::fft1d<double> plan(MPI_COMM_WORLD, n, opts);
+  const double toru_plan_s = max_over_ranks(seconds_since(plan_t0));
   opts.overlap = false;
   opts.path = toru::fft::exchange_path::alltoall;
   auto plan_serial = [&] {
@@ -410,9 +588,9 @@ json bench1d(const settings& s, std::int64_t n, int P) {
   for (std::int64_t i = 0; i < plan.in_count(); ++i) in[i] = input1(plan.in_start() + i, n);
   const std::vector<cpx> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-  contender t_on{fill, traced(s, "1d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}, {}};
-  contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}, {}};
-  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}};
+  contender t_on{fill, traced(s, "1d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}, {}, {}};
+  contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   row["strategy"] = plan.strategy();
   report_planner(row, plan.planner_seconds());
   row["no_overlap_strategy"] = plan_serial.strategy();
@@ -429,7 +607,7 @@ json bench1d(const settings& s, std::int64_t n, int P) {
                                       MPI_COMM_WORLD, FFTW_FORWARD, mpi_flags);
   for (ptrdiff_t i = 0; i < ni; ++i) fin[i] = input1(istart + i, n);
   const std::vector<cpx> fsaved(fin, fin + ni);
-  contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}, {}};
+  contender t_fftw{[&] { std::copy(fsaved.begin(), fsaved.end(), fin); }, [&] { fftw_execute(fp); }, {}, {}, {}};
   opts.overlap = true;
   opts.path = s.path;
   const auto run1 = [&](const toru::fft::fft1d<double>& p) { p.forward(in.data(), out.data(), ws.data()); };
@@ -437,12 +615,16 @@ json bench1d(const settings& s, std::int64_t n, int P) {
       s, plan, [&] { return std::make_unique<toru::fft::fft1d<double>>(MPI_COMM_WORLD, n, opts); }, run1, fill);
   for (const auto& p : forced.plans)
     if (p->workspace_size() > ws.size()) ws.resize(p->workspace_size());
-  if (fp)  // FFTW-MPI cannot plan some sizes (e.g. primes); toru is then timed alone
-    time_interleaved(s, {&t_on, &t_off, &t_fftw, &t_twice});
-  else
-    time_interleaved(s, {&t_on, &t_off, &t_twice});
-  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}};
+  limit_peer limit(s, toru::apps::peer_kind::c2c_1d, {n, 1, 1}, P, rank, [&](std::int64_t i) { return input1(i, n); });
+  // FFTW-MPI cannot plan some sizes (e.g. primes); toru is then timed without it
+  std::vector<contender*> cs{&t_on, &t_off, &t_twice};
+  if (fp) cs.push_back(&t_fftw);
+  if (limit.enabled) cs.push_back(&limit.c);
+  time_interleaved(s, cs);
+  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   forced.time(s, t_choice);
+  const double limit_err = limit.enabled ? limit.check([&](std::int64_t i) { return spectrum1(i, n); }, N * 2.1) : 0;
+  limit.report(row, t_on, toru_plan_s, limit_err);
 
   plan.forward(in.data(), out.data());
   double e = 0;
@@ -543,6 +725,19 @@ int simulate(const settings& s) {
   return 0;
 }
 
+// --peers auto: the limit is a shared-memory transform, a peer only where all ranks share a node.
+bool all_on_one_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int here = 0, all = 0;
+  MPI_Comm_size(node, &here);
+  MPI_Comm_size(MPI_COMM_WORLD, &all);
+  MPI_Comm_free(&node);
+  int same = here == all, every = 0;
+  MPI_Allreduce(&same, &every, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return every != 0;
+}
+
 int run(const settings& s) {
   int P = 0, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -558,10 +753,10 @@ int run(const settings& s) {
   auto report = [&](const json& r) {
     rows.push_back(r);
     if (rank != 0 || s.json) return;
-    auto num = [&](const char* key) { return r[key].is_null() ? NAN : r[key].get<double>(); };
-    std::string what = r["kind"] == "3d" ? fmt::format("3D {} ({} {}x{})", r["n"].get<std::string>(),
-                                                       r["decomposition"].get<std::string>(), r["grid"][0].get<int>(),
-                                                       r["grid"][1].get<int>())
+    auto num = [&](const char* key) { return !r.contains(key) || r[key].is_null() ? NAN : r[key].get<double>(); };
+    std::string what = r["kind"] != "1d" ? fmt::format("3D {}{} ({} {}x{})", r["kind"] == "3d" ? "" : "r2c ",
+                                                       r["n"].get<std::string>(), r["decomposition"].get<std::string>(),
+                                                       r["grid"][0].get<int>(), r["grid"][1].get<int>())
                                          : fmt::format("1D {} ({}x{})", r["n"].get<std::int64_t>(),
                                                        r["n1"].get<std::int64_t>(), r["n2"].get<std::int64_t>());
     fmt::print(
@@ -573,6 +768,13 @@ int run(const settings& s) {
         // FFTW-MPI's scrambled 1D order is not checked (its layout is not documented).
         r["fftw_mpi_max_rel_error"].is_null() ? std::string("n/a")
                                               : fmt::format("{:.1e}", num("fftw_mpi_max_rel_error")));
+    if (r.contains("ratio_to_limit"))
+      fmt::print(
+          "{:<34} limit (FFTW {} threads, one process) {:>9.4f} s ({:.4f}-{:.4f}) | toru/limit {:.3f} "
+          "({:.3f}-{:.3f}) | plan: toru {:.3f} s, FFTW threads {:.3f} s | err {:.1e}\n",
+          "", r["limit_threads"].get<int>(), num("limit_median_s"), num("limit_min_s"), num("limit_max_s"),
+          num("ratio_to_limit"), num("ratio_to_limit_min"), num("ratio_to_limit_max"), num("toru_plan_s"),
+          num("limit_plan_s"), num("limit_max_rel_error"));
     if (r.contains("candidates")) {
       std::string line;
       for (const auto& [name, t] : r["candidates"].items())
@@ -592,11 +794,13 @@ int run(const settings& s) {
       continue;
     }
     report(bench3d(s, n, P, rank));
+    if (s.r2c) report(bench3d_r2c(s, n, P, rank));
   }
-  for (auto n : s.n1) report(bench1d(s, n, P));
+  for (auto n : s.n1) report(bench1d(s, n, P, rank));
   if (!s.trace.empty()) toru_fft_bench::trace_write(s.trace, rank);
   bool ok = true;
-  for (const auto& r : rows) ok = ok && r["max_rel_error"].get<double>() < 1e-10;
+  for (const auto& r : rows)
+    ok = ok && r["max_rel_error"].get<double>() < 1e-10 && r.value("limit_max_rel_error", 0.0) < 1e-10;
   if (rank == 0) {
     if (s.json)
       std::puts(rows.dump(2).c_str());
@@ -643,6 +847,14 @@ int main(int argc, char** argv) {
   app.add_flag("--candidates", s.candidates,
                "then time toru's choice and every other candidate of its strategy table (each forced) in a "
                "rotation of their own: reports each median and the choice's ratio to the best");
+  app.add_flag("!--no-r2c", s.r2c, "skip the 3D r2c rows (toru's fft3d_r2c against the limit)");
+  std::string peers = "auto";
+  app.add_option("--peers", peers,
+                 "fftw-threads: also time the shared-memory limit, FFTW's threaded transform of the whole array "
+                 "in rank 0's process with threads = ranks (the other ranks sleep meanwhile), and print toru/limit "
+                 "and both plan times; none: not; auto (default): fftw-threads when all ranks share one node")
+      ->check(CLI::IsMember({"auto", "fftw-threads", "none"}))
+      ->capture_default_str();
   app.add_flag("--json", s.json, "print JSON (one object per size) instead of a table");
   app.add_option("--trace", s.trace,
                  "write toru's events (per chunk of every exchange) of the default plan's transforms to "
@@ -663,6 +875,7 @@ int main(int argc, char** argv) {
                  : path == "alltoall" ? toru::fft::exchange_path::alltoall
                                       : toru::fft::exchange_path::automatic;
         if (s.simulate) return rank == 0 ? simulate(s) : 0;
+        s.limit = peers == "fftw-threads" || (peers == "auto" && all_on_one_node());
         return run(s);
       },
       rank);

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// bench/fftw_threads_peer.hpp (bench/support): the shared-memory limit a distributed FFT on one node
+// is measured against: FFTW's own threaded transform (libfftw3_threads) of the whole array in one
+// process, out of place, as many threads as the run has ranks. A distributed plan on P ranks of one
+// node does the same arithmetic plus the exchanges, so toru/limit says what distribution costs.
+//
+//   toru::apps::fftw_threads_peer limit(toru::apps::peer_kind::c2c_3d, {128, 128, 128}, 4, FFTW_MEASURE);
+//   limit.execute();                 // on the calling process, 4 FFTW threads
+//   double plan_s = limit.plan_seconds();
+//
+// Not collective: one process (rank 0 in toru-fft-bench) owns it. park() is the collective that keeps
+// the other ranks off the cores meanwhile.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <memory>
+
+namespace toru::apps {
+
+enum class peer_kind { c2c_3d, r2c_3d, c2c_1d };
+
+class fftw_threads_peer {
+ public:
+  /// n: the three extents (c2c_1d uses n[0] only). threads >= 1. flags: FFTW_ESTIMATE or
+  /// FFTW_MEASURE (MEASURE overwrites the buffers while planning; fill in() afterwards).
+  fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3> n, int threads, unsigned flags);
+  ~fftw_threads_peer();
+  fftw_threads_peer(const fftw_threads_peer&) = delete;
+  fftw_threads_peer& operator=(const fftw_threads_peer&) = delete;
+
+  /// Forward transform, unnormalized (FFTW's sign -1), in() to out().
+  void execute() const;
+  /// Wall time of the planner call, seconds.
+  double plan_seconds() const { return plan_s_; }
+  /// c2c: in_count() complex values, row-major; r2c_3d: in_count() reals (unpadded n0*n1*n2).
+  std::complex<double>* in_complex() const;
+  double* in_real() const;
+  std::int64_t in_count() const { return in_count_; }
+  /// Complex output, row-major; r2c_3d: n0 x n1 x (n2/2+1).
+  std::complex<double>* out() const;
+  std::int64_t out_count() const { return out_count_; }
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> p_;
+  double plan_s_ = 0;
+  std::int64_t in_count_ = 0, out_count_ = 0;
+};
+
+/// Collective over comm: returns on every rank once every rank has called it. Polls a non-blocking
+/// barrier with short sleeps instead of blocking in MPI_Barrier, whose progress engine (Open MPI)
+/// spins on a core: while one rank runs FFTW's threads on all of the node's cores, the waiting ranks
+/// must not take cores from it.
+void park(MPI_Comm comm);
+
+}  // namespace toru::apps
