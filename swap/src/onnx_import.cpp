@@ -50,6 +50,7 @@ const std::map<std::string, op_rule, std::less<>>& rules() {
       {"LeakyRelu", {"leaky_relu", saves::input0, false, 2}},
       {"Gelu", {"gelu", saves::input0, false, 2}},
       {"Silu", {"silu", saves::input0, false, 2}},
+      {"HardSwish", {"hardswish", saves::input0, false, 2}},
       {"Erf", {"erf", saves::input0, false, 2}},
       {"Softmax", {"softmax", saves::output, false, 2}},
       {"LogSoftmax", {"log_softmax", saves::output, false, 2}},

@@ -74,6 +74,12 @@ def run_case(d, case, dt):
             y = F.gelu(ins[0])
         elif t == "sigmoid":
             y = torch.sigmoid(ins[0])
+        elif t == "clip":
+            y = torch.clamp(ins[0], a["clip_min"], a["clip_max"])
+        elif t == "hardswish":
+            y = F.hardswish(ins[0])
+        elif t == "mul":
+            y = ins[0] * ins[1]
         elif t == "tanh":
             y = torch.tanh(ins[0])
         elif t == "maxpool":

@@ -99,7 +99,9 @@ inline nlohmann::json to_json(const swap::graph& g) {
                           {"epsilon", a.epsilon},
                           {"momentum", a.momentum},
                           {"axis", a.axis},
-                          {"trans_b", a.trans_b}}}});
+                          {"trans_b", a.trans_b},
+                          {"clip_min", a.clip_min},
+                          {"clip_max", a.clip_max}}}});
   }
   return j;
 }
