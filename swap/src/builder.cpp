@@ -264,6 +264,30 @@ int builder::mul(int a, int b) {
   return emit(std::move(o), {{n + "/out", out}});
 }
 
+int builder::pad(int x, std::vector<std::int64_t> begin, std::vector<std::int64_t> end, double value) {
+  const shape_t& in = shape(x);
+  if (begin.size() != in.size() || end.size() != in.size())
+    throw error(errc::invalid_argument, fmt::format("pad: expected {} begin and end extents for [{}], got {} and {}",
+                                                    in.size(), fmt::join(in, ","), begin.size(), end.size()));
+  shape_t out = in;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (begin[k] < 0 || end[k] < 0)
+      throw error(errc::invalid_argument, fmt::format("pad: expected non-negative extents, got begin [{}], end [{}]",
+                                                      fmt::join(begin, ","), fmt::join(end, ",")));
+    out[k] += begin[k] + end[k];
+  }
+  const std::string n = fmt::format("pad{}", ++counter_);
+  op o;
+  o.name = n;
+  o.type = "pad";
+  o.inputs = {x};
+  o.attr.pad_begin = std::move(begin);
+  o.attr.pad_end = std::move(end);
+  o.attr.pad_value = value;
+  o.bytes_touched = static_cast<double>(4 * (numel(in) + numel(out)));
+  return emit(std::move(o), {{n + "/out", out}});
+}
+
 int builder::concat(const std::vector<int>& xs) {
   shape_t out = shape(xs.at(0));
   out[1] = 0;

@@ -115,6 +115,11 @@ inline std::vector<layer_case> layer_cases() {
                  const int s = b.mul(x, b.sigmoid(b.global_avgpool(x)));
                  return finish(b, b.mul(b.param("scale", {3, 1, 7}), s));
                }});
+  // Asymmetric, on every axis but the batch, with a non-zero value (F.pad's constant mode).
+  c.push_back({"pad", [] {
+                 builder b("pad", sw::dtype::f32);
+                 return finish(b, b.pad(input_param(b, {2, 3, 5, 7}), {0, 1, 0, 2}, {0, 2, 1, 3}, 0.25));
+               }});
   c.push_back({"maxpool", [] {
                  builder b("maxpool", sw::dtype::f32);
                  return finish(b, b.maxpool(input_param(b, {2, 3, 11, 11}), 3, 2, 1));

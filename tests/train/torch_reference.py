@@ -78,6 +78,11 @@ def run_case(d, case, dt):
             y = torch.clamp(ins[0], a["clip_min"], a["clip_max"])
         elif t == "hardswish":
             y = F.hardswish(ins[0])
+        elif t == "pad":
+            widths = []
+            for b, e in zip(reversed(a["pad_begin"]), reversed(a["pad_end"])):
+                widths += [b, e]
+            y = F.pad(ins[0], widths, mode="constant", value=a["pad_value"])
         elif t == "mul":
             y = ins[0] * ins[1]
         elif t == "tanh":

@@ -53,6 +53,7 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   // oneDNN 2.x's hardswish is PyTorch's x * relu6(x + 3) / 6 (ONNX HardSwish); it takes no parameters.
   if (t == "hardswish" || t == "HardSwish") return make_eltwise(*this, g, op, a::eltwise_hardswish);
   if (t == "mul" || t == "Mul") return make_mul(*this, g, op);
+  if (t == "pad" || t == "Pad") return make_pad(*this, g, op);
   if (t == "maxpool" || t == "MaxPool") return make_pool(*this, g, op, true);
   if (t == "avgpool" || t == "AveragePool" || t == "GlobalAveragePool") return make_pool(*this, g, op, false);
   if (t == "add" || t == "Add" || (t == "Sum" && o.inputs.size() == 2)) return make_add(*this, g, op);
@@ -64,12 +65,13 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   if (t == "layernorm" || t == "LayerNormalization") return make_layernorm(*this, g, op);
   if (t == "softmax" || t == "Softmax") return make_softmax(*this, g, op);
   if (t == "loss") return make_loss(*this, g, op);
-  throw error(errc::unsupported,
-              fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
-                          "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, hardswish, mul, maxpool, avgpool, "
-                          "GlobalAveragePool, add, "
-                          "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
-                          o.name, t));
+  throw error(
+      errc::unsupported,
+      fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
+                  "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, hardswish, mul, pad, maxpool, avgpool, "
+                  "GlobalAveragePool, add, "
+                  "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
+                  o.name, t));
 }
 
 void cpu_backend::write_plain(int tensor, const float* host, void* storage) {

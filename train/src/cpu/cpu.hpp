@@ -120,6 +120,7 @@ std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int 
                                      float alpha = 0, float beta = 0);
 std::unique_ptr<kernel> make_clip(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_mul(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_pad(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_pool(cpu_backend& be, const swap::graph& g, int op, bool max);
 std::unique_ptr<kernel> make_add(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_concat(cpu_backend& be, const swap::graph& g, int op);
