@@ -101,7 +101,12 @@ inline std::vector<layer_case> layer_cases() {
                  builder b("hardswish", sw::dtype::f32);
                  return finish(b, b.elementwise(input_param(b, {2, 3, 5, 7}), "hardswish", true, false, 4));
                }});
-  // SiLU as torch.onnx exports it (opset < 14): x * sigmoid(x), a fork joined by a product.
+  // SiLU fused (what the importer makes of the export), and as torch.onnx exports it (opset < 14):
+  // x * sigmoid(x), a fork joined by a product.
+  c.push_back({"silu_fused", [] {
+                 builder b("silu_fused", sw::dtype::f32);
+                 return finish(b, b.elementwise(input_param(b, {2, 3, 5, 7}), "silu", true, false, 5));
+               }});
   c.push_back({"silu", [] {
                  builder b("silu", sw::dtype::f32);
                  const int x = input_param(b, {2, 3, 5, 7});

@@ -17,7 +17,9 @@ make_smooth): exported in training mode (batch-norm nodes kept), and the referen
 step in float64: DIR/labels.bin (int32), DIR/logits.bin, DIR/ref.json (loss, and for every
 parameter and running statistic by name a float32 file: gradients after backward, statistics after
 the forward). MODEL (default resnet18): resnet18, or mobilenet_v2 (width 0.25, the classifier's
-dropout off so that the step is deterministic: Conv, BatchNormalization, Clip (ReLU6), Add).
+dropout off so that the step is deterministic: Conv, BatchNormalization, Clip (ReLU6), Add), or
+efficientnet_b0 (stochastic depth and dropout off: SiLU as Sigmoid and Mul, squeeze-and-excitation
+scales broadcast by Mul).
 """
 import json
 import os
@@ -94,6 +96,9 @@ def main():
     name = sys.argv[5] if len(sys.argv) > 5 else "resnet18"
     if name == "mobilenet_v2":
         m = torchvision.models.mobilenet_v2(num_classes=10, width_mult=0.25)
+        m.classifier[0].p = 0.0
+    elif name == "efficientnet_b0":
+        m = torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0)
         m.classifier[0].p = 0.0
     else:
         m = torchvision.models.resnet18(num_classes=10)

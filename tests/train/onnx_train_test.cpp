@@ -56,7 +56,7 @@ TEST(onnx_train, torchvision_resnet18_logits_match_pytorch) {
 // onnx_export.py) against PyTorch's in float64: loss (1e-5 relative), logits and running
 // statistics (1e-4), every parameter gradient (grad_tol); `tensors`: parameters plus statistics.
 void training_step_matches_pytorch(const char* mode, double grad_tol, const char* net = "resnet18",
-                                   std::int64_t size = 64, int tensors = 62 + 40) {
+                                   std::int64_t size = 64, int tensors = 62 + 40, double loss_tol = 1e-5) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("toru_onnx_{}_{}_{}", net, mode, ::getpid());
   fs::create_directories(dir);
   const std::int64_t batch = 4;
@@ -73,7 +73,7 @@ void training_step_matches_pytorch(const char* mode, double grad_tol, const char
   m.backward();
   std::ifstream f(dir / "ref.json");
   const auto ref = nlohmann::json::parse(f);
-  EXPECT_LT(std::abs(r.loss - ref["loss"].get<double>()) / ref["loss"].get<double>(), 1e-5);
+  EXPECT_LT(std::abs(r.loss - ref["loss"].get<double>()) / ref["loss"].get<double>(), loss_tol);
   const auto logits = m.read_tensor(g.tensors[g.ops[g.ops.size() - 2].outputs[0]].name);
   EXPECT_LT(rel_error(logits, read_raw(dir / "logits.bin")), 1e-4);
   int compared = 0;
@@ -130,6 +130,15 @@ TEST(onnx_train, torchvision_mobilenet_v2_training_step_matches_pytorch) {
   // (passing it outside the bounds, or at them) shows as O(1e-1).
   if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
   training_step_matches_pytorch("train", 2e-3, "mobilenet_v2", 32, 158 + 104);
+}
+
+TEST(onnx_train, torchvision_efficientnet_b0_training_step_matches_pytorch) {
+  // 32x32, stochastic depth and dropout off: SiLU exported as Sigmoid and Mul, the squeeze-and-
+  // excitation scale [N, C, 1, 1] broadcast by Mul over the image; 213 parameter tensors, 49 batch
+  // norms x 2 statistics. Measured: loss 2.1e-5 from float64 (float32 through 81 convolutions and
+  // 49 batch norms), worst parameter gradient 6.6e-4.
+  if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  training_step_matches_pytorch("train", 2e-3, "efficientnet_b0", 32, 311, 1e-4);
 }
 
 }  // namespace

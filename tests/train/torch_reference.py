@@ -76,6 +76,8 @@ def run_case(d, case, dt):
             y = torch.sigmoid(ins[0])
         elif t == "clip":
             y = torch.clamp(ins[0], a["clip_min"], a["clip_max"])
+        elif t == "silu":
+            y = F.silu(ins[0])
         elif t == "hardswish":
             y = F.hardswish(ins[0])
         elif t == "pad":

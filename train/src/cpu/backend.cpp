@@ -50,6 +50,8 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   if (t == "sigmoid" || t == "Sigmoid") return make_eltwise(*this, g, op, a::eltwise_logistic);
   if (t == "tanh" || t == "Tanh") return make_eltwise(*this, g, op, a::eltwise_tanh);
   if (t == "clip" || t == "Clip") return make_clip(*this, g, op);
+  // x * sigmoid(alpha x) with alpha 1; the importer fuses the exported Sigmoid and Mul into it.
+  if (t == "silu" || t == "Silu") return make_eltwise(*this, g, op, a::eltwise_swish, 1.0f);
   // oneDNN 2.x's hardswish is PyTorch's x * relu6(x + 3) / 6 (ONNX HardSwish); it takes no parameters.
   if (t == "hardswish" || t == "HardSwish") return make_eltwise(*this, g, op, a::eltwise_hardswish);
   if (t == "mul" || t == "Mul") return make_mul(*this, g, op);
@@ -68,7 +70,7 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   throw error(
       errc::unsupported,
       fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
-                  "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, hardswish, mul, pad, maxpool, avgpool, "
+                  "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, silu, hardswish, mul, pad, maxpool, avgpool, "
                   "GlobalAveragePool, add, "
                   "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
                   o.name, t));
