@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -237,6 +239,53 @@ int builder::add(int a, int b) {
   o.flops = static_cast<double>(numel(shape(a)));
   o.grad_passthrough = true;
   return emit(std::move(o), {{n + "/out", shape(a)}});
+}
+
+int builder::mul(int a, int b) {
+  const shape_t& sa = shape(a);
+  const shape_t& sb = shape(b);
+  shape_t out(std::max(sa.size(), sb.size()), 1);
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const auto ea = k < sa.size() ? sa[sa.size() - 1 - k] : 1;
+    const auto eb = k < sb.size() ? sb[sb.size() - 1 - k] : 1;
+    if (ea != eb && ea != 1 && eb != 1)
+      throw error(errc::invalid_argument,
+                  fmt::format("mul: shapes [{}] and [{}] do not broadcast", fmt::join(sa, ","), fmt::join(sb, ",")));
+    out[out.size() - 1 - k] = std::max(ea, eb);
+  }
+  const std::string n = fmt::format("mul{}", ++counter_);
+  op o;
+  o.name = n;
+  o.type = "mul";
+  o.inputs = {a, b};
+  o.flops = static_cast<double>(numel(out));
+  o.backward_flops = 2 * o.flops;
+  o.saved = {a, b};
+  return emit(std::move(o), {{n + "/out", out}});
+}
+
+int builder::pad(int x, std::vector<std::int64_t> begin, std::vector<std::int64_t> end, double value) {
+  const shape_t& in = shape(x);
+  if (begin.size() != in.size() || end.size() != in.size())
+    throw error(errc::invalid_argument, fmt::format("pad: expected {} begin and end extents for [{}], got {} and {}",
+                                                    in.size(), fmt::join(in, ","), begin.size(), end.size()));
+  shape_t out = in;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (begin[k] < 0 || end[k] < 0)
+      throw error(errc::invalid_argument, fmt::format("pad: expected non-negative extents, got begin [{}], end [{}]",
+                                                      fmt::join(begin, ","), fmt::join(end, ",")));
+    out[k] += begin[k] + end[k];
+  }
+  const std::string n = fmt::format("pad{}", ++counter_);
+  op o;
+  o.name = n;
+  o.type = "pad";
+  o.inputs = {x};
+  o.attr.pad_begin = std::move(begin);
+  o.attr.pad_end = std::move(end);
+  o.attr.pad_value = value;
+  o.bytes_touched = static_cast<double>(4 * (numel(in) + numel(out)));
+  return emit(std::move(o), {{n + "/out", out}});
 }
 
 int builder::concat(const std::vector<int>& xs) {

@@ -50,6 +50,7 @@ const std::map<std::string, op_rule, std::less<>>& rules() {
       {"LeakyRelu", {"leaky_relu", saves::input0, false, 2}},
       {"Gelu", {"gelu", saves::input0, false, 2}},
       {"Silu", {"silu", saves::input0, false, 2}},
+      {"HardSwish", {"hardswish", saves::input0, false, 2}},
       {"Erf", {"erf", saves::input0, false, 2}},
       {"Softmax", {"softmax", saves::output, false, 2}},
       {"LogSoftmax", {"log_softmax", saves::output, false, 2}},
@@ -193,6 +194,15 @@ void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
     a.axis = int_or(n, "axis", 1);
   } else if (t == "Dropout") {
     a.p = float_or(n, "ratio", 0.5);
+  } else if (t == "Pad") {  // opset < 11: pads and value are attributes; later, inputs (folded, read by convert)
+    if (const auto* m = find_attr(n, "mode"); m && m->s() != "constant")
+      throw error(errc::unsupported,
+                  fmt::format("onnx node '{}': Pad mode '{}' is not supported (only 'constant')", o.name, m->s()));
+    const auto pads = ints(n, "pads");
+    const auto half = static_cast<std::ptrdiff_t>(pads.size() / 2);
+    a.pad_begin.assign(pads.begin(), pads.begin() + half);
+    a.pad_end.assign(pads.begin() + half, pads.end());
+    a.pad_value = float_or(n, "value", 0);
   } else if (t == "Clip") {  // opset < 11: bounds are attributes; later, inputs (folded, read by convert)
     a.clip_min = float_or(n, "min", a.clip_min);
     a.clip_max = float_or(n, "max", a.clip_max);
@@ -344,6 +354,19 @@ graph convert(onnx::ModelProto& model, const std::map<std::string, detail::const
     if (n.op_type() == "Clip") {
       o.attr.clip_min = n.input_size() > 1 ? known_scalar(known, n.input(1), o.attr.clip_min) : o.attr.clip_min;
       o.attr.clip_max = n.input_size() > 2 ? known_scalar(known, n.input(2), o.attr.clip_max) : o.attr.clip_max;
+    }
+    if (n.op_type() == "Pad" && n.input_size() > 1) {
+      const auto it = known.find(n.input(1));
+      if (it == known.end())
+        throw error(errc::unsupported,
+                    fmt::format("onnx node '{}': Pad with pads computed at run time is not supported", o.name));
+      if (n.input_size() > 3 && !n.input(3).empty())
+        throw error(errc::unsupported, fmt::format("onnx node '{}': Pad over selected axes is not supported", o.name));
+      const auto& v = it->second.v;
+      const auto half = static_cast<std::ptrdiff_t>(v.size() / 2);
+      o.attr.pad_begin.assign(v.begin(), v.begin() + half);
+      o.attr.pad_end.assign(v.begin() + half, v.end());
+      if (n.input_size() > 2 && !n.input(2).empty()) o.attr.pad_value = known_scalar(known, n.input(2), 0);
     }
     for (int k = 0; k < n.input_size(); ++k) {
       const auto& in = n.input(k);

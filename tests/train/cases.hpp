@@ -89,6 +89,42 @@ inline std::vector<layer_case> layer_cases() {
                  builder b("sigmoid", sw::dtype::f32);
                  return finish(b, b.sigmoid(input_param(b, {2, 3, 5, 7})));
                }});
+  // Bounds inside the data's range [-1.5, 1.5], so both the clipped and the passed region are tested.
+  c.push_back({"clip", [] {
+                 builder b("clip", sw::dtype::f32);
+                 const int y = b.elementwise(input_param(b, {2, 3, 5, 7}), "clip", true, false, 1);
+                 b.g.ops.back().attr.clip_min = -0.3;
+                 b.g.ops.back().attr.clip_max = 0.45;
+                 return finish(b, y);
+               }});
+  c.push_back({"hardswish", [] {
+                 builder b("hardswish", sw::dtype::f32);
+                 return finish(b, b.elementwise(input_param(b, {2, 3, 5, 7}), "hardswish", true, false, 4));
+               }});
+  // SiLU fused (what the importer makes of the export), and as torch.onnx exports it (opset < 14):
+  // x * sigmoid(x), a fork joined by a product.
+  c.push_back({"silu_fused", [] {
+                 builder b("silu_fused", sw::dtype::f32);
+                 return finish(b, b.elementwise(input_param(b, {2, 3, 5, 7}), "silu", true, false, 5));
+               }});
+  c.push_back({"silu", [] {
+                 builder b("silu", sw::dtype::f32);
+                 const int x = input_param(b, {2, 3, 5, 7});
+                 return finish(b, b.mul(x, b.sigmoid(x)));
+               }});
+  // Squeeze-and-excitation's scale: [N, C, 1, 1] broadcast over the image, and a broadcast
+  // parameter with fewer axes ([C, 1, W]).
+  c.push_back({"mul_broadcast", [] {
+                 builder b("mul_broadcast", sw::dtype::f32);
+                 const int x = input_param(b, {2, 3, 5, 7});
+                 const int s = b.mul(x, b.sigmoid(b.global_avgpool(x)));
+                 return finish(b, b.mul(b.param("scale", {3, 1, 7}), s));
+               }});
+  // Asymmetric, on every axis but the batch, with a non-zero value (F.pad's constant mode).
+  c.push_back({"pad", [] {
+                 builder b("pad", sw::dtype::f32);
+                 return finish(b, b.pad(input_param(b, {2, 3, 5, 7}), {0, 1, 0, 2}, {0, 2, 1, 3}, 0.25));
+               }});
   c.push_back({"maxpool", [] {
                  builder b("maxpool", sw::dtype::f32);
                  return finish(b, b.maxpool(input_param(b, {2, 3, 11, 11}), 3, 2, 1));

@@ -3,7 +3,7 @@
 """Exports torchvision's ResNet-18 (random weights, random batch-norm statistics) to ONNX and
 writes an input batch and PyTorch's eval-mode logits for it.
 
-Usage: onnx_export.py DIR BATCH SIZE [train|train-smooth]   -> DIR/resnet18.onnx, DIR/x.bin, DIR/logits.bin (float32)
+Usage: onnx_export.py DIR BATCH SIZE [train|train-smooth [MODEL]]   -> DIR/MODEL.onnx, DIR/x.bin, DIR/logits.bin (float32)
        onnx_export.py DIR BATCH SIZE cli   -> DIR/{cnn,unknown-op,trainer-op,bad-shape}.onnx
 
 cli: cnn.onnx, a small CNN for 1xSIZExSIZE images and 10 classes (conv-bn-relu-maxpool, conv-relu,
@@ -16,7 +16,10 @@ With `train` (or `train-smooth`: every ReLU a Tanh, the max pool an average pool
 make_smooth): exported in training mode (batch-norm nodes kept), and the reference is a training
 step in float64: DIR/labels.bin (int32), DIR/logits.bin, DIR/ref.json (loss, and for every
 parameter and running statistic by name a float32 file: gradients after backward, statistics after
-the forward).
+the forward). MODEL (default resnet18): resnet18, or mobilenet_v2 (width 0.25, the classifier's
+dropout off so that the step is deterministic: Conv, BatchNormalization, Clip (ReLU6), Add), or
+efficientnet_b0 (stochastic depth and dropout off: SiLU as Sigmoid and Mul, squeeze-and-excitation
+scales broadcast by Mul).
 """
 import json
 import os
@@ -90,7 +93,15 @@ def main():
         export_cli_models(d, batch, size)
         return
     torch.manual_seed(0)
-    m = torchvision.models.resnet18(num_classes=10)
+    name = sys.argv[5] if len(sys.argv) > 5 else "resnet18"
+    if name == "mobilenet_v2":
+        m = torchvision.models.mobilenet_v2(num_classes=10, width_mult=0.25)
+        m.classifier[0].p = 0.0
+    elif name == "efficientnet_b0":
+        m = torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0)
+        m.classifier[0].p = 0.0
+    else:
+        m = torchvision.models.resnet18(num_classes=10)
     with torch.no_grad():
         for mod in m.modules():
             if isinstance(mod, torch.nn.BatchNorm2d):
@@ -112,7 +123,7 @@ def main():
         y.numpy().astype(np.float32).tofile(os.path.join(d, "logits.bin"))
         return
     m.train()
-    torch.onnx.export(m, x, os.path.join(d, "resnet18.onnx"), input_names=["image"], output_names=["logits"],
+    torch.onnx.export(m, x, os.path.join(d, name + ".onnx"), input_names=["image"], output_names=["logits"],
                       opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
     labels = torch.randint(0, 10, (batch,), generator=torch.Generator().manual_seed(1))
     labels.numpy().astype(np.int32).tofile(os.path.join(d, "labels.bin"))

@@ -161,6 +161,12 @@ TORU_TORCH_CASE(batchnorm_1d)
 TORU_TORCH_CASE(relu)
 TORU_TORCH_CASE(gelu)
 TORU_TORCH_CASE(sigmoid)
+TORU_TORCH_CASE(clip)
+TORU_TORCH_CASE(hardswish)
+TORU_TORCH_CASE(silu)
+TORU_TORCH_CASE(silu_fused)
+TORU_TORCH_CASE(mul_broadcast)
+TORU_TORCH_CASE(pad)
 TORU_TORCH_CASE(maxpool)
 TORU_TORCH_CASE(maxpool_ceil)
 TORU_TORCH_CASE(avgpool)
@@ -178,7 +184,7 @@ TORU_TORCH_CASE(resnet_block)
 
 TEST(torch_reference_cases, every_layer_case_has_a_test) {
   // Keeps the list above in step with cases.hpp.
-  EXPECT_EQ(layer_cases().size(), 25u);
+  EXPECT_EQ(layer_cases().size(), 31u);
 }
 
 }  // namespace

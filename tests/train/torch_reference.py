@@ -74,6 +74,19 @@ def run_case(d, case, dt):
             y = F.gelu(ins[0])
         elif t == "sigmoid":
             y = torch.sigmoid(ins[0])
+        elif t == "clip":
+            y = torch.clamp(ins[0], a["clip_min"], a["clip_max"])
+        elif t == "silu":
+            y = F.silu(ins[0])
+        elif t == "hardswish":
+            y = F.hardswish(ins[0])
+        elif t == "pad":
+            widths = []
+            for b, e in zip(reversed(a["pad_begin"]), reversed(a["pad_end"])):
+                widths += [b, e]
+            y = F.pad(ins[0], widths, mode="constant", value=a["pad_value"])
+        elif t == "mul":
+            y = ins[0] * ins[1]
         elif t == "tanh":
             y = torch.tanh(ins[0])
         elif t == "maxpool":

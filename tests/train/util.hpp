@@ -92,6 +92,8 @@ inline nlohmann::json to_json(const swap::graph& g) {
                          {{"kernel", a.kernel},
                           {"stride", a.stride},
                           {"pad_begin", a.pad_begin},
+                          {"pad_end", a.pad_end},
+                          {"pad_value", a.pad_value},
                           {"dilation", a.dilation},
                           {"groups", a.groups},
                           {"ceil_mode", a.ceil_mode},
@@ -99,7 +101,9 @@ inline nlohmann::json to_json(const swap::graph& g) {
                           {"epsilon", a.epsilon},
                           {"momentum", a.momentum},
                           {"axis", a.axis},
-                          {"trans_b", a.trans_b}}}});
+                          {"trans_b", a.trans_b},
+                          {"clip_min", a.clip_min},
+                          {"clip_max", a.clip_max}}}});
   }
   return j;
 }

@@ -49,6 +49,13 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   if (t == "gelu" || t == "Gelu") return make_eltwise(*this, g, op, a::eltwise_gelu_erf);
   if (t == "sigmoid" || t == "Sigmoid") return make_eltwise(*this, g, op, a::eltwise_logistic);
   if (t == "tanh" || t == "Tanh") return make_eltwise(*this, g, op, a::eltwise_tanh);
+  if (t == "clip" || t == "Clip") return make_clip(*this, g, op);
+  // x * sigmoid(alpha x) with alpha 1; the importer fuses the exported Sigmoid and Mul into it.
+  if (t == "silu" || t == "Silu") return make_eltwise(*this, g, op, a::eltwise_swish, 1.0f);
+  // oneDNN 2.x's hardswish is PyTorch's x * relu6(x + 3) / 6 (ONNX HardSwish); it takes no parameters.
+  if (t == "hardswish" || t == "HardSwish") return make_eltwise(*this, g, op, a::eltwise_hardswish);
+  if (t == "mul" || t == "Mul") return make_mul(*this, g, op);
+  if (t == "pad" || t == "Pad") return make_pad(*this, g, op);
   if (t == "maxpool" || t == "MaxPool") return make_pool(*this, g, op, true);
   if (t == "avgpool" || t == "AveragePool" || t == "GlobalAveragePool") return make_pool(*this, g, op, false);
   if (t == "add" || t == "Add" || (t == "Sum" && o.inputs.size() == 2)) return make_add(*this, g, op);
@@ -60,11 +67,13 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   if (t == "layernorm" || t == "LayerNormalization") return make_layernorm(*this, g, op);
   if (t == "softmax" || t == "Softmax") return make_softmax(*this, g, op);
   if (t == "loss") return make_loss(*this, g, op);
-  throw error(errc::unsupported,
-              fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
-                          "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, maxpool, avgpool, GlobalAveragePool, add, "
-                          "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
-                          o.name, t));
+  throw error(
+      errc::unsupported,
+      fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
+                  "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, silu, hardswish, mul, pad, maxpool, avgpool, "
+                  "GlobalAveragePool, add, "
+                  "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
+                  o.name, t));
 }
 
 void cpu_backend::write_plain(int tensor, const float* host, void* storage) {

@@ -116,7 +116,11 @@ geometry make_geometry(const swap::op& o, const std::vector<std::int64_t>& in, c
 std::unique_ptr<kernel> make_linear(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_conv(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_batchnorm(cpu_backend& be, const swap::graph& g, int op);
-std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg);
+std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg,
+                                     float alpha = 0, float beta = 0);
+std::unique_ptr<kernel> make_clip(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_mul(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_pad(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_pool(cpu_backend& be, const swap::graph& g, int op, bool max);
 std::unique_ptr<kernel> make_add(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_concat(cpu_backend& be, const swap::graph& g, int op);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,12 +21,13 @@ using prop = dnnl::prop_kind;
 // Elementwise activations, in the layout of their input.
 class eltwise final : public cpu_kernel {
  public:
-  eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg) : cpu_kernel(be, g, op), alg_(alg) {
+  eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg, float alpha, float beta)
+      : cpu_kernel(be, g, op), alg_(alg) {
     const md& x = in_md(0);
     fwd_pd_ = dnnl::eltwise_forward::primitive_desc(
-        dnnl::eltwise_forward::desc(prop::forward_training, alg, x, 0.0f, 0.0f), be.eng);
+        dnnl::eltwise_forward::desc(prop::forward_training, alg, x, alpha, beta), be.eng);
     bwd_pd_ =
-        dnnl::eltwise_backward::primitive_desc(dnnl::eltwise_backward::desc(alg, x, x, 0.0f, 0.0f), be.eng, fwd_pd_);
+        dnnl::eltwise_backward::primitive_desc(dnnl::eltwise_backward::desc(alg, x, x, alpha, beta), be.eng, fwd_pd_);
     fwd_ = dnnl::eltwise_forward(fwd_pd_);
     bwd_ = dnnl::eltwise_backward(bwd_pd_);
     set_out_md(0, fwd_pd_.dst_desc());
@@ -118,8 +120,21 @@ class dropout final : public cpu_kernel {
 
 }  // namespace
 
-std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg) {
-  return std::make_unique<eltwise>(be, g, op, alg);
+std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg, float alpha,
+                                     float beta) {
+  return std::make_unique<eltwise>(be, g, op, alg, alpha, beta);
+}
+
+// clip_v2 passes the gradient only strictly inside (min, max), as PyTorch's clamp/hardtanh backward;
+// oneDNN's first clip also passes it at x == max. Unset bounds (±1e300) become the float range.
+std::unique_ptr<kernel> make_clip(cpu_backend& be, const swap::graph& g, int op) {
+  const auto& a = g.ops[static_cast<std::size_t>(op)].attr;
+  constexpr double big = std::numeric_limits<float>::max();
+  const auto lo = static_cast<float>(std::clamp(a.clip_min, -big, big));
+  const auto hi = static_cast<float>(std::clamp(a.clip_max, -big, big));
+  if (!(lo <= hi))
+    bad(g.ops[static_cast<std::size_t>(op)], fmt::format("clip bounds: expected min <= max, got [{}, {}]", lo, hi));
+  return std::make_unique<eltwise>(be, g, op, dnnl::algorithm::eltwise_clip_v2, lo, hi);
 }
 std::unique_ptr<kernel> make_dropout(cpu_backend& be, const swap::graph& g, int op) {
   return std::make_unique<dropout>(be, g, op);

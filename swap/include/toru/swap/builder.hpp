@@ -51,6 +51,10 @@ class builder {
   int adaptive_avgpool(int x, std::vector<std::int64_t> out_spatial);
   int global_avgpool(int x);
   int add(int a, int b);
+  /// Elementwise product with NumPy broadcasting (ONNX Mul); both inputs saved.
+  int mul(int a, int b);
+  /// Constant padding (ONNX Pad, mode constant): `begin`/`end` elements before/after every axis.
+  int pad(int x, std::vector<std::int64_t> begin, std::vector<std::int64_t> end, double value = 0);
   int concat(const std::vector<int>& xs);
   int flatten(int x);
   int linear(int x, std::int64_t out_features, bool bias = true, const std::string& name = "");

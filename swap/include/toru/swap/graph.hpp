@@ -70,8 +70,9 @@ struct tensor {
 struct op_attributes {
   std::vector<std::int64_t> kernel;     // conv: kernel extents; pools: window
   std::vector<std::int64_t> stride;     // conv, pools
-  std::vector<std::int64_t> pad_begin;  // conv, pools: padding before each spatial axis
+  std::vector<std::int64_t> pad_begin;  // conv, pools: padding before each spatial axis; pad: before every axis
   std::vector<std::int64_t> pad_end;    // and after it (ONNX pads may be asymmetric)
+  double pad_value = 0;                 // pad (constant mode): the value of the added elements
   std::vector<std::int64_t> dilation;   // conv
   std::int64_t groups = 1;              // conv
   bool ceil_mode = false;               // pools
