@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The cuFFT backend: the device versions of the steps a plan is made of (batched cuFFT plans,
 // pack/unpack kernels around the toru::comm exchange, the 1D twiddle), a per-plan CUDA stream and
-// device workspace. Only compiled when TORU_ENABLE_CUDA; plan3d.cpp / plan1d.cpp branch to these
-// when the plan's backend keeps its data in device memory.
+// device workspace. Compiled when toru is built with CUDA; plans reach it through backend_ops
+// (backend_cufft_ops.cpp).
 #pragma once
 
 #include <mpi.h>

@@ -11,9 +11,6 @@
 #include "fftw_api.hpp"
 #include "plan3d.hpp"
 #include "toru/core/mpi.hpp"
-#if TORU_ENABLE_CUDA
-#include "backend_cufft.hpp"
-#endif
 
 namespace toru::fft {
 
@@ -94,30 +91,6 @@ aligned_buffer::aligned_buffer(std::size_t bytes) {
 }
 aligned_buffer::~aligned_buffer() {
   if (p_) fftw_free(p_);
-}
-
-std::shared_ptr<gpu::context> make_device_context(MPI_Comm comm) {
-#if TORU_ENABLE_CUDA
-  return gpu::make_context(comm);
-#else
-  validate_collectively(comm, [] {
-    throw error(errc::unsupported, "backend cufft: toru was built without CUDA (TORU_ENABLE_CUDA=OFF)");
-  });
-  return nullptr;
-#endif
-}
-
-work_regions make_work_regions(std::int64_t elems, std::size_t elem_bytes, bool device) {
-  work_regions r;
-  r.bytes = (checked_bytes(elems, elem_bytes, "FFT workspace") + 63) / 64 * 64;
-  if (device) {
-#if TORU_ENABLE_CUDA
-    r.device = gpu::device_alloc(2 * r.bytes);
-#endif
-  } else {
-    r.host = aligned_buffer(2 * r.bytes);
-  }
-  return r;
 }
 
 }  // namespace toru::fft::detail

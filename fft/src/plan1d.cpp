@@ -16,9 +16,6 @@
 #include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
 #include "wisdom.hpp"
-#if TORU_ENABLE_CUDA
-#include "backend_cufft.hpp"
-#endif
 
 namespace toru::fft::detail {
 
@@ -60,39 +57,6 @@ local_layout1d make_layout1d(int P, int me, std::int64_t n, const options1d& opt
   return L;
 }
 
-namespace {
-
-/// FFT of rows, with the six-step twiddle exp(-+2 pi i n2 k1 / n) applied after (forward) or
-/// before (backward, conjugated) it. Rows are the B-layout rows: n2 = first_row + row, k1 = column.
-template <class T>
-class twiddle_fft final : public line_op<T> {
- public:
-  twiddle_fft(std::unique_ptr<local_fft<T>> fft, const std::vector<std::complex<T>>& tw, std::int64_t row_len,
-              bool forward)
-      : fft_(std::move(fft)), tw_(tw), len_(row_len), forward_(forward) {}
-  void apply(std::complex<T>* stage, std::int64_t u0, std::int64_t u1) const override {
-    if (u1 <= u0) return;
-    std::complex<T>* p = stage + u0 * len_;
-    const std::complex<T>* w = tw_.data() + u0 * len_;
-    const std::int64_t count = (u1 - u0) * len_;
-    if (forward_) {
-      fft_->execute(u1 - u0, p, p);
-      for (std::int64_t i = 0; i < count; ++i) p[i] *= w[i];
-    } else {
-      for (std::int64_t i = 0; i < count; ++i) p[i] *= std::conj(w[i]);
-      fft_->execute(u1 - u0, p, p);
-    }
-  }
-
- private:
-  std::unique_ptr<local_fft<T>> fft_;
-  const std::vector<std::complex<T>>& tw_;
-  std::int64_t len_;
-  bool forward_;
-};
-
-}  // namespace
-
 template <class T>
 plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool device) : opts_(opts) {
   expect_intracommunicator(comm, "comm");
@@ -108,7 +72,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)},
                          {"options.path", static_cast<std::int64_t>(opts.path)}},
                         [&] { check_1d(n_, opts); });
-  if (device) gpu_ = make_device_context(comm);
+  ops_ = make_backend_ops<T>(comm, device, fftw_flags(opts.planner));
   comm_ = communicators(comm, 0, 0, opts.comm).all;
   const int P = comm_->size(), me = comm_->rank();
   const local_layout1d L = make_layout1d(P, me, n_, opts);
@@ -127,7 +91,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   const std::int64_t region = std::max({alloc, n1, n2});
   // One rank short of memory fails on every rank, not in the next exchange.
   validate_collectively(comm, [&] {
-    regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr);
+    regions_ = make_work_regions(region, sizeof(cpx), *ops_);
     const std::size_t bytes = checked_bytes(rowsB * n1, sizeof(cpx), "twiddle factors");
     try {
       twiddle_.resize(static_cast<std::size_t>(rowsB * n1));
@@ -135,9 +99,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
       throw error(errc::out_of_memory, fmt::format("twiddle factors: could not allocate {} bytes", bytes));
     }
   });
-  void* scratch_a = regions_.scratch_a();
-  void* scratch_b = regions_.scratch_b();
-  const unsigned flags = fftw_flags(opts.planner);
+  ops_->plan_on(regions_.scratch_a(), regions_.scratch_b());
   const MPI_Datatype type = mpi_type<cpx>();
 
   // Twiddles in double whatever T: the angle is reduced mod n exactly in integers first.
@@ -163,45 +125,22 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
                    std::vector<std::unique_ptr<step<T>>>& bwd_out) {
     const int C = st.chunks;
     const bool overlap = st.overlap;
-    auto fft = [&](fft_kind kind, std::int64_t len, std::vector<std::int64_t> batches, bool in_place) {
-      return std::make_unique<local_fft<T>>(kind, std::vector<int>{static_cast<int>(len)}, std::move(batches), in_place,
-                                            flags, scratch_a, scratch_b);
-    };
     auto geometry = [&](std::int64_t na, std::int64_t nb) { return balanced_geometry(1, na, nb, P, me); };
-    auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
-#if TORU_ENABLE_CUDA
-      if (gpu_)
-        return gpu::make_transpose<T>(gpu_, comm_, geometry(na, nb), std::move(op), C, overlap, type, opts.algorithm);
-#endif
-      const node_window* win =
-          st.window ? shared_window(comm_->mpi(), checked_bytes(part_count(na, P, me) * nb, sizeof(cpx), "FFT window"))
-                    : nullptr;
-      auto s = std::make_unique<transpose_step<T>>(comm_, geometry(na, nb), std::move(op), C, overlap, type,
-                                                   opts.algorithm, win);
-      ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
-      return s;
+    const exchange_settings x{C, overlap, type, opts.algorithm, st.window};
+    auto transpose = [&](std::int64_t na, std::int64_t nb, std::unique_ptr<line_op<T>> op) {
+      return ops_->transpose(comm_, geometry(na, nb), std::move(op), x, ws_bytes_);
     };
     const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
     const std::int64_t rowsC = rowsA;  // k1 and n1 are split alike
-
-    // The line ops and the whole-stage FFT of either backend.
-    auto fft_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<line_op<T>> {
-#if TORU_ENABLE_CUDA
-      if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, {static_cast<int>(len)}, chunk_batches(rows, C));
-#endif
-      return std::make_unique<fft_lines<T>>(fft(kind, len, chunk_batches(rows, C), true));
+    const int len1 = static_cast<int>(n1);
+    auto fft_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) {
+      return ops_->fft_lines(kind, {static_cast<int>(len)}, chunk_batches(rows, C), false);
     };
-    auto twiddle_rows = [&](fft_kind kind, bool forward) -> std::unique_ptr<line_op<T>> {
-#if TORU_ENABLE_CUDA
-      if (gpu_) return gpu::make_twiddle_fft<T>(gpu_, n1, chunk_batches(rowsB, C), twiddle_, forward);
-#endif
-      return std::make_unique<twiddle_fft<T>>(fft(kind, n1, chunk_batches(rowsB, C), true), twiddle_, n1, forward);
+    auto twiddle_rows = [&](fft_kind kind, bool forward) {
+      return ops_->twiddle_fft(kind, len1, chunk_batches(rowsB, C), twiddle_, forward);
     };
-    auto whole_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) -> std::unique_ptr<step<T>> {
-#if TORU_ENABLE_CUDA
-      if (gpu_) return gpu::make_fft_step<T>(gpu_, kind, {static_cast<int>(len)}, rows);
-#endif
-      return std::make_unique<fft_step<T>>(fft(kind, len, {rows}, true), fft(kind, len, {rows}, false), rows);
+    auto whole_rows = [&](fft_kind kind, std::int64_t len, std::int64_t rows) {
+      return ops_->fft_step(kind, {static_cast<int>(len)}, rows);
     };
 
     // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
@@ -247,33 +186,15 @@ plan1d<T>::~plan1d() = default;
 
 template <class T>
 void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
-#if TORU_ENABLE_CUDA
-  if (gpu_) {
-    validate_collectively(comm(), "a toru::fft 1D forward/backward",
-                          {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
-                          [&] { check_scale(s); });
-    gpu::expect_device_buffers(*gpu_, comm(), in, forward ? in_count : out_count, out, alloc, ws);
-    char* base = ws ? static_cast<char*>(ws) : regions_.base();
-    const work_buffers wb{base, base + regions_.bytes, nullptr};  // comm's own host workspace
-    const void* src = in;
-    for (const auto& st : forward ? fwd_ : bwd_) {
-      st->run(src, out, wb);
-      src = out;
-    }
-    if (s != scale::none)
-      gpu::scale<T>(*gpu_, static_cast<std::complex<T>*>(out), forward ? out_count : in_count,
-                    static_cast<T>(scale_factor(s, static_cast<double>(n))));
-    gpu::synchronize(*gpu_);
-    return;
-  }
-#endif
   validate_collectively(comm(), "a toru::fft 1D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);
-                          check_buffers(in, forward ? in_count : out_count, out, alloc);
+                          ops_->check_buffers_local(in, forward ? in_count : out_count, out, alloc);
                         });
+  ops_->check_buffers_collective(comm(), in, forward ? in_count : out_count, out, alloc, ws);
   char* base = ws ? static_cast<char*>(ws) : regions_.base();
-  const work_buffers wb{base, base + regions_.bytes, ws ? base + 2 * regions_.bytes : nullptr};
+  const work_buffers wb{base, base + regions_.bytes,
+                        ops_->exchange_workspace(ws ? base + 2 * regions_.bytes : nullptr)};
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;
   for (const auto& st : steps) {
@@ -281,8 +202,9 @@ void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     src = out;
   }
   if (s != scale::none)
-    scale_array(static_cast<std::complex<T>*>(out), forward ? out_count : in_count,
+    ops_->scale(static_cast<std::complex<T>*>(out), forward ? out_count : in_count,
                 static_cast<T>(scale_factor(s, static_cast<double>(n))));
+  ops_->finish();  // blocking on every backend: out is complete on return
 }
 
 template class plan1d<float>;

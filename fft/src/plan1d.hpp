@@ -37,7 +37,7 @@ class plan1d {
   comm_ptr comm_;
   std::size_t ws_bytes_ = 0;
   work_regions regions_;
-  std::shared_ptr<gpu::context> gpu_;     // cufft backend only
+  std::unique_ptr<backend_ops<T>> ops_;   // chosen once from the backend tag
   std::vector<std::complex<T>> twiddle_;  // [local n2 rows][n1]: exp(-2 pi i n2 k1 / n)
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
   std::vector<candidate> table_;

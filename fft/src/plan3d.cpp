@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "backend_ops.hpp"
 #include "common.hpp"
 #include "slab_direct_step.hpp"
 #include "slab_vector_step.hpp"
@@ -18,9 +19,6 @@
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
 #include "wisdom.hpp"
-#if TORU_ENABLE_CUDA
-#include "backend_cufft.hpp"
-#endif
 
 namespace toru::fft::detail {
 
@@ -180,7 +178,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)},
                          {"options.path", static_cast<std::int64_t>(opts.path)}},
                         [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
-  if (device) gpu_ = make_device_context(comm);
+  ops_ = make_backend_ops<T>(comm, device, fftw_flags(opts.planner));
 
   const layout3d& L = lay_;
   comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1, opts.comm)
@@ -190,9 +188,10 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
   const std::int64_t region = std::max({L.alloc, n[0], n[1], n[1] * L.nc});
   // One rank short of memory fails on every rank, not in the next exchange.
-  validate_collectively(comm, [&] { regions_ = make_work_regions(region, sizeof(cpx), gpu_ != nullptr); });
+  validate_collectively(comm, [&] { regions_ = make_work_regions(region, sizeof(cpx), *ops_); });
   void* scratch_a = regions_.scratch_a();
   void* scratch_b = regions_.scratch_b();
+  ops_->plan_on(scratch_a, scratch_b);
   const unsigned flags = fftw_flags(opts.planner);
   const MPI_Datatype type = mpi_type<cpx>();
   const auto [n0, n1, n2] = n;
@@ -254,39 +253,15 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     const int C = st.chunks;
     const bool overlap = st.overlap;
 
-    auto fft = [&](fft_kind kind, std::vector<int> dims, std::vector<std::int64_t> batches, bool in_place) {
-      return std::make_unique<local_fft<T>>(kind, std::move(dims), std::move(batches), in_place, flags, scratch_a,
-                                            scratch_b);
+    auto whole = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) {
+      return ops_->fft_step(kind, std::move(dims), units);
     };
-    auto whole = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) -> std::unique_ptr<step<T>> {
-#if TORU_ENABLE_CUDA
-      if (gpu_) return gpu::make_fft_step<T>(gpu_, kind, std::move(dims), units);
-#endif
-      return std::make_unique<fft_step<T>>(fft(kind, dims, {units}, true), fft(kind, dims, {units}, false), units);
+    auto lines = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) {
+      return ops_->fft_lines(kind, std::move(dims), chunk_batches(units, C), st.window && !st.mid);
     };
-    auto lines = [&](fft_kind kind, std::vector<int> dims, std::int64_t units) -> std::unique_ptr<line_op<T>> {
-#if TORU_ENABLE_CUDA
-      if (gpu_) return gpu::make_fft_lines<T>(gpu_, kind, std::move(dims), chunk_batches(units, C));
-#endif
-      // The window's transposes run the line FFTs out of place from the shared buffer.
-      auto oop = st.window && !st.mid ? fft(kind, dims, chunk_batches(units, C), false) : nullptr;
-      return std::make_unique<fft_lines<T>>(fft(kind, std::move(dims), chunk_batches(units, C), true), std::move(oop));
-    };
-    auto transpose = [&](const comm_ptr& c, transpose_geometry g,
-                         std::unique_ptr<line_op<T>> op) -> std::unique_ptr<step<T>> {
-#if TORU_ENABLE_CUDA
-      // The device exchange uses comm's own host workspace: nothing of it in the caller's.
-      if (gpu_) return gpu::make_transpose<T>(gpu_, c, std::move(g), std::move(op), C, overlap, type, opts.algorithm);
-#endif
-      const node_window* win = nullptr;
-      if (st.window) {
-        const std::int64_t elems = g.T * g.a_count[g.me] * g.nb;  // this rank's destination stage
-        win = shared_window(c->mpi(), checked_bytes(elems, sizeof(cpx), "FFT window"));
-      }
-      auto s =
-          std::make_unique<transpose_step<T>>(c, std::move(g), std::move(op), C, overlap, type, opts.algorithm, win);
-      ws_bytes_ = std::max(ws_bytes_, s->workspace_size());
-      return s;
+    const exchange_settings x{C, overlap, type, opts.algorithm, st.window};
+    auto transpose = [&](const comm_ptr& c, transpose_geometry g, std::unique_ptr<line_op<T>> op) {
+      return ops_->transpose(c, std::move(g), std::move(op), x, ws_bytes_);
     };
     const auto fwd = fft_kind::c2c_forward, bwd = fft_kind::c2c_backward;
     const auto first_fwd = r2c ? fft_kind::r2c : fwd;
@@ -413,9 +388,8 @@ template <class T>
 work_buffers plan3d<T>::buffers(void* ws) const {
   char* base = ws ? static_cast<char*>(ws) : regions_.base();
   const std::size_t bytes = regions_.bytes;
-  if (gpu_) return {base, base + bytes, nullptr};
   // Without a caller workspace the exchange uses its own (null tells it so).
-  return {base, base + bytes, ws ? base + 2 * bytes : nullptr};
+  return {base, base + bytes, ops_->exchange_workspace(ws ? base + 2 * bytes : nullptr)};
 }
 
 template <class T>
@@ -424,29 +398,12 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
   const box3d& src_box = forward ? inbox() : outbox();
   const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
   const box3d& dst_box = forward ? outbox() : lay_.s0;
-#if TORU_ENABLE_CUDA
-  if (gpu_) {
-    validate_collectively(comm(), "a toru::fft 3D forward/backward",
-                          {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}},
-                          [&] { check_scale(s); });
-    gpu::expect_device_buffers(*gpu_, comm(), in, src_box.extent(), out, lay_.alloc, ws);
-    const work_buffers wb = buffers(ws);
-    const void* src = in;
-    for (const auto& st : forward ? fwd_ : bwd_) {
-      st->run(src, out, wb);
-      src = out;
-    }
-    if (s != scale::none)
-      gpu::scale<T>(*gpu_, static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
-    gpu::synchronize(*gpu_);  // blocking like the host backend: out is ready on return
-    return;
-  }
-#endif
   validate_collectively(comm(), "a toru::fft 3D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);
-                          check_buffers(in, src_box.extent(), out, lay_.alloc);
+                          ops_->check_buffers_local(in, src_box.extent(), out, lay_.alloc);
                         });
+  ops_->check_buffers_collective(comm(), in, src_box.extent(), out, lay_.alloc, ws);
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;
@@ -454,9 +411,9 @@ void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale
     st->run(src, out, wb);
     src = out;
   }
-  if (s != scale::none) {
-    scale_array(static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
-  }
+  if (s != scale::none)
+    ops_->scale(static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
+  ops_->finish();  // blocking on every backend: out is complete on return
 }
 
 template <class T>

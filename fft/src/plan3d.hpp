@@ -10,16 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "backend_ops.hpp"
 #include "comm_cache.hpp"
 #include "steps.hpp"
 #include "strategy.hpp"
 #include "toru/fft/fft3d.hpp"
 
 namespace toru::fft::detail {
-
-namespace gpu {
-struct context;  // backend_cufft.hpp
-}
 
 /// Allocation through FFTW (SIMD-aligned), released on destruction.
 class aligned_buffer {
@@ -37,24 +34,6 @@ class aligned_buffer {
  private:
   void* p_ = nullptr;
 };
-
-/// The send and receive regions a plan owns (`bytes` each, a multiple of 64), which are also its
-/// planning scratch: host memory through FFTW, or device memory for the cufft backend.
-struct work_regions {
-  std::size_t bytes = 0;
-  aligned_buffer host;
-  std::shared_ptr<void> device;
-  char* base() const { return static_cast<char*>(device ? device.get() : host.get()); }
-  void* scratch_a() const { return host.get(); }  // null for device regions
-  void* scratch_b() const { return host.get() ? base() + bytes : nullptr; }
-};
-
-/// Two regions of `elems` complex values of `elem_bytes` each, on the device when `device`.
-work_regions make_work_regions(std::int64_t elems, std::size_t elem_bytes, bool device);
-
-/// Collective: the cufft backend's context. errc::no_device on every rank unless all have a GPU;
-/// errc::unsupported on every rank when toru was built without CUDA.
-std::shared_ptr<gpu::context> make_device_context(MPI_Comm comm);
 
 /// Layout of the three stages on one rank (see fft3d.hpp).
 struct layout3d {
@@ -108,7 +87,7 @@ class plan3d {
   grid_comms comms_;
   std::size_t ws_bytes_ = 0;
   work_regions regions_;
-  std::shared_ptr<gpu::context> gpu_;  // cufft backend only
+  std::unique_ptr<backend_ops<T>> ops_;  // chosen once from the backend tag
   std::vector<std::unique_ptr<step<T>>> fwd_, bwd_;
   std::vector<candidate> table_;
   std::vector<double> measured_;
