@@ -31,6 +31,8 @@ module toru_fft
   integer(c_int), parameter, public :: TORU_ERROR_HWLOC = 6, TORU_ERROR_CUDA = 7, TORU_ERROR_NO_DEVICE = 8
   integer(c_int), parameter, public :: TORU_ERROR_IO = 9, TORU_ERROR_OUT_OF_MEMORY = 10, TORU_ERROR_INTERNAL = 11
   integer(c_int), parameter, public :: TORU_FFT_DOUBLE = 0, TORU_FFT_FLOAT = 1
+  integer(c_int), parameter, public :: TORU_FFT_ELEMENT_DOUBLE = 0, TORU_FFT_ELEMENT_FLOAT = 1, &
+    TORU_FFT_ELEMENT_COMPLEX_DOUBLE = 2, TORU_FFT_ELEMENT_COMPLEX_FLOAT = 3
   integer(c_int), parameter, public :: TORU_FFT_FORWARD = -1, TORU_FFT_BACKWARD = 1
   integer(c_int), parameter, public :: TORU_FFT_SCALE_NONE = 0, TORU_FFT_SCALE_FULL = 1, TORU_FFT_SCALE_SYMMETRIC = 2
   integer(c_int), parameter, public :: TORU_FFT_DECOMPOSITION_AUTO = 0, TORU_FFT_DECOMPOSITION_SLAB = 1, &
@@ -66,6 +68,7 @@ module toru_fft
   public :: toru_fft_plan_local_size, toru_fft_local_size_3d, toru_fft_plan_workspace_size, toru_fft_plan_execute
   public :: toru_fft_plan_destroy, toru_fft_plan_execute_ws, toru_fft_plan_factors_1d
   public :: toru_fft_error_message
+  public :: toru_fft_reshape_create, toru_fft_reshape_sizes, toru_fft_reshape_execute, toru_fft_reshape_destroy
   ! toru 0.1's names, forwarding to the ones above.
   public :: toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d, toru_fft_local_size, toru_fft_workspace_size
   public :: toru_fft_execute, toru_fft_execute_ws, toru_fft_factors_1d, toru_fft_destroy
@@ -166,6 +169,38 @@ module toru_fft
       integer(c_int) :: r
     end function
 
+    function c_reshape_create(comm, n0, n1, n2, inbox, outbox, element, reshape) &
+        bind(c, name='toru_fft_reshape_create_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_box
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n0, n1, n2
+      type(toru_fft_box), intent(in) :: inbox, outbox
+      integer(c_int), value :: element
+      type(c_ptr), intent(out) :: reshape
+      integer(c_int) :: r
+    end function
+
+    !> Not collective: elements of this rank's in and out arrays (padding included).
+    function toru_fft_reshape_sizes(reshape, in_size, out_size) bind(c, name='toru_fft_reshape_sizes') result(r)
+      import :: c_int, c_long_long, c_ptr
+      type(c_ptr), value :: reshape
+      integer(c_long_long), intent(out) :: in_size, out_size
+      integer(c_int) :: r
+    end function
+
+    !> Collective: in = c_loc(a), out = c_loc(b); they must not overlap.
+    function toru_fft_reshape_execute(reshape, in, out) bind(c, name='toru_fft_reshape_execute') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: reshape, in, out
+      integer(c_int) :: r
+    end function
+
+    function toru_fft_reshape_destroy(reshape) bind(c, name='toru_fft_reshape_destroy') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: reshape
+      integer(c_int) :: r
+    end function
+
     function c_last_error() bind(c, name='toru_last_error') result(p)
       import :: c_ptr
       type(c_ptr) :: p
@@ -179,6 +214,18 @@ module toru_fft
   end interface
 
 contains
+
+  !> Collective over comm: a reshape of an n0 x n1 x n2 array of element (TORU_FFT_ELEMENT_*) from
+  !> inbox to outbox (0-based global boxes, one per rank; the boxes of all ranks must tile the grid).
+  function toru_fft_reshape_create(comm, n0, n1, n2, inbox, outbox, element, reshape) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    type(toru_fft_box), intent(in) :: inbox, outbox
+    integer(c_int), intent(in) :: element
+    type(c_ptr), intent(out) :: reshape
+    integer(c_int) :: r
+    r = c_reshape_create(int(comm, c_int), n0, n1, n2, inbox, outbox, element, reshape)
+  end function
 
   !> Collective over comm (a Fortran MPI communicator handle). options is optional.
   function toru_fft_plan_create_3d(comm, n0, n1, n2, plan, options) result(r)

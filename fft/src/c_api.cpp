@@ -19,6 +19,7 @@
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/fft/reshape3d.hpp"
 
 using namespace toru::fft;
 
@@ -306,6 +307,92 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
 
 toru_result toru_fft_plan_destroy(toru_fft_plan plan) {
   delete plan;
+  return TORU_SUCCESS;
+}
+
+struct toru_fft_reshape_s {
+  std::variant<reshape3d<double>, reshape3d<float>, reshape3d<std::complex<double>>, reshape3d<std::complex<float>>> r;
+};
+
+namespace {
+box3d from_c(const toru_fft_box& b) {
+  box3d r;
+  for (int a = 0; a < 3; ++a) {
+    r.low[a] = b.low[a];
+    r.size[a] = b.size[a];
+    r.order[a] = b.order[a];
+  }
+  r.row_stride = b.row_stride;
+  return r;
+}
+}  // namespace
+
+toru_result toru_fft_reshape_create(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_box* in,
+                                    const toru_fft_box* out, toru_fft_element element, toru_fft_reshape* reshape) {
+  if (reshape) *reshape = nullptr;
+  return toru::detail::c_guarded([&] {
+    toru::expect_intracommunicator(comm, "comm");
+    box3d bi, bo;  // empty boxes where this rank's are refused (the error is deferred to the agreement)
+    const int e = raw_enum(element);
+    const toru::defer_error checks(c_checks([&] {
+      toru::expect(reshape != nullptr, "reshape", "a pointer to a toru_fft_reshape", "NULL");
+      toru::expect(in != nullptr, "in", "a toru_fft_box", "NULL");
+      toru::expect(out != nullptr, "out", "a toru_fft_box", "NULL");
+      toru::expect(e >= TORU_FFT_ELEMENT_DOUBLE && e <= TORU_FFT_ELEMENT_COMPLEX_FLOAT, "element",
+                   "a toru_fft_element value", std::to_string(e));
+      bi = from_c(*in);
+      bo = from_c(*out);
+    }));
+    const std::array<std::int64_t, 3> n{n0, n1, n2};
+    std::unique_ptr<toru_fft_reshape_s> r;
+    switch (e) {
+      case TORU_FFT_ELEMENT_FLOAT:
+        r.reset(new toru_fft_reshape_s{reshape3d<float>(comm, n, bi, bo)});
+        break;
+      case TORU_FFT_ELEMENT_COMPLEX_DOUBLE:
+        r.reset(new toru_fft_reshape_s{reshape3d<std::complex<double>>(comm, n, bi, bo)});
+        break;
+      case TORU_FFT_ELEMENT_COMPLEX_FLOAT:
+        r.reset(new toru_fft_reshape_s{reshape3d<std::complex<float>>(comm, n, bi, bo)});
+        break;
+      default:  // double, and a refused element (its error is raised by the agreement)
+        r.reset(new toru_fft_reshape_s{reshape3d<double>(comm, n, bi, bo)});
+    }
+    *reshape = r.release();
+  });
+}
+
+toru_result toru_fft_reshape_create_f(MPI_Fint comm, long long n0, long long n1, long long n2, const toru_fft_box* in,
+                                      const toru_fft_box* out, toru_fft_element element, toru_fft_reshape* reshape) {
+  return toru_fft_reshape_create(MPI_Comm_f2c(comm), n0, n1, n2, in, out, element, reshape);
+}
+
+toru_result toru_fft_reshape_sizes(toru_fft_reshape reshape, long long* in_size, long long* out_size) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(reshape != nullptr, "reshape", "a reshape from toru_fft_reshape_create", "NULL");
+    std::visit(
+        [&](const auto& r) {
+          if (in_size) *in_size = r.in_size();
+          if (out_size) *out_size = r.out_size();
+        },
+        reshape->r);
+  });
+}
+
+toru_result toru_fft_reshape_execute(toru_fft_reshape reshape, const void* in, void* out) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(reshape != nullptr, "reshape", "a reshape from toru_fft_reshape_create", "NULL");
+    std::visit(
+        [&](const auto& r) {
+          using T = typename std::decay_t<decltype(r)>::element_type;
+          r.execute(static_cast<const T*>(in), static_cast<T*>(out));
+        },
+        reshape->r);
+  });
+}
+
+toru_result toru_fft_reshape_destroy(toru_fft_reshape reshape) {
+  delete reshape;
   return TORU_SUCCESS;
 }
 

@@ -157,13 +157,16 @@ box3d packed(const box3d& I, const std::array<int, 3>& ord) {
 
 class reshape_impl {
  public:
+  // element: which of the four types (the same on every rank: the C API lets ranks differ).
   reshape_impl(MPI_Comm comm, index3 n, box3d in, box3d out, const reshape_options& opts, MPI_Datatype type,
-               std::size_t elem_bytes)
+               std::size_t elem_bytes, int element)
       : eb_(elem_bytes) {
     expect_intracommunicator(comm, "comm");
-    validate_collectively(comm, "toru::fft::reshape3d", {{"n[0]", n[0]}, {"n[1]", n[1]}, {"n[2]", n[2]}}, [&] {
-      for (int a = 0; a < 3; ++a) expect(n[a] >= 1, fmt::format("n[{}]", a).c_str(), ">= 1", std::to_string(n[a]));
-    });
+    validate_collectively(comm, "toru::fft::reshape3d",
+                          {{"n[0]", n[0]}, {"n[1]", n[1]}, {"n[2]", n[2]}, {"element type", element}}, [&] {
+                            for (int a = 0; a < 3; ++a)
+                              expect(n[a] >= 1, fmt::format("n[{}]", a).c_str(), ">= 1", std::to_string(n[a]));
+                          });
     for (box3d* b : {&in, &out})
       if (b->row_stride == 0) b->row_stride = b->order[2] >= 0 && b->order[2] < 3 ? b->size[b->order[2]] : 0;
     int P = 0;
@@ -272,9 +275,21 @@ class reshape_impl {
 
 }  // namespace detail
 
+namespace {
+// The C API's toru_fft_element numbering.
+template <class T>
+constexpr int element_index() {
+  if constexpr (std::is_same_v<T, double>) return 0;
+  if constexpr (std::is_same_v<T, float>) return 1;
+  if constexpr (std::is_same_v<T, std::complex<double>>) return 2;
+  return 3;
+}
+}  // namespace
+
 template <reshape_element T>
 reshape3d<T>::reshape3d(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, reshape_options opts)
-    : impl_(std::make_unique<detail::reshape_impl>(comm, n, in, out, opts, mpi_type<T>(), sizeof(T))) {}
+    : impl_(std::make_unique<detail::reshape_impl>(comm, n, in, out, opts, mpi_type<T>(), sizeof(T),
+                                                   element_index<T>())) {}
 template <reshape_element T>
 reshape3d<T>::~reshape3d() = default;
 template <reshape_element T>

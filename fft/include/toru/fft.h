@@ -130,6 +130,28 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
 /* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
 toru_result toru_fft_plan_destroy(toru_fft_plan plan);
 
+/* A reshape moves an n0 x n1 x n2 array from one distribution, a box per rank (in), to another
+ * (out), in one exchange: pencil transposes, slab <-> pencil, a solver's own bricks (C++:
+ * toru::fft::reshape3d; docs/fft.md, "Reshape"). A row_stride of 0 means packed rows. Collective;
+ * every rank checks every rank's boxes, so a box outside the grid, overlapping boxes or boxes that
+ * leave a gap give the same TORU_ERROR_INVALID_ARGUMENT on every rank. */
+typedef struct toru_fft_reshape_s* toru_fft_reshape;
+typedef enum toru_fft_element {
+  TORU_FFT_ELEMENT_DOUBLE = 0,
+  TORU_FFT_ELEMENT_FLOAT = 1,
+  TORU_FFT_ELEMENT_COMPLEX_DOUBLE = 2,
+  TORU_FFT_ELEMENT_COMPLEX_FLOAT = 3
+} toru_fft_element;
+toru_result toru_fft_reshape_create(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_box* in,
+                                    const toru_fft_box* out, toru_fft_element element, toru_fft_reshape* reshape);
+toru_result toru_fft_reshape_create_f(MPI_Fint comm, long long n0, long long n1, long long n2, const toru_fft_box* in,
+                                      const toru_fft_box* out, toru_fft_element element, toru_fft_reshape* reshape);
+/* Elements of this rank's in and out arrays (padding included); either pointer may be NULL. */
+toru_result toru_fft_reshape_sizes(toru_fft_reshape reshape, long long* in_size, long long* out_size);
+/* Collective: in and out must not overlap; either may be NULL where this rank's box is empty. */
+toru_result toru_fft_reshape_execute(toru_fft_reshape reshape, const void* in, void* out);
+toru_result toru_fft_reshape_destroy(toru_fft_reshape reshape);
+
 /* Deprecated: the same as toru_last_error() (toru/core.h), which every module's calls set; kept so
  * that early C callers keep building and linking. */
 TORU_DEPRECATED("toru_last_error()") const char* toru_fft_last_error(void);

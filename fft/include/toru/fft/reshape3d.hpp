@@ -48,6 +48,8 @@ struct reshape_options {
 template <reshape_element T>
 class reshape3d {
  public:
+  using element_type = T;
+
   /// Collective over comm.
   reshape3d(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, reshape_options opts = {});
   ~reshape3d();
