@@ -20,6 +20,11 @@ namespace toru::fft {
   CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts)                          \
       : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts, backend_traits<B>::device_memory)) {} \
   template <precision T, backend B>                                                                         \
+  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, options3d opts)     \
+      : CLASS(comm, n, opts) {                                                                              \
+    impl_->use_boxes(comm, in, out);                                                                        \
+  }                                                                                                         \
+  template <precision T, backend B>                                                                         \
   CLASS<T, B>::~CLASS() = default;                                                                          \
   template <precision T, backend B>                                                                         \
   CLASS<T, B>::CLASS(CLASS&&) noexcept = default;                                                           \

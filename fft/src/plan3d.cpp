@@ -18,6 +18,7 @@
 #include "toru/core/agreement.hpp"
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/fft/reshape3d.hpp"
 #include "wisdom.hpp"
 
 namespace toru::fft::detail {
@@ -392,12 +393,84 @@ work_buffers plan3d<T>::buffers(void* ws) const {
   return {base, base + bytes, ops_->exchange_workspace(ws ? base + 2 * bytes : nullptr)};
 }
 
+// The caller's boxes: reshapes between them and the plan's own layout, and the two buffers of
+// the plan's layout the transform runs between.
+template <class T>
+struct plan3d<T>::boxed_io {
+  using cpx = std::complex<T>;
+  std::unique_ptr<reshape3d<T>> real_to_plan, real_from_plan;  // r2c: the real side
+  std::unique_ptr<reshape3d<cpx>> in_to_plan, in_from_plan;    // c2c: the input side
+  std::unique_ptr<reshape3d<cpx>> out_from_plan, out_to_plan;  // the complex output side
+  aligned_buffer a, b;
+};
+
+template <class T>
+std::int64_t plan3d<T>::alloc_size() const {
+  if (!io_) return lay_.alloc;
+  // Complex elements; a real in box (r2c) takes half as many.
+  const std::int64_t in = lay_.r2c ? (user_in_.extent() + 1) / 2 : user_in_.extent();
+  return std::max({in, user_out_.extent(), std::int64_t{1}});
+}
+
+template <class T>
+void plan3d<T>::use_boxes(MPI_Comm comm, const box3d& in, const box3d& out) {
+  // The backend is agreed on every rank, so this refusal is too.
+  if (ops_->device_memory())
+    throw error(errc::unsupported, "toru::fft: caller-defined boxes need a host backend (fftw), not cufft");
+  using cpx = std::complex<T>;
+  auto io = std::make_unique<boxed_io>();
+  const std::array<std::int64_t, 3> nc{lay_.n[0], lay_.n[1], lay_.nc};
+  const reshape_options ro{.algorithm = opts_.algorithm, .comm = opts_.comm};
+  if (lay_.r2c) {
+    io->real_to_plan = std::make_unique<reshape3d<T>>(comm, lay_.n, in, plan_inbox(), ro);
+    io->real_from_plan = std::make_unique<reshape3d<T>>(comm, lay_.n, plan_inbox(), in, ro);
+    user_in_ = io->real_to_plan->inbox();
+  } else {
+    io->in_to_plan = std::make_unique<reshape3d<cpx>>(comm, lay_.n, in, plan_inbox(), ro);
+    io->in_from_plan = std::make_unique<reshape3d<cpx>>(comm, lay_.n, plan_inbox(), in, ro);
+    user_in_ = io->in_to_plan->inbox();
+  }
+  io->out_from_plan = std::make_unique<reshape3d<cpx>>(comm, nc, plan_outbox(), out, ro);
+  io->out_to_plan = std::make_unique<reshape3d<cpx>>(comm, nc, out, plan_outbox(), ro);
+  user_out_ = io->out_from_plan->outbox();
+  validate_collectively(comm, [&] {
+    const std::size_t bytes = checked_bytes(lay_.alloc, sizeof(cpx), "FFT box buffers");
+    io->a = aligned_buffer(bytes);
+    io->b = aligned_buffer(bytes);
+  });
+  io_ = std::move(io);
+}
+
 template <class T>
 void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+  if (!io_) return run(forward, in, out, ws, s);
+  using cpx = std::complex<T>;
+  void* a = io_->a.get();
+  void* b = io_->b.get();
+  // The reshapes check the caller's buffers (null, overlap) on every rank before writing.
+  if (forward) {
+    if (lay_.r2c)
+      io_->real_to_plan->execute(static_cast<const T*>(in), static_cast<T*>(a));
+    else
+      io_->in_to_plan->execute(static_cast<const cpx*>(in), static_cast<cpx*>(a));
+    run(true, a, b, ws, s);
+    io_->out_from_plan->execute(static_cast<const cpx*>(b), static_cast<cpx*>(out));
+  } else {
+    io_->out_to_plan->execute(static_cast<const cpx*>(in), static_cast<cpx*>(a));
+    run(false, a, b, ws, s);
+    if (lay_.r2c)
+      io_->real_from_plan->execute(static_cast<const T*>(b), static_cast<T*>(out));
+    else
+      io_->in_from_plan->execute(static_cast<const cpx*>(b), static_cast<cpx*>(out));
+  }
+}
+
+template <class T>
+void plan3d<T>::run(bool forward, const void* in, void* out, void* ws, scale s) const {
   const events::scope ev("fft.execute", 0, forward ? "forward" : "backward");
-  const box3d& src_box = forward ? inbox() : outbox();
+  const box3d& src_box = forward ? plan_inbox() : plan_outbox();
   const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
-  const box3d& dst_box = forward ? outbox() : lay_.s0;
+  const box3d& dst_box = forward ? plan_outbox() : lay_.s0;
   validate_collectively(comm(), "a toru::fft 3D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);

@@ -65,9 +65,13 @@ class plan3d {
   ~plan3d();
 
   const layout3d& layout() const { return lay_; }
-  const box3d& inbox() const { return lay_.r2c ? lay_.real_in : lay_.s0; }
-  const box3d& outbox() const { return lay_.out; }
-  std::int64_t alloc_size() const { return lay_.alloc; }
+  /// The caller's boxes: its own (use_boxes) or the plan's.
+  const box3d& inbox() const { return io_ ? user_in_ : plan_inbox(); }
+  const box3d& outbox() const { return io_ ? user_out_ : plan_outbox(); }
+  std::int64_t alloc_size() const;
+  /// Collective: the caller's own in and out boxes (reshape3d's rules; host backends only).
+  /// execute then reshapes in to the plan's own layout and its result to out, one exchange each.
+  void use_boxes(MPI_Comm comm, const box3d& in, const box3d& out);
   std::size_t workspace_size() const { return ws_bytes_; }
   const options3d& options() const { return opts_; }
   MPI_Comm comm() const { return comms_.all->mpi(); }
@@ -80,6 +84,10 @@ class plan3d {
   const std::vector<double>& measured() const { return measured_; }  // MEASURE's figures (may be empty)
 
  private:
+  struct boxed_io;  // plan3d.cpp
+  const box3d& plan_inbox() const { return lay_.r2c ? lay_.real_in : lay_.s0; }
+  const box3d& plan_outbox() const { return lay_.out; }
+  void run(bool forward, const void* in, void* out, void* ws, scale s) const;
   work_buffers buffers(void* ws) const;
 
   layout3d lay_;
@@ -92,6 +100,8 @@ class plan3d {
   std::vector<candidate> table_;
   std::vector<double> measured_;
   strategy strategy_;
+  box3d user_in_, user_out_;
+  std::unique_ptr<boxed_io> io_;
 };
 
 /// Collective over comm: the best of two timed runs of the steps (after one untimed), this rank.

@@ -217,8 +217,9 @@ class reshape_impl {
         s += sc[q];
         r += rc[q];
       }
-      send_.resize(static_cast<std::size_t>(s) * eb_);
-      recv_.resize(static_cast<std::size_t>(r) * eb_);
+      // Never empty: two null buffers would read as an in-place exchange on this rank alone.
+      send_.resize(static_cast<std::size_t>(std::max<std::int64_t>(s, 1)) * eb_);
+      recv_.resize(static_cast<std::size_t>(std::max<std::int64_t>(r, 1)) * eb_);
     });
     send_displs_.assign(send_displs.begin(), send_displs.end());
     recv_displs_.assign(recv_displs.begin(), recv_displs.end());

@@ -80,6 +80,11 @@ class fft3d {
   /// on the ranks that pass it (they cannot tell the others). forward/backward agree likewise on
   /// direction, scale and null buffers (one small allreduce per call).
   fft3d(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts = {});
+  /// Collective. The same transform between the caller's own boxes: in (this rank's part of the
+  /// input, any memory order) and out (its part of the output), under reshape3d's rules (all ranks'
+  /// boxes tile the grid; the same error on every rank otherwise). The plan runs in its own layout
+  /// and one reshape each way moves the data (docs/fft.md, "Caller's boxes"). Host backends only.
+  fft3d(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, options3d opts = {});
   ~fft3d();
   fft3d(fft3d&&) noexcept;
   fft3d& operator=(fft3d&&) noexcept;
@@ -130,6 +135,9 @@ class fft3d_r2c {
   using complex_type = std::complex<T>;
 
   fft3d_r2c(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts = {});
+  /// Collective: between the caller's own boxes (see fft3d): in a box of the n0 x n1 x n2 real
+  /// grid, out a box of the n0 x n1 x (n2/2+1) complex one.
+  fft3d_r2c(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, options3d opts = {});
   ~fft3d_r2c();
   fft3d_r2c(fft3d_r2c&&) noexcept;
   fft3d_r2c& operator=(fft3d_r2c&&) noexcept;
