@@ -68,6 +68,7 @@ module toru_fft
   public :: toru_fft_plan_local_size, toru_fft_local_size_3d, toru_fft_plan_workspace_size, toru_fft_plan_execute
   public :: toru_fft_plan_destroy, toru_fft_plan_execute_ws, toru_fft_plan_factors_1d
   public :: toru_fft_error_message
+  public :: toru_fft_plan_create_boxes_3d
   public :: toru_fft_reshape_create, toru_fft_reshape_sizes, toru_fft_reshape_execute, toru_fft_reshape_destroy
   ! toru 0.1's names, forwarding to the ones above.
   public :: toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d, toru_fft_local_size, toru_fft_workspace_size
@@ -169,6 +170,17 @@ module toru_fft
       integer(c_int) :: r
     end function
 
+    function c_plan_boxes_3d(comm, n0, n1, n2, r2c, inbox, outbox, options, plan) &
+        bind(c, name='toru_fft_plan_create_boxes_3d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_box, toru_fft_options
+      integer(c_int), value :: comm, r2c
+      integer(c_long_long), value :: n0, n1, n2
+      type(toru_fft_box), intent(in) :: inbox, outbox
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
     function c_reshape_create(comm, n0, n1, n2, inbox, outbox, element, reshape) &
         bind(c, name='toru_fft_reshape_create_f') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_box
@@ -214,6 +226,25 @@ module toru_fft
   end interface
 
 contains
+
+  !> Collective over comm: a 3D plan (r2c = .true.: r2c/c2r) between the caller's own boxes (0-based
+  !> global boxes whose union over the ranks tiles the grid). options is optional.
+  function toru_fft_plan_create_boxes_3d(comm, n0, n1, n2, r2c, inbox, outbox, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    logical, intent(in) :: r2c
+    type(toru_fft_box), intent(in) :: inbox, outbox
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r, kind
+    kind = 0
+    if (r2c) kind = 1
+    if (present(options)) then
+      r = c_plan_boxes_3d(int(comm, c_int), n0, n1, n2, kind, inbox, outbox, options, plan)
+    else
+      r = c_plan_boxes_3d(int(comm, c_int), n0, n1, n2, kind, inbox, outbox, toru_fft_options_default(), plan)
+    end if
+  end function
 
   !> Collective over comm: a reshape of an n0 x n1 x n2 array of element (TORU_FFT_ELEMENT_*) from
   !> inbox to outbox (0-based global boxes, one per rank; the boxes of all ranks must tile the grid).

@@ -327,6 +327,42 @@ box3d from_c(const toru_fft_box& b) {
 }
 }  // namespace
 
+toru_result toru_fft_plan_create_boxes_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
+                                          const toru_fft_box* in, const toru_fft_box* out,
+                                          const toru_fft_options* options, toru_fft_plan* plan) {
+  if (plan) *plan = nullptr;
+  return toru::detail::c_guarded([&] {
+    toru::expect_intracommunicator(comm, "comm");
+    toru_fft_options o = defaults();
+    box3d bi, bo;  // empty where this rank's arguments are refused (the error rides on the agreement)
+    const toru::defer_error checks(c_checks([&] {
+      toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_plan", "NULL");
+      toru::expect(in != nullptr, "in", "a toru_fft_box", "NULL");
+      toru::expect(out != nullptr, "out", "a toru_fft_box", "NULL");
+      o = read_options(options);
+      check_options(o, true);
+      bi = from_c(*in);
+      bo = from_c(*out);
+    }));
+    const options3d opts = convert3d(o);
+    const std::array<std::int64_t, 3> n{n0, n1, n2};
+    std::unique_ptr<toru_fft_plan_s> p;
+    if (raw_enum(o.precision) == TORU_FFT_FLOAT)
+      p.reset(r2c ? new toru_fft_plan_s{fft3d_r2c<float>(comm, n, bi, bo, opts)}
+                  : new toru_fft_plan_s{fft3d<float>(comm, n, bi, bo, opts)});
+    else
+      p.reset(r2c ? new toru_fft_plan_s{fft3d_r2c<double>(comm, n, bi, bo, opts)}
+                  : new toru_fft_plan_s{fft3d<double>(comm, n, bi, bo, opts)});
+    *plan = p.release();
+  });
+}
+
+toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                            const toru_fft_box* in, const toru_fft_box* out,
+                                            const toru_fft_options* options, toru_fft_plan* plan) {
+  return toru_fft_plan_create_boxes_3d(MPI_Comm_f2c(comm), n0, n1, n2, r2c, in, out, options, plan);
+}
+
 toru_result toru_fft_reshape_create(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_box* in,
                                     const toru_fft_box* out, toru_fft_element element, toru_fft_reshape* reshape) {
   if (reshape) *reshape = nullptr;

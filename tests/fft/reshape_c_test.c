@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The C reshape: x-slabs to z-slabs of a 5x7x3 array of doubles, every point checked against its
  * global index; then a box that leaves the grid on the last rank only must give
- * TORU_ERROR_INVALID_ARGUMENT on every rank. Exit status 0 when all holds on every rank. */
+ * TORU_ERROR_INVALID_ARGUMENT on every rank; and a c2c plan from x-slabs to z-slabs
+ * (toru_fft_plan_create_boxes_3d) transforms an impulse at j0 into exp(-2 pi i k.j0/n) at every k.
+ * Exit status 0 when all holds on every rank. */
+#include <complex.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +56,36 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rank %d: a box outside the grid gave %d\n", me, (int)rc);
     ++bad;
   }
+  /* The impulse through a plan between the same boxes. */
+  toru_fft_plan plan;
+  if (toru_fft_plan_create_boxes_3d(MPI_COMM_WORLD, n[0], n[1], n[2], 0, &in, &out, NULL, &plan) != TORU_SUCCESS) {
+    fprintf(stderr, "rank %d: create_boxes: %s\n", me, toru_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  toru_fft_box pin, pout;
+  long long alloc;
+  toru_fft_plan_local_size(plan, &pin, &pout, &alloc);
+  if (pin.low[0] != in.low[0] || pout.size[2] != out.size[2]) ++bad;
+  double complex* x = calloc((size_t)alloc, sizeof(double complex));
+  double complex* y = calloc((size_t)alloc, sizeof(double complex));
+  const long long j0[3] = {3, 5, 2};
+  if (j0[0] >= in.low[0] && j0[0] < in.low[0] + in.size[0]) x[((j0[0] - in.low[0]) * n[1] + j0[1]) * n[2] + j0[2]] = 1;
+  if (toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y) != TORU_SUCCESS) {
+    fprintf(stderr, "rank %d: execute: %s\n", me, toru_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  const double pi = acos(-1.0);
+  for (long long i = 0; i < n[0]; ++i)
+    for (long long j = 0; j < n[1]; ++j)
+      for (long long k = 0; k < out.size[2]; ++k) {
+        const double phase = -2 * pi * ((double)(i * j0[0]) / n[0] + (double)(j * j0[1]) / n[1] +
+                                        (double)((out.low[2] + k) * j0[2]) / n[2]);
+        if (cabs(y[(i * n[1] + j) * out.size[2] + k] - cexp(I * phase)) > 1e-12) ++bad;
+      }
+  toru_fft_plan_destroy(plan);
+  free(x);
+  free(y);
+
   int all_bad = 0;
   MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0) printf("reshape from C: %s (%d bad)\n", all_bad ? "FAILED" : "ok", all_bad);

@@ -130,6 +130,19 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
 /* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
 toru_result toru_fft_plan_destroy(toru_fft_plan plan);
 
+/* A 3D plan (r2c != 0: r2c/c2r) between the caller's own boxes: in is this rank's part of the
+ * input (for r2c a box of the n0 x n1 x n2 real grid), out its part of the output (a box of the
+ * n0 x n1 x n2 complex grid, or of n0 x n1 x (n2/2+1) for r2c), any memory order, row_stride 0 for
+ * packed rows; the boxes of all ranks must tile their grid (see the reshape below). The plan runs
+ * in its own layout with one reshape each way; toru_fft_plan_local_size reports these boxes.
+ * Host (FFTW) plans only. Collective, with the same agreement rules as the other create calls. */
+toru_result toru_fft_plan_create_boxes_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
+                                          const toru_fft_box* in, const toru_fft_box* out,
+                                          const toru_fft_options* options, toru_fft_plan* plan);
+toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                            const toru_fft_box* in, const toru_fft_box* out,
+                                            const toru_fft_options* options, toru_fft_plan* plan);
+
 /* A reshape moves an n0 x n1 x n2 array from one distribution, a box per rank (in), to another
  * (out), in one exchange: pencil transposes, slab <-> pencil, a solver's own bricks (C++:
  * toru::fft::reshape3d; docs/fft.md, "Reshape"). A row_stride of 0 means packed rows. Collective;
