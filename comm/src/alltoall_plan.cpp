@@ -18,6 +18,7 @@
 #include "toru/core/events.hpp"
 #include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/detail/split_phase.hpp"
 #include "toru/topology/network_model.hpp"
 
 namespace toru::comm {
@@ -448,6 +449,11 @@ alltoall_plan::alltoall_plan(alltoall_plan&&) noexcept = default;
 alltoall_plan& alltoall_plan::operator=(alltoall_plan&&) noexcept = default;
 void alltoall_plan::execute(const void* in, void* out) const { impl_->execute(in, out, nullptr); }
 void alltoall_plan::execute(const void* in, void* out, void* ws) const { impl_->execute(in, out, ws); }
+void alltoall_plan::start(const void* in, void* out, void* ws) const {
+  toru::detail::start_split_phase(phase_, "toru::comm::alltoall_plan",
+                                  [this, in, out, ws] { impl_->execute(in, out, ws); });
+}
+void alltoall_plan::wait() const { toru::detail::wait_split_phase(phase_, "toru::comm::alltoall_plan"); }
 std::size_t alltoall_plan::workspace_size() const { return impl_->workspace_size(); }
 alltoall_algorithm alltoall_plan::algorithm() const { return impl_->algorithm; }
 int alltoall_plan::chunks() const { return impl_->chunks; }
@@ -503,6 +509,11 @@ alltoallv_plan::alltoallv_plan(alltoallv_plan&&) noexcept = default;
 alltoallv_plan& alltoallv_plan::operator=(alltoallv_plan&&) noexcept = default;
 void alltoallv_plan::execute(const void* in, void* out) const { impl_->execute(in, out, nullptr); }
 void alltoallv_plan::execute(const void* in, void* out, void* ws) const { impl_->execute(in, out, ws); }
+void alltoallv_plan::start(const void* in, void* out, void* ws) const {
+  toru::detail::start_split_phase(phase_, "toru::comm::alltoallv_plan",
+                                  [this, in, out, ws] { impl_->execute(in, out, ws); });
+}
+void alltoallv_plan::wait() const { toru::detail::wait_split_phase(phase_, "toru::comm::alltoallv_plan"); }
 std::size_t alltoallv_plan::workspace_size() const { return impl_->workspace_size(); }
 alltoall_algorithm alltoallv_plan::algorithm() const { return impl_->algorithm; }
 int alltoallv_plan::chunks() const { return impl_->chunks; }

@@ -192,6 +192,14 @@ toru_result toru_alltoall_plan_execute_ws(toru_alltoall_plan plan, const void* i
   return with_plan(plan, [&](const auto& p) { p.execute(in, out, ws); });
 }
 
+toru_result toru_alltoall_plan_start(toru_alltoall_plan plan, const void* in, void* out) {
+  return with_plan(plan, [&](const auto& p) { p.start(in, out); });
+}
+
+toru_result toru_alltoall_plan_wait(toru_alltoall_plan plan) {
+  return with_plan(plan, [&](const auto& p) { p.wait(); });
+}
+
 toru_result toru_alltoall_plan_workspace_size(toru_alltoall_plan plan, size_t* bytes) {
   return with_plan(plan, [&](const auto& p) {
     toru::expect(bytes != nullptr, "bytes", "a pointer", "NULL");

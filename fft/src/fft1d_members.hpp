@@ -5,6 +5,7 @@
 
 #include "plan1d.hpp"
 #include "toru/core/error.hpp"
+#include "toru/detail/split_phase.hpp"
 #include "toru/fft/fft1d.hpp"
 
 namespace toru::fft {
@@ -82,6 +83,21 @@ void fft1d<T, B>::backward(const complex_type* in, complex_type* out, scale s) c
 template <precision T, backend B>
 void fft1d<T, B>::backward(const complex_type* in, complex_type* out, void* ws, scale s) const {
   impl_->execute(false, in, out, ws, s);
+}
+
+template <precision T, backend B>
+void fft1d<T, B>::start_forward(const complex_type* in, complex_type* out, scale s) const {
+  toru::detail::start_split_phase(phase_, "toru::fft::fft1d",
+                                  [this, in, out, s] { impl_->execute(true, in, out, nullptr, s); });
+}
+template <precision T, backend B>
+void fft1d<T, B>::start_backward(const complex_type* in, complex_type* out, scale s) const {
+  toru::detail::start_split_phase(phase_, "toru::fft::fft1d",
+                                  [this, in, out, s] { impl_->execute(false, in, out, nullptr, s); });
+}
+template <precision T, backend B>
+void fft1d<T, B>::wait() const {
+  toru::detail::wait_split_phase(phase_, "toru::fft::fft1d");
 }
 
 }  // namespace toru::fft

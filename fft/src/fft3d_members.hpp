@@ -4,6 +4,8 @@
 #pragma once
 
 #include <exception>
+#include <functional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,7 @@
 #include "plan3d.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/detail/split_phase.hpp"
 #include "toru/fft/fft3d.hpp"
 
 namespace toru::fft {
@@ -132,6 +135,35 @@ void fft3d_r2c<T, B>::backward(const complex_type* in, T* out, scale s) const {
 template <precision T, backend B>
 void fft3d_r2c<T, B>::backward(const complex_type* in, T* out, void* ws, scale s) const {
   impl_->execute(false, in, out, ws, s);
+}
+
+template <precision T, backend B>
+void fft3d<T, B>::start_forward(const complex_type* in, complex_type* out, scale s) const {
+  toru::detail::start_split_phase(phase_, "toru::fft::fft3d",
+                                  [this, in, out, s] { impl_->execute(true, in, out, nullptr, s); });
+}
+template <precision T, backend B>
+void fft3d<T, B>::start_backward(const complex_type* in, complex_type* out, scale s) const {
+  toru::detail::start_split_phase(phase_, "toru::fft::fft3d",
+                                  [this, in, out, s] { impl_->execute(false, in, out, nullptr, s); });
+}
+template <precision T, backend B>
+void fft3d<T, B>::wait() const {
+  toru::detail::wait_split_phase(phase_, "toru::fft::fft3d");
+}
+template <precision T, backend B>
+void fft3d_r2c<T, B>::start_forward(const T* in, complex_type* out, scale s) const {
+  toru::detail::start_split_phase(phase_, "toru::fft::fft3d_r2c",
+                                  [this, in, out, s] { impl_->execute(true, in, out, nullptr, s); });
+}
+template <precision T, backend B>
+void fft3d_r2c<T, B>::start_backward(const complex_type* in, T* out, scale s) const {
+  toru::detail::start_split_phase(phase_, "toru::fft::fft3d_r2c",
+                                  [this, in, out, s] { impl_->execute(false, in, out, nullptr, s); });
+}
+template <precision T, backend B>
+void fft3d_r2c<T, B>::wait() const {
+  toru::detail::wait_split_phase(phase_, "toru::fft::fft3d_r2c");
 }
 
 }  // namespace toru::fft

@@ -29,6 +29,12 @@ int c_api_plan_roundtrip(MPI_Comm comm, int count, toru_alltoall_algorithm algor
     void* ws = ws_bytes ? malloc(ws_bytes) : NULL;
     if (toru_alltoall_plan_execute_ws(plan, in, out, ws) != TORU_SUCCESS) bad = 4;
     if (memcmp(out, want, sizeof(int) * (size_t)(count * size)) != 0) bad = 5;
+    memset(out, 0, sizeof(int) * (size_t)(count * size));
+    if (toru_alltoall_plan_start(plan, in, out) != TORU_SUCCESS) bad = 8; /* split phase */
+    if (toru_alltoall_plan_start(plan, in, out) != TORU_ERROR_INVALID_ARGUMENT) bad = 9;
+    if (toru_alltoall_plan_wait(plan) != TORU_SUCCESS) bad = 10;
+    if (memcmp(out, want, sizeof(int) * (size_t)(count * size)) != 0) bad = 11;
+    if (toru_alltoall_plan_wait(plan) != TORU_ERROR_INVALID_ARGUMENT) bad = 12;
     if (toru_alltoall_plan_execute(plan, in, in) != TORU_SUCCESS) bad = 6; /* in place */
     if (memcmp(in, want, sizeof(int) * (size_t)(count * size)) != 0) bad = 7;
     free(ws);

@@ -88,6 +88,14 @@ toru_result toru_alltoall_plan_execute(toru_alltoall_plan plan, const void* in, 
 /* Runs the plan with a caller workspace of at least toru_alltoall_plan_workspace_size() bytes. */
 toru_result toru_alltoall_plan_execute_ws(toru_alltoall_plan plan, const void* in, void* out, void* ws);
 
+/* Split phase (MPI-4 persistent-collective semantics): start begins the exchange and returns;
+ * wait returns when it is done, with its error. In between the caller computes, touches neither
+ * buffer and runs nothing else on the plan; it calls MPI itself only under MPI_THREAD_MULTIPLE.
+ * A second start before wait, or a wait without start, is TORU_ERROR_INVALID_ARGUMENT. Below
+ * MPI_THREAD_SERIALIZED start runs the whole exchange (no overlap). */
+toru_result toru_alltoall_plan_start(toru_alltoall_plan plan, const void* in, void* out);
+toru_result toru_alltoall_plan_wait(toru_alltoall_plan plan);
+
 toru_result toru_alltoall_plan_workspace_size(toru_alltoall_plan plan, size_t* bytes);
 toru_result toru_alltoall_plan_algorithm(toru_alltoall_plan plan, toru_alltoall_algorithm* algorithm);
 toru_result toru_alltoall_plan_chunks(toru_alltoall_plan plan, int* chunks);

@@ -21,6 +21,10 @@
 
 #include "toru/comm/communicator.hpp"
 
+namespace toru::detail {
+class split_phase;  // toru/detail/split_phase.hpp (internal)
+}
+
 namespace toru::comm {
 
 enum class alltoall_algorithm {
@@ -93,6 +97,14 @@ class alltoall_plan {
   void execute(const void* in, void* out) const;
   /// Same with a caller workspace of at least workspace_size() bytes (may be null when that is 0).
   void execute(const void* in, void* out, void* ws) const;
+  /// Split phase (MPI-4 persistent-collective semantics): start() begins execute(in, out, ws) and
+  /// returns at once; wait() returns when it is done, throwing its error if it failed. Between the
+  /// two the caller computes but touches neither in, out nor ws and runs nothing else on this plan;
+  /// it may call MPI itself only under MPI_THREAD_MULTIPLE. A second start() before wait() is
+  /// errc::invalid_argument. Below MPI_THREAD_SERIALIZED start() runs the exchange inline.
+  /// The chunk hook then runs on the exchange's thread.
+  void start(const void* in, void* out, void* ws = nullptr) const;
+  void wait() const;
 
   std::size_t workspace_size() const;
   alltoall_algorithm algorithm() const;
@@ -102,6 +114,7 @@ class alltoall_plan {
 
  private:
   std::unique_ptr<detail::plan_impl> impl_;
+  mutable std::unique_ptr<toru::detail::split_phase> phase_;  // declared after impl_: joins first
 };
 
 /// An all-to-all with per-pair counts, as MPI_Alltoallv with one datatype. Counts and displacements
@@ -120,6 +133,14 @@ class alltoallv_plan {
   /// Collective. in == out is in place, which requires send counts/displs equal to recv counts/displs.
   void execute(const void* in, void* out) const;
   void execute(const void* in, void* out, void* ws) const;
+  /// Split phase (MPI-4 persistent-collective semantics): start() begins execute(in, out, ws) and
+  /// returns at once; wait() returns when it is done, throwing its error if it failed. Between the
+  /// two the caller computes but touches neither in, out nor ws and runs nothing else on this plan;
+  /// it may call MPI itself only under MPI_THREAD_MULTIPLE. A second start() before wait() is
+  /// errc::invalid_argument. Below MPI_THREAD_SERIALIZED start() runs the exchange inline.
+  /// The chunk hook then runs on the exchange's thread.
+  void start(const void* in, void* out, void* ws = nullptr) const;
+  void wait() const;
 
   std::size_t workspace_size() const;
   alltoall_algorithm algorithm() const;
@@ -128,6 +149,7 @@ class alltoallv_plan {
 
  private:
   std::unique_ptr<detail::plan_impl> impl_;
+  mutable std::unique_ptr<toru::detail::split_phase> phase_;  // declared after impl_: joins first
 };
 
 }  // namespace toru::comm

@@ -90,8 +90,19 @@ class fft1d {
   void backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   void backward(const complex_type* in, complex_type* out, void* ws, scale s = scale::none) const;
 
+  /// Split phase (MPI-4 persistent-collective semantics): start_forward / start_backward begin the
+  /// transform (same arguments as forward / backward) and return at once; wait() returns when it
+  /// is done, throwing its error if it failed. Meanwhile the caller computes but touches neither
+  /// buffer nor this plan (nor another plan on its communicator), and calls MPI itself only under
+  /// MPI_THREAD_MULTIPLE. A second start before wait() is errc::invalid_argument. Below
+  /// MPI_THREAD_SERIALIZED the transform runs inline in the start call.
+  void start_forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void start_backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void wait() const;
+
  private:
   std::unique_ptr<detail::plan1d<T>> impl_;
+  mutable std::unique_ptr<toru::detail::split_phase> phase_;
 };
 
 }  // namespace toru::fft

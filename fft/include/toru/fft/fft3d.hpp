@@ -118,9 +118,19 @@ class fft3d {
   /// Same, checking buffer sizes (collectively) first.
   void forward(std::span<const complex_type> in, std::span<complex_type> out, scale s = scale::none) const;
   void backward(std::span<const complex_type> in, std::span<complex_type> out, scale s = scale::none) const;
+  /// Split phase (MPI-4 persistent-collective semantics): start_forward / start_backward begin the
+  /// transform (same arguments as forward / backward) and return at once; wait() returns when it
+  /// is done, throwing its error if it failed. Meanwhile the caller computes but touches neither
+  /// buffer nor this plan (nor another plan on its communicator), and calls MPI itself only under
+  /// MPI_THREAD_MULTIPLE. A second start before wait() is errc::invalid_argument. Below
+  /// MPI_THREAD_SERIALIZED the transform runs inline in the start call.
+  void start_forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void start_backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  void wait() const;
 
  private:
   std::unique_ptr<detail::plan3d<T>> impl_;
+  mutable std::unique_ptr<toru::detail::split_phase> phase_;
 };
 
 /// Real-to-complex forward / complex-to-real backward 3D FFT plan. The complex side has
@@ -169,8 +179,19 @@ class fft3d_r2c {
   void backward(const complex_type* in, T* out, scale s = scale::none) const;
   void backward(const complex_type* in, T* out, void* ws, scale s = scale::none) const;
 
+  /// Split phase (MPI-4 persistent-collective semantics): start_forward / start_backward begin the
+  /// transform (same arguments as forward / backward) and return at once; wait() returns when it
+  /// is done, throwing its error if it failed. Meanwhile the caller computes but touches neither
+  /// buffer nor this plan (nor another plan on its communicator), and calls MPI itself only under
+  /// MPI_THREAD_MULTIPLE. A second start before wait() is errc::invalid_argument. Below
+  /// MPI_THREAD_SERIALIZED the transform runs inline in the start call.
+  void start_forward(const T* in, complex_type* out, scale s = scale::none) const;
+  void start_backward(const complex_type* in, T* out, scale s = scale::none) const;
+  void wait() const;
+
  private:
   std::unique_ptr<detail::plan3d<T>> impl_;
+  mutable std::unique_ptr<toru::detail::split_phase> phase_;
 };
 
 }  // namespace toru::fft
