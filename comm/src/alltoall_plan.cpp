@@ -275,6 +275,10 @@ double bound_for_events(const plan_impl& p) {
 void plan_impl::execute(const void* in, void* out, void* ws) const {
   const events::scope ev("comm.alltoall", send_bytes_, to_string(algorithm).data(), bound_for_events(*this));
   if (in == MPI_IN_PLACE) in = out;
+  // A rank with nothing to move is not "in place" whatever it passes (two null pointers, say):
+  // MPI_IN_PLACE on one rank alone makes Open MPI's alltoallv take another schedule there and hang.
+  static const std::byte nothing_to_send{};
+  if (in == out && send_bytes_ == 0 && recv_bytes_ == 0) in = &nothing_to_send;
   // The common case, MPI's own all-to-all on host buffers, goes straight to MPI: at 8 bytes per pair
   // an exchange takes a few hundred nanoseconds, and toru should add nothing measurable to it.
   if (plain_direct && !gpu_present() && (in != nullptr || send_bytes_ == 0) && (out != nullptr || recv_bytes_ == 0)) {

@@ -197,6 +197,23 @@ INSTANTIATE_TEST_SUITE_P(
 
 // More than two axes, and the node hierarchy (ranks per node x nodes, switched axes): the indirect
 // algorithm must still deliver every block, plane and line being whatever the torus makes them.
+// Rank 0 moves nothing and passes two null pointers (reads as in == out): it must not turn into an
+// in-place exchange on that rank alone, which hung Open MPI's alltoallv on the others.
+TEST(alltoall, v_rank_with_nothing_to_move_may_pass_nulls) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  if (P < 3) GTEST_SKIP() << "needs two ranks that exchange and one that does not";
+  toru::comm::communicator comm(MPI_COMM_WORLD);
+  std::vector<int> sc(P, me == 0 ? 0 : 1), sd(P);
+  sc[0] = 0;
+  sc[me] = 0;
+  for (int j = 1; j < P; ++j) sd[j] = sd[j - 1] + sc[j - 1];
+  toru::comm::alltoallv_plan plan(comm, sc, sd, sc, sd, MPI_INT);
+  std::vector<int> in(P, me), out(P, -1), want(P, -1);
+  plan.execute(me == 0 ? nullptr : in.data(), me == 0 ? nullptr : out.data());
+  MPI_Alltoallv(in.data(), sc.data(), sd.data(), MPI_INT, want.data(), sc.data(), sd.data(), MPI_INT, MPI_COMM_WORLD);
+  if (me != 0) EXPECT_EQ(out, want);
+}
+
 TEST(alltoall, indirect_on_three_axes_and_on_a_node_hierarchy) {
   const int P = toru::test::nranks();
   std::vector<std::string> shapes;

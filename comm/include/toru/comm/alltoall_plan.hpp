@@ -130,7 +130,9 @@ class alltoallv_plan {
   alltoallv_plan(alltoallv_plan&&) noexcept;
   alltoallv_plan& operator=(alltoallv_plan&&) noexcept;
 
-  /// Collective. in == out is in place, which requires send counts/displs equal to recv counts/displs.
+  /// Collective. in == out is in place, which requires send counts/displs equal to recv counts/displs,
+  /// and, as MPI_IN_PLACE, every rank with data to move in place or none. A rank that sends and
+  /// receives nothing may pass any pointers, null included.
   void execute(const void* in, void* out) const;
   void execute(const void* in, void* out, void* ws) const;
   /// Split phase (MPI-4 persistent-collective semantics): start() begins execute(in, out, ws) and
