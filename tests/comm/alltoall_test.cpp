@@ -211,7 +211,9 @@ TEST(alltoall, v_rank_with_nothing_to_move_may_pass_nulls) {
   std::vector<int> in(P, me), out(P, -1), want(P, -1);
   plan.execute(me == 0 ? nullptr : in.data(), me == 0 ? nullptr : out.data());
   MPI_Alltoallv(in.data(), sc.data(), sd.data(), MPI_INT, want.data(), sc.data(), sd.data(), MPI_INT, MPI_COMM_WORLD);
-  if (me != 0) EXPECT_EQ(out, want);
+  if (me != 0) {
+    EXPECT_EQ(out, want);
+  }
 }
 
 TEST(alltoall, indirect_on_three_axes_and_on_a_node_hierarchy) {
