@@ -38,7 +38,7 @@ std::size_t prepare_direct(plan_impl& plan) {
 void alltoall_direct(const plan_impl& plan, const void* in, void* out, std::byte*) {
   const auto& x = plan.x;
   if (plan.chunks <= 1) {
-    const void* send = in == out ? MPI_IN_PLACE : in;
+    const void* send = in == out && x.equal ? MPI_IN_PLACE : in;  // v-plans stage (in_place_ok)
     if (x.equal) {
       const int n = static_cast<int>(x.count);
       check_mpi(MPI_Alltoall(send, n, x.type, out, n, x.type, x.comm), "MPI_Alltoall");

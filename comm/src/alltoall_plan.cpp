@@ -102,7 +102,9 @@ std::size_t nothing(plan_impl&) { return 0; }
 
 const std::vector<candidate> table = {
     {alltoall_algorithm::direct, [](const plan_impl&) { return always(); }, prepare_direct, alltoall_direct, true,
-     [](const plan_impl& p) { return p.chunks == 1; }, true},
+     // MPI_IN_PLACE must be on every rank or none; with variable counts ranks differ (one with
+     // nothing to move, say), so v-plans stage an in-place call's input and never pass it.
+     [](const plan_impl& p) { return p.chunks == 1 && p.x.equal; }, true},
     {alltoall_algorithm::pairwise, [](const plan_impl&) { return always(); }, nothing, alltoall_pairwise, false,
      [](const plan_impl&) { return false; }, false},
     {alltoall_algorithm::bruck,
@@ -275,8 +277,8 @@ double bound_for_events(const plan_impl& p) {
 void plan_impl::execute(const void* in, void* out, void* ws) const {
   const events::scope ev("comm.alltoall", send_bytes_, to_string(algorithm).data(), bound_for_events(*this));
   if (in == MPI_IN_PLACE) in = out;
-  // A rank with nothing to move is not "in place" whatever it passes (two null pointers, say):
-  // MPI_IN_PLACE on one rank alone makes Open MPI's alltoallv take another schedule there and hang.
+  // A rank with nothing to move is not "in place" whatever it passes (two null pointers, say), and
+  // its empty staging must not read as in == out either.
   static const std::byte nothing_to_send{};
   if (in == out && send_bytes_ == 0 && recv_bytes_ == 0) in = &nothing_to_send;
   // The common case, MPI's own all-to-all on host buffers, goes straight to MPI: at 8 bytes per pair
