@@ -19,6 +19,7 @@
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/fft/fft3d_r2r.hpp"
 #include "toru/fft/reshape3d.hpp"
 
 using namespace toru::fft;
@@ -361,6 +362,82 @@ toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long lo
                                             const toru_fft_box* in, const toru_fft_box* out,
                                             const toru_fft_options* options, toru_fft_plan* plan) {
   return toru_fft_plan_create_boxes_3d(MPI_Comm_f2c(comm), n0, n1, n2, r2c, in, out, options, plan);
+}
+
+struct toru_fft_r2r_plan_s {
+  std::variant<fft3d_r2r<double>, fft3d_r2r<float>> plan;
+};
+
+toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                        const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                        toru_fft_r2r_plan* plan) {
+  if (plan) *plan = nullptr;
+  return toru::detail::c_guarded([&] {
+    toru::expect_intracommunicator(comm, "comm");
+    toru_fft_options o = defaults();
+    std::array<r2r_kind, 3> k{r2r_kind::dct2, r2r_kind::dct2, r2r_kind::dct2};
+    const toru::defer_error checks(c_checks([&] {
+      toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_r2r_plan", "NULL");
+      toru::expect(kinds != nullptr, "kinds", "three toru_fft_r2r_kind values", "NULL");
+      o = read_options(options);
+      check_options(o, true);
+      // An out-of-range kind reaches the C++ agreement, which names it on every rank.
+      for (int a = 0; a < 3; ++a) k[a] = static_cast<r2r_kind>(raw_enum(kinds[a]));
+    }));
+    const options3d opts = convert3d(o);
+    const std::array<std::int64_t, 3> n{n0, n1, n2};
+    std::unique_ptr<toru_fft_r2r_plan_s> p(raw_enum(o.precision) == TORU_FFT_FLOAT
+                                               ? new toru_fft_r2r_plan_s{fft3d_r2r<float>(comm, n, k, opts)}
+                                               : new toru_fft_r2r_plan_s{fft3d_r2r<double>(comm, n, k, opts)});
+    *plan = p.release();
+  });
+}
+
+toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                          const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                          toru_fft_r2r_plan* plan) {
+  return toru_fft_r2r_plan_create_3d(MPI_Comm_f2c(comm), n0, n1, n2, kinds, options, plan);
+}
+
+toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out,
+                                         long long* alloc) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_r2r_plan_create_3d", "NULL");
+    std::visit(
+        [&](const auto& p) {
+          to_c(p.inbox(), in);
+          to_c(p.outbox(), out);
+          if (alloc) *alloc = p.alloc_size();
+        },
+        plan->plan);
+  });
+}
+
+toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                      const void* in, void* out) {
+  const int dir = raw_enum(direction);
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_r2r_plan_create_3d", "NULL");
+    std::visit(
+        [&](const auto& p) {
+          const toru::defer_error checks(c_checks([&] {
+            toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+                         "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+          }));
+          using T = typename std::decay_t<decltype(p)>::real_type;
+          const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
+          if (dir == TORU_FFT_BACKWARD)
+            p.backward(static_cast<const T*>(in), static_cast<T*>(out), s);
+          else
+            p.forward(static_cast<const T*>(in), static_cast<T*>(out), s);
+        },
+        plan->plan);
+  });
+}
+
+toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan) {
+  delete plan;
+  return TORU_SUCCESS;
 }
 
 toru_result toru_fft_reshape_create(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_box* in,

@@ -143,6 +143,36 @@ toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long lo
                                             const toru_fft_box* in, const toru_fft_box* out,
                                             const toru_fft_options* options, toru_fft_plan* plan);
 
+/* Real-to-real plans: a DCT or DST per axis (C++: toru::fft::fft3d_r2r; docs/fft.md, "Real to
+ * real"). kinds[a] is FFTW's kind along axis a; options->precision picks double or float, and
+ * options->transposed_out the x-pencil output; the other options keep their meaning where they
+ * have one. TORU_FFT_BACKWARD applies the inverse kinds; TORU_FFT_SCALE_FULL divides by the
+ * product of the logical sizes. Collective, with the agreement rules of the other plans. */
+typedef struct toru_fft_r2r_plan_s* toru_fft_r2r_plan;
+typedef enum toru_fft_r2r_kind {
+  TORU_FFT_DCT1 = 0, /* FFTW_REDFT00 */
+  TORU_FFT_DCT2 = 1, /* FFTW_REDFT10 */
+  TORU_FFT_DCT3 = 2, /* FFTW_REDFT01 */
+  TORU_FFT_DCT4 = 3, /* FFTW_REDFT11 */
+  TORU_FFT_DST1 = 4, /* FFTW_RODFT00 */
+  TORU_FFT_DST2 = 5, /* FFTW_RODFT10 */
+  TORU_FFT_DST3 = 6, /* FFTW_RODFT01 */
+  TORU_FFT_DST4 = 7  /* FFTW_RODFT11 */
+} toru_fft_r2r_kind;
+toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                        const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                        toru_fft_r2r_plan* plan);
+toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                          const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                          toru_fft_r2r_plan* plan);
+/* Not collective: this rank's boxes and the reals each buffer must hold. Any pointer may be NULL. */
+toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out,
+                                         long long* alloc);
+/* Collective. in == out is in place; otherwise in is preserved. */
+toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                      const void* in, void* out);
+toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan);
+
 /* A reshape moves an n0 x n1 x n2 array from one distribution, a box per rank (in), to another
  * (out), in one exchange: pencil transposes, slab <-> pencil, a solver's own bricks (C++:
  * toru::fft::reshape3d; docs/fft.md, "Reshape"). A row_stride of 0 means packed rows. Collective;

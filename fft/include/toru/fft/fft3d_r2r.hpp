@@ -42,6 +42,8 @@ class r2r_plan;
 template <precision T>
 class fft3d_r2r {
  public:
+  using real_type = T;
+
   fft3d_r2r(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<r2r_kind, 3> kinds, options3d opts = {});
   ~fft3d_r2r();
   fft3d_r2r(fft3d_r2r&&) noexcept;
