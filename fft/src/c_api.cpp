@@ -16,6 +16,7 @@
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/detail/c_guard.hpp"
+#include "toru/detail/split_phase.hpp"
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
@@ -26,6 +27,7 @@ using namespace toru::fft;
 
 struct toru_fft_plan_s {
   std::variant<fft3d<double>, fft3d<float>, fft3d_r2c<double>, fft3d_r2c<float>, fft1d<double>, fft1d<float>> plan;
+  std::unique_ptr<toru::detail::split_phase> phase{};  // toru_fft_plan_start/_wait; after plan: joins first
 };
 
 namespace {
@@ -182,25 +184,33 @@ void run(const P& p, toru_fft_direction direction, scale s, const void* in, void
     p.backward(static_cast<const Out*>(in), static_cast<In*>(out), ws, s);
 }
 
+// The C++ call behind toru_fft_plan_execute and toru_fft_plan_start (on the calling thread, or on
+// the start's own): a bad direction rides on the call's agreement, on that thread.
+void execute_cpp(const toru_fft_plan_s& plan, int dir, toru_fft_scale sc, const void* in, void* out, void* ws) {
+  std::visit(
+      [&](const auto& p) {
+        const toru::defer_error checks(c_checks([&] {
+          toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+                       "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+        }));
+        using P = std::decay_t<decltype(p)>;
+        using cpx = typename P::complex_type;
+        using real = typename cpx::value_type;
+        // An out-of-range scale reaches the C++ call, whose agreement refuses it on every rank.
+        const auto s = static_cast<scale>(raw_enum(sc));
+        const toru_fft_direction d = dir == TORU_FFT_BACKWARD ? TORU_FFT_BACKWARD : TORU_FFT_FORWARD;
+        if constexpr (std::is_same_v<P, fft3d_r2c<real>>)
+          run<P, real, cpx>(p, d, s, in, out, ws);
+        else
+          run<P, cpx, cpx>(p, d, s, in, out, ws);
+      },
+      plan.plan);
+}
+
 toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale sc, const void* in, void* out,
                     void* ws) {
   const int dir = raw_enum(direction);
-  return with_plan(plan, [&](const auto& p) {
-    const toru::defer_error checks(c_checks([&] {
-      toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-                   "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-    }));
-    using P = std::decay_t<decltype(p)>;
-    using cpx = typename P::complex_type;
-    using real = typename cpx::value_type;
-    // An out-of-range scale reaches the C++ call, whose agreement refuses it on every rank.
-    const auto s = static_cast<scale>(raw_enum(sc));
-    const toru_fft_direction d = dir == TORU_FFT_BACKWARD ? TORU_FFT_BACKWARD : TORU_FFT_FORWARD;
-    if constexpr (std::is_same_v<P, fft3d_r2c<real>>)
-      run<P, real, cpx>(p, d, s, in, out, ws);
-    else
-      run<P, cpx, cpx>(p, d, s, in, out, ws);
-  });
+  return with_plan(plan, [&](const auto&) { execute_cpp(*plan, dir, sc, in, out, ws); });
 }
 
 }  // namespace
@@ -304,6 +314,19 @@ toru_result toru_fft_plan_execute(toru_fft_plan plan, toru_fft_direction directi
 toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                      const void* in, void* out, void* ws) {
   return execute(plan, direction, scale, in, out, ws);
+}
+
+toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                                void* out) {
+  const int dir = raw_enum(direction);
+  return with_plan(plan, [&](const auto&) {
+    toru::detail::start_split_phase(plan->phase, "toru_fft_plan_start",
+                                    [plan, dir, scale, in, out] { execute_cpp(*plan, dir, scale, in, out, nullptr); });
+  });
+}
+
+toru_result toru_fft_plan_wait(toru_fft_plan plan) {
+  return with_plan(plan, [&](const auto&) { toru::detail::wait_split_phase(plan->phase, "toru_fft_plan_wait"); });
 }
 
 toru_result toru_fft_plan_destroy(toru_fft_plan plan) {

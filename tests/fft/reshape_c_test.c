@@ -2,7 +2,8 @@
 /* The C reshape: x-slabs to z-slabs of a 5x7x3 array of doubles, every point checked against its
  * global index; then a box that leaves the grid on the last rank only must give
  * TORU_ERROR_INVALID_ARGUMENT on every rank; and a c2c plan from x-slabs to z-slabs
- * (toru_fft_plan_create_boxes_3d) transforms an impulse at j0 into exp(-2 pi i k.j0/n) at every k.
+ * (toru_fft_plan_create_boxes_3d) transforms an impulse at j0 into exp(-2 pi i k.j0/n) at every k,
+ * and again with toru_fft_plan_start / _wait to the same bits.
  * Exit status 0 when all holds on every rank. */
 #include <complex.h>
 #include <math.h>
@@ -82,6 +83,18 @@ int main(int argc, char** argv) {
                                         (double)((out.low[2] + k) * j0[2]) / n[2]);
         if (cabs(y[(i * n[1] + j) * out.size[2] + k] - cexp(I * phase)) > 1e-12) ++bad;
       }
+  /* Split phase: the same transform with start / wait, a checksum of the input computed meanwhile. */
+  double complex* y2 = calloc((size_t)alloc, sizeof(double complex));
+  if (toru_fft_plan_start(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y2) != TORU_SUCCESS) ++bad;
+  if (toru_fft_plan_start(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y2) != TORU_ERROR_INVALID_ARGUMENT) ++bad;
+  double complex sum = 0;
+  for (long long i = 0; i < alloc; ++i) sum += x[i];
+  if (toru_fft_plan_wait(plan) != TORU_SUCCESS) ++bad;
+  for (long long i = 0; i < alloc; ++i)
+    if (y2[i] != y[i]) ++bad;
+  if (cabs(sum) > 1.0) ++bad; /* the input is the impulse (or nothing) on this rank */
+  if (toru_fft_plan_wait(plan) != TORU_ERROR_INVALID_ARGUMENT) ++bad;
+  free(y2);
   toru_fft_plan_destroy(plan);
   free(x);
   free(y);

@@ -128,6 +128,14 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
                                      const void* in, void* out, void* ws);
 
 /* Frees the plan (not collective, but before MPI_Finalize; NULL is allowed). */
+/* Split phase (MPI-4 persistent-collective semantics): start begins toru_fft_plan_execute's
+ * transform and returns; wait returns when it is done, with its result. In between the caller
+ * computes, touches neither buffer and runs nothing else on the plan; it calls MPI itself only
+ * under MPI_THREAD_MULTIPLE. A second start before wait, or a wait without start, is
+ * TORU_ERROR_INVALID_ARGUMENT. Below MPI_THREAD_SERIALIZED start runs the whole transform. */
+toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                const void* in, void* out);
+toru_result toru_fft_plan_wait(toru_fft_plan plan);
 toru_result toru_fft_plan_destroy(toru_fft_plan plan);
 
 /* A 3D plan (r2c != 0: r2c/c2r) between the caller's own boxes: in is this rank's part of the
