@@ -13,6 +13,7 @@
 
 #include "common.hpp"
 #include "fftw_api.hpp"
+#include "pencils.hpp"
 #include "plan3d.hpp"
 #include "split.hpp"
 #include "toru/core/agreement.hpp"
@@ -77,32 +78,6 @@ double logical_size(r2r_kind k, std::int64_t n) {
 }
 
 bool valid_kind(r2r_kind k) { return static_cast<int>(k) >= 0 && static_cast<int>(k) <= 7; }
-
-// This rank's pencil with `axis` whole and contiguous, the other two split over the p0 x p1 grid
-// (the lower-numbered of them over p0).
-box3d pencil(std::array<std::int64_t, 3> n, int axis, int p0, int p1, int r0, int r1) {
-  std::array<int, 2> split{};
-  for (int a = 0, k = 0; a < 3; ++a)
-    if (a != axis) split[k++] = a;
-  box3d b;
-  b.low[axis] = 0;
-  b.size[axis] = n[axis];
-  b.low[split[0]] = part_start(n[split[0]], p0, r0);
-  b.size[split[0]] = part_count(n[split[0]], p0, r0);
-  b.low[split[1]] = part_start(n[split[1]], p1, r1);
-  b.size[split[1]] = part_count(n[split[1]], p1, r1);
-  b.order = {split[0], split[1], axis};
-  b.row_stride = b.size[axis];
-  return b;
-}
-
-// p0 x p1 = P with p0 the largest divisor not above sqrt(P).
-std::array<int, 2> default_grid(int P) {
-  int p0 = 1;
-  for (int f = 1; f * f <= P; ++f)
-    if (P % f == 0) p0 = f;
-  return {p0, P / p0};
-}
 
 }  // namespace
 
@@ -170,7 +145,7 @@ class r2r_plan_t final : public r2r_plan {
             expect(opts.grid[0] >= 1 && opts.grid[1] >= 1 && opts.grid[0] * opts.grid[1] == P, "options.grid",
                    fmt::format("p0 x p1 = {} ranks, both >= 1", P), fmt::format("{} x {}", opts.grid[0], opts.grid[1]));
         });
-    grid = opts.grid[0] != 0 ? opts.grid : default_grid(P);
+    grid = opts.grid[0] != 0 ? opts.grid : default_pencil_grid(P);
     const int r0 = me / grid[1], r1 = me % grid[1];
     for (int a = 0; a < 3; ++a) pencils_[a] = pencil(n, a, grid[0], grid[1], r0, r1);
     natural_ = opts.output == order::natural;

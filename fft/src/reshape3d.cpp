@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "comm_cache.hpp"
+#include "reshape_impl.hpp"
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
@@ -155,124 +156,106 @@ box3d packed(const box3d& I, const std::array<int, 3>& ord) {
 
 }  // namespace
 
-class reshape_impl {
- public:
-  // element: which of the four types (the same on every rank: the C API lets ranks differ).
-  reshape_impl(MPI_Comm comm, index3 n, box3d in, box3d out, const reshape_options& opts, MPI_Datatype type,
-               std::size_t elem_bytes, int element)
-      : eb_(elem_bytes) {
-    expect_intracommunicator(comm, "comm");
-    validate_collectively(comm, "toru::fft::reshape3d",
-                          {{"n[0]", n[0]}, {"n[1]", n[1]}, {"n[2]", n[2]}, {"element type", element}}, [&] {
-                            for (int a = 0; a < 3; ++a)
-                              expect(n[a] >= 1, fmt::format("n[{}]", a).c_str(), ">= 1", std::to_string(n[a]));
-                          });
-    for (box3d* b : {&in, &out})
-      if (b->row_stride == 0) b->row_stride = b->order[2] >= 0 && b->order[2] < 3 ? b->size[b->order[2]] : 0;
-    int P = 0;
-    check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &me_), "MPI_Comm_rank");
-    // Every box of every rank, so every rank checks them all and reaches the same verdict.
-    std::vector<std::int64_t> mine(2 * box_words), all(static_cast<std::size_t>(P) * 2 * box_words);
-    const auto wi = pack_box(in), wo = pack_box(out);
-    std::copy(wi.begin(), wi.end(), mine.begin());
-    std::copy(wo.begin(), wo.end(), mine.begin() + box_words);
-    check_mpi(MPI_Allgather(mine.data(), 2 * box_words, MPI_INT64_T, all.data(), 2 * box_words, MPI_INT64_T, comm),
-              "MPI_Allgather");
-    ins_.resize(static_cast<std::size_t>(P));
-    outs_.resize(static_cast<std::size_t>(P));
-    for (int r = 0; r < P; ++r) {
-      ins_[r] = unpack_box(all.data() + static_cast<std::size_t>(r) * 2 * box_words);
-      outs_[r] = unpack_box(all.data() + static_cast<std::size_t>(r) * 2 * box_words + box_words);
-      for (const auto& [b, side] : {std::pair{ins_[r], "in"}, std::pair{outs_[r], "out"}}) {
-        const std::string fault = box_fault(b, n);
-        if (!fault.empty())
-          throw error(errc::invalid_argument,
-                      fmt::format("toru::fft::reshape3d: the {} box of rank {} ({}): {}", side, r, describe(b), fault));
-      }
-    }
-    check_cover(ins_, n, "in");
-    check_cover(outs_, n, "out");
-    in_ = ins_[me_];
-    out_ = outs_[me_];
-
-    // One block per pair of ranks; the self block is copied directly, not exchanged.
-    std::vector<std::int64_t> sc(P), rc(P);
-    for (int r = 0; r < P; ++r) {
-      sc[r] = r == me_ ? 0 : intersect(in_, outs_[r]).count();
-      rc[r] = r == me_ ? 0 : intersect(ins_[r], out_).count();
-    }
-    std::vector<int> send_counts(P), send_displs(P), recv_counts(P), recv_displs(P);
-    validate_collectively(comm, [&] {
-      std::int64_t s = 0, r = 0;
-      for (int q = 0; q < P; ++q) {
-        if (sc[q] > INT_MAX || rc[q] > INT_MAX || s > INT_MAX || r > INT_MAX)
-          throw error(
-              errc::invalid_argument,
-              fmt::format("toru::fft::reshape3d: a block of more than {} elements (MPI's int counts)", INT_MAX));
-        send_counts[q] = static_cast<int>(sc[q]);
-        recv_counts[q] = static_cast<int>(rc[q]);
-        send_displs[q] = static_cast<int>(s);
-        recv_displs[q] = static_cast<int>(r);
-        s += sc[q];
-        r += rc[q];
-      }
-      // Never empty: two null buffers would read as an in-place exchange on this rank alone.
-      send_.resize(static_cast<std::size_t>(std::max<std::int64_t>(s, 1)) * eb_);
-      recv_.resize(static_cast<std::size_t>(std::max<std::int64_t>(r, 1)) * eb_);
-    });
-    send_displs_.assign(send_displs.begin(), send_displs.end());
-    recv_displs_.assign(recv_displs.begin(), recv_displs.end());
-    comm_ = communicators(comm, 0, 0, opts.comm).all;
-    exchange_ = std::make_unique<comm::alltoallv_plan>(*comm_, send_counts, send_displs, recv_counts, recv_displs, type,
-                                                       comm::alltoall_options{.algorithm = opts.algorithm});
-  }
-
-  const box3d& inbox() const { return in_; }
-  const box3d& outbox() const { return out_; }
-
-  void execute(const void* in, void* out) const {
-    const std::size_t in_bytes = static_cast<std::size_t>(in_.extent()) * eb_;
-    const std::size_t out_bytes = static_cast<std::size_t>(out_.extent()) * eb_;
-    validate_collectively(comm_->mpi(), [&] {
-      if (!empty(in_) && !in) throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: in is null");
-      if (!empty(out_) && !out) throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: out is null");
-      const char* i0 = static_cast<const char*>(in);
-      const char* o0 = static_cast<const char*>(out);
-      if (in && out && in_bytes && out_bytes && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
-        throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: in and out overlap");
-    });
-    const char* src = static_cast<const char*>(in);
-    char* dst = static_cast<char*>(out);
-    const int P = static_cast<int>(ins_.size());
-    for (int r = 0; r < P; ++r) {
-      if (r == me_) continue;
-      const box3d I = intersect(in_, outs_[r]);
-      if (empty(I)) continue;
-      copy_block(src, in_, send_.data() + send_displs_[r] * eb_, packed(I, in_.order), I, in_.order, eb_);
-    }
-    exchange_->execute(send_.data(), recv_.data());
-    const box3d self = intersect(in_, out_);
-    if (!empty(self)) copy_block(src, in_, dst, out_, self, in_.order, eb_);
-    for (int r = 0; r < P; ++r) {
-      if (r == me_) continue;
-      const box3d I = intersect(ins_[r], out_);
-      if (empty(I)) continue;
-      // Walk the block in its sender's order: the packed side is read in sequence.
-      copy_block(recv_.data() + recv_displs_[r] * eb_, packed(I, ins_[r].order), dst, out_, I, ins_[r].order, eb_);
+reshape_impl::reshape_impl(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out,
+                           const reshape_options& opts, MPI_Datatype type, std::size_t elem_bytes, int element)
+    : eb_(elem_bytes) {
+  expect_intracommunicator(comm, "comm");
+  validate_collectively(comm, "toru::fft::reshape3d",
+                        {{"n[0]", n[0]}, {"n[1]", n[1]}, {"n[2]", n[2]}, {"element type", element}}, [&] {
+                          for (int a = 0; a < 3; ++a)
+                            expect(n[a] >= 1, fmt::format("n[{}]", a).c_str(), ">= 1", std::to_string(n[a]));
+                        });
+  for (box3d* b : {&in, &out})
+    if (b->row_stride == 0) b->row_stride = b->order[2] >= 0 && b->order[2] < 3 ? b->size[b->order[2]] : 0;
+  int P = 0;
+  check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(comm, &me_), "MPI_Comm_rank");
+  // Every box of every rank, so every rank checks them all and reaches the same verdict.
+  std::vector<std::int64_t> mine(2 * box_words), all(static_cast<std::size_t>(P) * 2 * box_words);
+  const auto wi = pack_box(in), wo = pack_box(out);
+  std::copy(wi.begin(), wi.end(), mine.begin());
+  std::copy(wo.begin(), wo.end(), mine.begin() + box_words);
+  check_mpi(MPI_Allgather(mine.data(), 2 * box_words, MPI_INT64_T, all.data(), 2 * box_words, MPI_INT64_T, comm),
+            "MPI_Allgather");
+  ins_.resize(static_cast<std::size_t>(P));
+  outs_.resize(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) {
+    ins_[r] = unpack_box(all.data() + static_cast<std::size_t>(r) * 2 * box_words);
+    outs_[r] = unpack_box(all.data() + static_cast<std::size_t>(r) * 2 * box_words + box_words);
+    for (const auto& [b, side] : {std::pair{ins_[r], "in"}, std::pair{outs_[r], "out"}}) {
+      const std::string fault = box_fault(b, n);
+      if (!fault.empty())
+        throw error(errc::invalid_argument,
+                    fmt::format("toru::fft::reshape3d: the {} box of rank {} ({}): {}", side, r, describe(b), fault));
     }
   }
+  check_cover(ins_, n, "in");
+  check_cover(outs_, n, "out");
+  in_ = ins_[me_];
+  out_ = outs_[me_];
 
- private:
-  std::size_t eb_;
-  int me_ = 0;
-  box3d in_, out_;
-  std::vector<box3d> ins_, outs_;
-  std::vector<std::size_t> send_displs_, recv_displs_;
-  mutable std::vector<char> send_, recv_;
-  comm_ptr comm_;
-  std::unique_ptr<comm::alltoallv_plan> exchange_;
-};
+  // One block per pair of ranks; the self block is copied directly, not exchanged.
+  std::vector<std::int64_t> sc(P), rc(P);
+  for (int r = 0; r < P; ++r) {
+    sc[r] = r == me_ ? 0 : intersect(in_, outs_[r]).count();
+    rc[r] = r == me_ ? 0 : intersect(ins_[r], out_).count();
+  }
+  std::vector<int> send_counts(P), send_displs(P), recv_counts(P), recv_displs(P);
+  validate_collectively(comm, [&] {
+    std::int64_t s = 0, r = 0;
+    for (int q = 0; q < P; ++q) {
+      if (sc[q] > INT_MAX || rc[q] > INT_MAX || s > INT_MAX || r > INT_MAX)
+        throw error(errc::invalid_argument,
+                    fmt::format("toru::fft::reshape3d: a block of more than {} elements (MPI's int counts)", INT_MAX));
+      send_counts[q] = static_cast<int>(sc[q]);
+      recv_counts[q] = static_cast<int>(rc[q]);
+      send_displs[q] = static_cast<int>(s);
+      recv_displs[q] = static_cast<int>(r);
+      s += sc[q];
+      r += rc[q];
+    }
+    // Never empty: two null buffers would read as an in-place exchange on this rank alone.
+    send_.resize(static_cast<std::size_t>(std::max<std::int64_t>(s, 1)) * eb_);
+    recv_.resize(static_cast<std::size_t>(std::max<std::int64_t>(r, 1)) * eb_);
+  });
+  send_displs_.assign(send_displs.begin(), send_displs.end());
+  recv_displs_.assign(recv_displs.begin(), recv_displs.end());
+  comm_ = communicators(comm, 0, 0, opts.comm).all;
+  exchange_ = std::make_unique<comm::alltoallv_plan>(*comm_, send_counts, send_displs, recv_counts, recv_displs, type,
+                                                     comm::alltoall_options{.algorithm = opts.algorithm});
+}
+
+void reshape_impl::execute(const void* in, void* out) const {
+  const std::size_t in_bytes = static_cast<std::size_t>(in_.extent()) * eb_;
+  const std::size_t out_bytes = static_cast<std::size_t>(out_.extent()) * eb_;
+  validate_collectively(comm_->mpi(), [&] {
+    if (!empty(in_) && !in) throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: in is null");
+    if (!empty(out_) && !out) throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: out is null");
+    const char* i0 = static_cast<const char*>(in);
+    const char* o0 = static_cast<const char*>(out);
+    if (in && out && in_bytes && out_bytes && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
+      throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: in and out overlap");
+  });
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(out);
+  const int P = static_cast<int>(ins_.size());
+  for (int r = 0; r < P; ++r) {
+    if (r == me_) continue;
+    const box3d I = intersect(in_, outs_[r]);
+    if (empty(I)) continue;
+    copy_block(src, in_, send_.data() + send_displs_[r] * eb_, packed(I, in_.order), I, in_.order, eb_);
+  }
+  exchange_->execute(send_.data(), recv_.data());
+  const box3d self = intersect(in_, out_);
+  if (!empty(self)) copy_block(src, in_, dst, out_, self, in_.order, eb_);
+  for (int r = 0; r < P; ++r) {
+    if (r == me_) continue;
+    const box3d I = intersect(ins_[r], out_);
+    if (empty(I)) continue;
+    // Walk the block in its sender's order: the packed side is read in sequence.
+    copy_block(recv_.data() + recv_displs_[r] * eb_, packed(I, ins_[r].order), dst, out_, I, ins_[r].order, eb_);
+  }
+}
 
 }  // namespace detail
 

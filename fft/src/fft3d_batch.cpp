@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// fft3d_batch: pencils as fft3d_r2r's, every point carrying `howmany` interleaved fields. The
+// local transforms are FFTW guru plans over (fields x lines); each reshape moves a point's fields
+// as one MPI element (a contiguous datatype), so a transpose is one exchange for all fields.
+// Planar arrays are interleaved on the way in and split on the way out.
+#include "toru/fft/fft3d_batch.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "fftw_api.hpp"
+#include "pencils.hpp"
+#include "plan3d.hpp"
+#include "reshape_impl.hpp"
+#include "toru/core/agreement.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/mpi.hpp"
+
+namespace toru::fft {
+
+namespace detail {
+
+class batch_plan {
+ public:
+  virtual ~batch_plan() = default;
+  virtual void execute(bool forward, const void* in, void* out, scale s) const = 0;
+  box3d in_box, out_box;
+  std::int64_t alloc = 0;
+  int howmany = 1;
+  std::array<int, 2> grid{};
+};
+
+namespace {
+
+// An MPI datatype freed with its owner.
+struct owned_type {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  ~owned_type() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (t != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&t);
+  }
+};
+
+template <class T>
+class batch_plan_t final : public batch_plan {
+  using api = fftw_api<T>;
+  using cpx = std::complex<T>;
+
+  struct lines {
+    typename api::plan p = nullptr;
+    ~lines() {
+      if (p) api::destroy(p);
+    }
+    void run(const cpx* in, cpx* out) const {
+      if (p) api::execute_dft(p, const_cast<cpx*>(in), out);
+    }
+  };
+
+ public:
+  batch_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, int F, fields layout, const options3d& opts)
+      : comm_(comm), n_(n), planar_(layout == fields::planar) {
+    expect_intracommunicator(comm, "comm");
+    int P = 0, me = 0;
+    check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
+    check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+    validate_collectively(comm, "toru::fft::fft3d_batch",
+                          {{"n[0]", n[0]},
+                           {"n[1]", n[1]},
+                           {"n[2]", n[2]},
+                           {"howmany", F},
+                           {"layout", static_cast<std::int64_t>(layout)},
+                           {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
+                           {"options.grid[0]", opts.grid[0]},
+                           {"options.grid[1]", opts.grid[1]},
+                           {"options.output", static_cast<std::int64_t>(opts.output)},
+                           {"options.planner", static_cast<std::int64_t>(opts.planner)}},
+                          [&] {
+                            for (int a = 0; a < 3; ++a) {
+                              const std::string na = fmt::format("n[{}]", a);
+                              expect(n[a] >= 1 && n[a] <= INT_MAX, na.c_str(), "in [1, INT_MAX]", std::to_string(n[a]));
+                            }
+                            expect(F >= 1, "howmany", ">= 1", std::to_string(F));
+                            expect(layout == fields::interleaved || layout == fields::planar, "layout",
+                                   "fields::interleaved or fields::planar", std::to_string(static_cast<int>(layout)));
+                            if (opts.grid[0] != 0 || opts.grid[1] != 0)
+                              expect(opts.grid[0] >= 1 && opts.grid[1] >= 1 && opts.grid[0] * opts.grid[1] == P,
+                                     "options.grid", fmt::format("p0 x p1 = {} ranks, both >= 1", P),
+                                     fmt::format("{} x {}", opts.grid[0], opts.grid[1]));
+                          });
+    howmany = F;
+    grid = opts.grid[0] != 0 ? opts.grid : default_pencil_grid(P);
+    const int r0 = me / grid[1], r1 = me % grid[1];
+    for (int a = 0; a < 3; ++a) pencils_[a] = pencil(n, a, grid[0], grid[1], r0, r1);
+    natural_ = opts.output == order::natural;
+    in_box = pencils_[2];
+    out_box = natural_ ? pencils_[2] : pencils_[0];
+    const std::int64_t points = std::max({pencils_[0].extent(), pencils_[1].extent(), pencils_[2].extent()});
+    alloc = std::max<std::int64_t>(points * F, 1);
+    check_mpi(MPI_Type_contiguous(F, mpi_type<cpx>(), &point_.t), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&point_.t), "MPI_Type_commit");
+    const reshape_options ro{.algorithm = opts.algorithm, .comm = opts.comm};
+    const int id = 1000 + static_cast<int>(sizeof(T));  // agreed with howmany above
+    auto reshape = [&](int from, int to) {
+      return std::make_unique<reshape_impl>(comm, n, pencils_[from], pencils_[to], ro, point_.t, sizeof(cpx) * F, id);
+    };
+    zy_ = reshape(2, 1);
+    yx_ = reshape(1, 0);
+    xy_ = reshape(0, 1);
+    yz_ = reshape(1, 2);
+    if (natural_) {
+      xz_ = reshape(0, 2);
+      zx_ = reshape(2, 0);
+    }
+    validate_collectively(comm, [&] {
+      const std::size_t bytes = checked_bytes(alloc, sizeof(cpx), "batched FFT work buffers");
+      a_ = aligned_buffer(bytes);
+      b_ = aligned_buffer(bytes);
+    });
+    const unsigned flags = fftw_flags(opts.planner) | FFTW_UNALIGNED;  // also run on the caller's buffers
+    cpx* a = static_cast<cpx*>(a_.get());
+    cpx* b = static_cast<cpx*>(b_.get());
+    for (int axis = 0; axis < 3; ++axis)
+      for (int dir = 0; dir < 2; ++dir) {
+        const int sign = dir == 0 ? FFTW_FORWARD : FFTW_BACKWARD;
+        plan(in_place_[axis][dir], axis, sign, a, a, flags);
+        plan(out_of_place_[axis][dir], axis, sign, a, b, flags);
+      }
+  }
+
+  void execute(bool forward, const void* in_v, void* out_v, scale s) const override {
+    const cpx* in = static_cast<const cpx*>(in_v);
+    cpx* out = static_cast<cpx*>(out_v);
+    cpx* a = static_cast<cpx*>(a_.get());
+    cpx* b = static_cast<cpx*>(b_.get());
+    const box3d& src = forward ? in_box : out_box;
+    const box3d& dst = forward ? out_box : in_box;
+    const std::int64_t F = howmany;
+    validate_collectively(comm_, "a toru::fft batched forward/backward",
+                          {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                            check_scale(s);
+                            check_buffers(in, src.extent() * F, out, dst.extent() * F);
+                          });
+    // Interleaved data enters at `first`; the result leaves from `last` (planar: through a and b).
+    const int d = forward ? 0 : 1;
+    const cpx* first = in;
+    if (planar_) {
+      interleave(in, a, src.extent());
+      first = a;
+    }
+    const bool direct_out = !planar_;  // the last step may write the caller's array itself
+    if (forward) {
+      out_of_place_[2][d].run(first, b);
+      zy_->execute(b, a);
+      in_place_[1][d].run(a, a);
+      yx_->execute(a, b);
+      if (natural_) {
+        in_place_[0][d].run(b, b);
+        xz_->execute(b, direct_out ? out : a);
+      } else {
+        out_of_place_[0][d].run(b, direct_out ? out : a);
+      }
+    } else {
+      if (natural_) {
+        zx_->execute(first, b);
+        in_place_[0][d].run(b, b);
+      } else {
+        out_of_place_[0][d].run(first, b);
+      }
+      xy_->execute(b, a);
+      in_place_[1][d].run(a, a);
+      yz_->execute(a, b);
+      out_of_place_[2][d].run(b, direct_out ? out : a);
+    }
+    if (planar_) split(a, out, dst.extent());
+    if (s != scale::none) {
+      const double N = static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]);
+      scale_array(out, dst.extent() * F, static_cast<T>(scale_factor(s, N)));
+    }
+  }
+
+ private:
+  // Planar (field-major) <-> interleaved (point-major), `points` per field.
+  void interleave(const cpx* planar, cpx* inter, std::int64_t points) const {
+    const std::int64_t F = howmany;
+    for (std::int64_t f = 0; f < F; ++f)
+      for (std::int64_t p = 0; p < points; ++p) inter[p * F + f] = planar[f * points + p];
+  }
+  void split(const cpx* inter, cpx* planar, std::int64_t points) const {
+    const std::int64_t F = howmany;
+    for (std::int64_t f = 0; f < F; ++f)
+      for (std::int64_t p = 0; p < points; ++p) planar[f * points + p] = inter[p * F + f];
+  }
+
+  // Every field of every line of the layout with `axis` whole: points `len` apart by line, the
+  // fields of a point adjacent.
+  void plan(lines& l, int axis, int sign, cpx* in, cpx* out, unsigned flags) {
+    const box3d& bx = pencils_[axis];
+    const std::int64_t len = n_[axis], F = howmany;
+    const std::int64_t count = bx.size[axis] > 0 ? bx.count() / bx.size[axis] : 0;
+    if (count == 0) return;
+    const typename api::iodim dim{len, F, F};
+    const typename api::iodim many[2] = {{count, len * F, len * F}, {F, 1, 1}};
+    l.p = api::guru_dft(1, &dim, 2, many, in, out, sign, flags);
+    if (!l.p) throw error(errc::fftw, fmt::format("FFTW could not plan {} batched lines of {}", count * F, len));
+  }
+
+  MPI_Comm comm_;
+  std::array<std::int64_t, 3> n_;
+  bool planar_;
+  bool natural_ = true;
+  std::array<box3d, 3> pencils_;
+  owned_type point_;  // before the reshapes: freed after them
+  std::unique_ptr<reshape_impl> zy_, yx_, xy_, yz_, xz_, zx_;
+  aligned_buffer a_, b_;
+  lines in_place_[3][2], out_of_place_[3][2];
+};
+
+}  // namespace
+
+}  // namespace detail
+
+template <precision T>
+fft3d_batch<T>::fft3d_batch(MPI_Comm comm, std::array<std::int64_t, 3> n, int howmany, fields layout, options3d opts)
+    : impl_(std::make_unique<detail::batch_plan_t<T>>(comm, n, howmany, layout, opts)) {}
+template <precision T>
+fft3d_batch<T>::~fft3d_batch() = default;
+template <precision T>
+fft3d_batch<T>::fft3d_batch(fft3d_batch&&) noexcept = default;
+template <precision T>
+fft3d_batch<T>& fft3d_batch<T>::operator=(fft3d_batch&&) noexcept = default;
+template <precision T>
+const box3d& fft3d_batch<T>::inbox() const {
+  return impl_->in_box;
+}
+template <precision T>
+const box3d& fft3d_batch<T>::outbox() const {
+  return impl_->out_box;
+}
+template <precision T>
+int fft3d_batch<T>::howmany() const {
+  return impl_->howmany;
+}
+template <precision T>
+std::int64_t fft3d_batch<T>::alloc_size() const {
+  return impl_->alloc;
+}
+template <precision T>
+std::array<int, 2> fft3d_batch<T>::grid() const {
+  return impl_->grid;
+}
+template <precision T>
+void fft3d_batch<T>::forward(const complex_type* in, complex_type* out, scale s) const {
+  impl_->execute(true, in, out, s);
+}
+template <precision T>
+void fft3d_batch<T>::backward(const complex_type* in, complex_type* out, scale s) const {
+  impl_->execute(false, in, out, s);
+}
+
+template class fft3d_batch<float>;
+template class fft3d_batch<double>;
+
+}  // namespace toru::fft

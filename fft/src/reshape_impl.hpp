@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The engine of reshape3d for any element (a size in bytes and its MPI datatype), so that plans
+// moving several values per point (batched fields) reshape them as one element.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm_cache.hpp"
+#include "toru/fft/reshape3d.hpp"
+
+namespace toru::fft::detail {
+
+class reshape_impl {
+ public:
+  /// Collective. element: an id of the element type agreed across ranks (the C API lets ranks
+  /// differ); type: its MPI datatype of elem_bytes bytes, committed, alive while the reshape is.
+  reshape_impl(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, const reshape_options& opts,
+               MPI_Datatype type, std::size_t elem_bytes, int element);
+
+  const box3d& inbox() const { return in_; }
+  const box3d& outbox() const { return out_; }
+  /// Collective.
+  void execute(const void* in, void* out) const;
+
+ private:
+  std::size_t eb_;
+  int me_ = 0;
+  box3d in_, out_;
+  std::vector<box3d> ins_, outs_;
+  std::vector<std::size_t> send_displs_, recv_displs_;
+  mutable std::vector<char> send_, recv_;
+  comm_ptr comm_;
+  std::unique_ptr<comm::alltoallv_plan> exchange_;
+};
+
+}  // namespace toru::fft::detail
