@@ -52,13 +52,9 @@ class batch_plan_t final : public batch_plan {
   using api = fftw_api<T>;
   using cpx = std::complex<T>;
 
-  struct lines {
-    typename api::plan p = nullptr;
-    ~lines() {
-      if (p) api::destroy(p);
-    }
+  struct lines : owned_fftw_plan<T> {
     void run(const cpx* in, cpx* out) const {
-      if (p) api::execute_dft(p, const_cast<cpx*>(in), out);
+      if (this->p) api::execute_dft(this->p, const_cast<cpx*>(in), out);
     }
   };
 
@@ -88,13 +84,10 @@ class batch_plan_t final : public batch_plan {
                             expect(F >= 1, "howmany", ">= 1", std::to_string(F));
                             expect(layout == fields::interleaved || layout == fields::planar, "layout",
                                    "fields::interleaved or fields::planar", std::to_string(static_cast<int>(layout)));
-                            if (opts.grid[0] != 0 || opts.grid[1] != 0)
-                              expect(opts.grid[0] >= 1 && opts.grid[1] >= 1 && opts.grid[0] * opts.grid[1] == P,
-                                     "options.grid", fmt::format("p0 x p1 = {} ranks, both >= 1", P),
-                                     fmt::format("{} x {}", opts.grid[0], opts.grid[1]));
+                            check_pencil_grid(opts, P);
                           });
     howmany = F;
-    grid = opts.grid[0] != 0 ? opts.grid : default_pencil_grid(P);
+    grid = pencil_grid(opts, P);
     const int r0 = me / grid[1], r1 = me % grid[1];
     for (int a = 0; a < 3; ++a) pencils_[a] = pencil(n, a, grid[0], grid[1], r0, r1);
     natural_ = opts.output == order::natural;

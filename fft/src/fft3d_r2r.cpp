@@ -99,13 +99,9 @@ class r2r_plan_t final : public r2r_plan {
 
   // The line transforms along one axis of one layout, forward or inverse kind, in place (on a
   // work buffer) or out of place (from or to the caller's).
-  struct lines {
-    typename api::plan p = nullptr;
-    ~lines() {
-      if (p) api::destroy(p);
-    }
+  struct lines : owned_fftw_plan<T> {
     void run(const T* in, T* out) const {
-      if (p) api::execute_r2r(p, const_cast<T*>(in), out);
+      if (this->p) api::execute_r2r(this->p, const_cast<T*>(in), out);
     }
   };
 
@@ -140,12 +136,9 @@ class r2r_plan_t final : public r2r_plan {
                    std::to_string(n[a]));
             expect(n[a] <= INT_MAX, na.c_str(), "<= INT_MAX (FFTW's int sizes)", std::to_string(n[a]));
           }
-          const bool forced = opts.grid[0] != 0 || opts.grid[1] != 0;
-          if (forced)
-            expect(opts.grid[0] >= 1 && opts.grid[1] >= 1 && opts.grid[0] * opts.grid[1] == P, "options.grid",
-                   fmt::format("p0 x p1 = {} ranks, both >= 1", P), fmt::format("{} x {}", opts.grid[0], opts.grid[1]));
+          check_pencil_grid(opts, P);
         });
-    grid = opts.grid[0] != 0 ? opts.grid : default_pencil_grid(P);
+    grid = pencil_grid(opts, P);
     const int r0 = me / grid[1], r1 = me % grid[1];
     for (int a = 0; a < 3; ++a) pencils_[a] = pencil(n, a, grid[0], grid[1], r0, r1);
     natural_ = opts.output == order::natural;

@@ -109,13 +109,26 @@ struct fftw_api<float> {
   static plan many_r2r(int rank, const int* n, int howmany, float* in, const int* inembed, int istride, int idist,
                        float* out, const int* onembed, int ostride, int odist, const fftw_r2r_kind* kind,
                        unsigned flags) {
-    return fftwf_plan_many_r2r(rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, kind, flags);
+    return fftwf_plan_many_r2r(rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, kind,
+                               flags);
   }
   static void execute_r2r(plan p, float* in, float* out) { fftwf_execute_r2r(p, in, out); }
   static void destroy(plan p) { fftwf_destroy_plan(p); }
   static void* malloc(std::size_t bytes) { return fftwf_malloc(bytes); }
   static void free(void* p) { fftwf_free(p); }
   static int alignment_of(const void* p) { return fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p))); }
+};
+
+/// An FFTW plan destroyed with its owner (null: nothing to transform on this rank).
+template <class T>
+struct owned_fftw_plan {
+  typename fftw_api<T>::plan p = nullptr;
+  owned_fftw_plan() = default;
+  owned_fftw_plan(const owned_fftw_plan&) = delete;
+  owned_fftw_plan& operator=(const owned_fftw_plan&) = delete;
+  ~owned_fftw_plan() {
+    if (p) fftw_api<T>::destroy(p);
+  }
 };
 
 }  // namespace toru::fft::detail

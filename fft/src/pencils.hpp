@@ -5,8 +5,12 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "split.hpp"
+#include "toru/core/error.hpp"
 #include "toru/fft/options.hpp"
 
 namespace toru::fft::detail {
@@ -35,6 +39,18 @@ inline std::array<int, 2> default_pencil_grid(int P) {
   for (int f = 1; f * f <= P; ++f)
     if (P % f == 0) p0 = f;
   return {p0, P / p0};
+}
+
+/// Not collective (inside the plan's agreement): a forced options.grid must tile P ranks.
+inline void check_pencil_grid(const options3d& opts, int P) {
+  if (opts.grid[0] == 0 && opts.grid[1] == 0) return;
+  expect(opts.grid[0] >= 1 && opts.grid[1] >= 1 && opts.grid[0] * opts.grid[1] == P, "options.grid",
+         fmt::format("p0 x p1 = {} ranks, both >= 1", P), fmt::format("{} x {}", opts.grid[0], opts.grid[1]));
+}
+
+/// The forced grid, or the squarest.
+inline std::array<int, 2> pencil_grid(const options3d& opts, int P) {
+  return opts.grid[0] != 0 ? opts.grid : default_pencil_grid(P);
 }
 
 }  // namespace toru::fft::detail
