@@ -19,7 +19,8 @@ parameter and running statistic by name a float32 file: gradients after backward
 the forward). MODEL (default resnet18): resnet18, or mobilenet_v2 (width 0.25, the classifier's
 dropout off so that the step is deterministic: Conv, BatchNormalization, Clip (ReLU6), Add), or
 efficientnet_b0 (stochastic depth and dropout off: SiLU as Sigmoid and Mul, squeeze-and-excitation
-scales broadcast by Mul).
+scales broadcast by Mul), or densenet (torchvision DenseNet, growth 8, blocks (2, 2), 16 initial
+features: dense connectivity by Concat, transition average pools).
 """
 import json
 import os
@@ -100,6 +101,11 @@ def main():
     elif name == "efficientnet_b0":
         m = torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0)
         m.classifier[0].p = 0.0
+    elif name == "densenet":
+        # A small torchvision DenseNet (two dense blocks of two layers, growth 8): every layer's input
+        # is the Concat of all earlier outputs, and the transition's average pool halves the image.
+        m = torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16, bn_size=2,
+                                        num_classes=10)
     else:
         m = torchvision.models.resnet18(num_classes=10)
     with torch.no_grad():

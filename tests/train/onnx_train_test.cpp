@@ -141,5 +141,14 @@ TEST(onnx_train, torchvision_efficientnet_b0_training_step_matches_pytorch) {
   training_step_matches_pytorch("train", 2e-3, "efficientnet_b0", 32, 311, 1e-4);
 }
 
+TEST(onnx_train, torchvision_densenet_training_step_matches_pytorch) {
+  // torchvision's DenseNet with growth 8, blocks (2, 2), 16 initial features, bottleneck 2, at
+  // 32x32: every dense layer reads the Concat of all earlier feature maps (forks whose gradients
+  // the executor sums), transitions average-pool; 34 parameter tensors, 11 batch norms x 2
+  // statistics. Tolerance as MobileNet-V2's: ReLU inputs within float32 rounding of zero.
+  if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  training_step_matches_pytorch("train", 2e-3, "densenet", 32, 34 + 22);
+}
+
 }  // namespace
 }  // namespace toru::train::test
