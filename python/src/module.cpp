@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // toru._core: the extension module behind the toru package (docs/python.md).
+#include <fftw3.h>
 #include <mpi.h>
 #include <mpi4py/mpi4py.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,12 @@ PYBIND11_MODULE(_core, m) {
   namespace py = pybind11;
   // mpi4py's C API (PyMPIComm_Get); importing it also initialises MPI (MPI_THREAD_MULTIPLE).
   if (import_mpi4py() < 0) throw py::error_already_set();
+  // FFTW 3.3's fftw_plan_with_nthreads calls fftw_cleanup() when FFTW's threads were never
+  // initialised, which invalidates every existing FFTW plan: mpi4py-fft calls it on each plan, and
+  // toru's plans then crashed when destroyed (a segfault in fftw_destroy_plan, seen with 64^3 plans
+  // of both libraries in one process). Initialised here, before any toru plan exists, it never
+  // cleans up. Transforms stay single-threaded: FFTW's default thread count is 1.
+  if (fftw_init_threads() == 0) throw std::runtime_error("toru: fftw_init_threads failed");
   m.doc() = "toru's parallel FFTs and all-to-alls on NumPy arrays and mpi4py communicators";
   m.attr("__version__") = TORU_VERSION_STRING;
 
