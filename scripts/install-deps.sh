@@ -20,6 +20,8 @@ packages=(
   libdnnl-dev dataset-fashion-mnist zlib1g-dev python3-torch python3-torchvision python3-onnx python3-numpy
   # bench/fft-compare.sh: mpi4py-fft as a peer of toru's 3D FFTs
   python3-mpi4py-fft
+  # python/: the toru Python package (pybind11 bindings, mpi4py's C API)
+  pybind11-dev python3-pybind11 python3-dev python3-mpi4py
   # tune/: OTF2 traces (Score-P's format) and PAPI counters where the machine has them
   libotf2-trace-dev otf2-tools libpapi-dev
   # stream/: WebSocket/HTTP server (websocketpp on standalone asio), compression, the browser test

@@ -8,7 +8,7 @@ file or the target, on:
   - a module's #include of another module's header (toru/<m>/..., toru/<m>.h) that the table does
     not allow (an upward or sideways edge), in <module>/include, src, internal, bench, fortran;
   - a quoted #include that reaches into another module's folder (its src/ above all) or an app's;
-    apps/, tests/, examples/ and bench/ may use any public header, but no module's src/ (tests/<m>
+    apps/, tests/, examples/, bench/ and python/ may use any public header, but no module's src/ (tests/<m>
     may use m's own), and no app's files but their own (the tests of apps excepted);
   - a link of a module's library to a toru library of a module the table does not allow (the
     LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES of every library target, written at configure time).
@@ -25,7 +25,7 @@ import tempfile
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cpp", ".cc", ".cu", ".cuh", ".in")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 # Folders of the tree that are not modules but may hold code.
-PROGRAM_ROOTS = ("apps", "tests", "examples", "bench")
+PROGRAM_ROOTS = ("apps", "tests", "examples", "bench", "python")
 # Tests of the programs: they may include the program's own files.
 TESTS_OF_APPS = ("apps", "dns", "jobs")
 # Headers under toru/ that are not a module's folder: they belong to core.

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""toru.FFT3D / FFT3DR2C / FFT1D against numpy.fft at awkward sizes (primes, uneven splits).
+
+Every rank builds the same global array (seeded), transforms its part with toru and compares its
+output box with numpy.fft's transform of the whole array; the boxes of all ranks must also tile the
+global output exactly once (counted with an mpi4py allreduce), and backward must give the input back.
+A failure on any rank makes every rank exit 1 (allreduced), so mpiexec reports it.
+"""
+import sys
+import traceback
+
+import numpy as np
+from mpi4py import MPI
+
+import toru
+
+comm = MPI.COMM_WORLD
+rank, nranks = comm.Get_rank(), comm.Get_size()
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def rel_err(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)) if b.size else 0.0
+
+
+def box(arr, offset, shape):
+    return arr[tuple(slice(o, o + s) for o, s in zip(offset, shape))]
+
+
+def coverage(global_shape, offset, shape):
+    """Each point of the global array covered by exactly one rank's box."""
+    mine = np.zeros(global_shape, dtype=np.int32)
+    box(mine, offset, shape)[...] += 1
+    total = np.empty_like(mine)
+    comm.Allreduce(mine, total, op=MPI.SUM)
+    return bool(np.all(total == 1))
+
+
+def case_c2c(shape, **kw):
+    name = f"c2c {shape} {kw}"
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    ref = np.fft.fftn(x)
+    plan = toru.FFT3D(comm, shape, **kw)
+    check(tuple(plan.shape) == tuple(shape), f"{name}: shape {plan.shape}")
+    a = np.ascontiguousarray(box(x, plan.in_offset, plan.in_shape))
+    keep = a.copy()
+    b = plan.forward(a)
+    check(b.dtype == np.complex128 and b.shape == tuple(plan.out_shape), f"{name}: forward gave {b.dtype} {b.shape}")
+    check(np.array_equal(a, keep), f"{name}: forward changed its input")
+    ref_t = np.transpose(ref, plan.out_axes)
+    e = rel_err(b, box(ref_t, plan.out_offset, plan.out_shape))
+    check(e < 1e-12, f"{name}: forward error {e:.2e} against numpy.fft.fftn")
+    check(coverage(x.shape, plan.in_offset, plan.in_shape), f"{name}: input boxes do not tile the array")
+    check(coverage(ref_t.shape, plan.out_offset, plan.out_shape), f"{name}: output boxes do not tile the array")
+    back = plan.backward(b)
+    e = rel_err(back, a)
+    check(back.shape == tuple(plan.in_shape) and e < 1e-12, f"{name}: backward error {e:.2e}")
+    # out= writes into the caller's array; scale='symmetric' divides by sqrt(N) both ways.
+    out = np.empty(plan.out_shape, dtype=np.complex128)
+    r = plan.forward(a, out=out, scale="symmetric")
+    check(r is out, f"{name}: forward(out=) did not return out")
+    e = rel_err(out * np.sqrt(x.size), box(ref_t, plan.out_offset, plan.out_shape))
+    check(e < 1e-12, f"{name}: forward(out=, scale='symmetric') error {e:.2e}")
+    unscaled = plan.backward(b, scale="none")
+    e = rel_err(unscaled / x.size, a)
+    check(e < 1e-12, f"{name}: backward(scale='none') error {e:.2e}")
+    return plan
+
+
+def case_r2c(shape, **kw):
+    name = f"r2c {shape} {kw}"
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape)
+    ref = np.fft.rfftn(x)
+    plan = toru.FFT3DR2C(comm, shape, **kw)
+    a = np.ascontiguousarray(box(x, plan.in_offset, plan.in_shape))
+    keep = a.copy()
+    b = plan.forward(a)
+    check(np.array_equal(a, keep), f"{name}: forward changed its input")
+    ref_t = np.transpose(ref, plan.out_axes)
+    check(b.dtype == np.complex128 and b.shape == tuple(plan.out_shape), f"{name}: forward gave {b.dtype} {b.shape}")
+    e = rel_err(b, box(ref_t, plan.out_offset, plan.out_shape))
+    check(e < 1e-12, f"{name}: forward error {e:.2e} against numpy.fft.rfftn")
+    check(coverage(ref_t.shape, plan.out_offset, plan.out_shape), f"{name}: output boxes do not tile the array")
+    check(coverage(x.shape, plan.in_offset, plan.in_shape), f"{name}: input boxes do not tile the array")
+    back = plan.backward(b)
+    e = rel_err(back, a)
+    check(back.dtype == np.float64 and back.shape == tuple(plan.in_shape) and e < 1e-12,
+          f"{name}: backward gave {back.dtype} {back.shape}, error {e:.2e}")
+    out = np.empty(plan.out_shape, dtype=np.complex128)
+    plan.forward(a, out=out)
+    e = rel_err(out, box(ref_t, plan.out_offset, plan.out_shape))
+    check(e < 1e-12, f"{name}: forward(out=) error {e:.2e}")
+    rout = np.empty(plan.in_shape)
+    plan.backward(b, out=rout)
+    check(rel_err(rout, a) < 1e-12, f"{name}: backward(out=) differs")
+
+
+def case_1d(n, **kw):
+    name = f"1d {n} {kw}"
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    ref = np.fft.fft(x)
+    plan = toru.FFT1D(comm, n, **kw)
+    check(plan.n == n and plan.n1 * plan.n2 == n, f"{name}: n1 {plan.n1} x n2 {plan.n2}")
+    (i0,), (ic,) = plan.in_offset, plan.in_shape
+    a = x[i0:i0 + ic].copy()
+    b = plan.forward(a)
+    (o0,), (oc,) = plan.out_offset, plan.out_shape
+    if kw.get("output", "natural") == "natural":
+        want = ref[o0:o0 + oc]
+    else:  # scrambled: global position j = k1 * n2 + k2 holds X[k1 + n1 * k2]
+        j = np.arange(o0, o0 + oc)
+        want = ref[j // plan.n2 + plan.n1 * (j % plan.n2)]
+    e = rel_err(b, want)
+    check(b.shape == (oc,) and e < 1e-12, f"{name}: forward error {e:.2e} against numpy.fft.fft")
+    check(coverage((n,), plan.in_offset, plan.in_shape), f"{name}: input blocks do not tile")
+    check(coverage((n,), plan.out_offset, plan.out_shape), f"{name}: output blocks do not tile")
+    back = plan.backward(b)
+    check(rel_err(back, a) < 1e-12, f"{name}: backward differs from the input")
+
+
+cases = [
+    lambda: case_c2c((7, 9, 11)),
+    lambda: case_c2c((7, 9, 11), decomposition="slab"),
+    lambda: case_c2c((7, 9, 11), decomposition="pencil"),
+    lambda: case_c2c((7, 9, 11), output="transposed"),
+    lambda: case_c2c((5, 3, 17), decomposition="pencil", output="transposed"),
+    lambda: case_c2c((2, 13, 4)),  # fewer planes than ranks at 3 and 4
+    lambda: case_r2c((5, 6, 13)),
+    lambda: case_r2c((5, 6, 13), decomposition="pencil", output="transposed"),
+    lambda: case_r2c((7, 5, 8), output="transposed"),
+    lambda: case_1d(2 * 3 * 5 * 7),
+    lambda: case_1d(2 * 3 * 5 * 7, output="transposed"),
+    lambda: case_1d(2 * 3 * 5 * 7, n1=14),
+    lambda: case_1d(97),  # prime: n1 = 1, everything on one rank
+    lambda: case_1d(1001, output="transposed"),
+]
+for i, c in enumerate(cases):
+    try:
+        c()
+    except Exception:  # noqa: BLE001 - any exception is a failure of this case, on this rank
+        failures.append(f"case {i}: " + traceback.format_exc())
+
+for f in failures:
+    print(f"[rank {rank}] FAIL {f}", flush=True)
+bad = comm.allreduce(len(failures), op=MPI.SUM)
+if rank == 0:
+    print(f"python fft test at {nranks} ranks: {len(cases)} cases, {bad} failure(s) over all ranks", flush=True)
+sys.exit(1 if bad else 0)
