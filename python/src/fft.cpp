@@ -111,9 +111,11 @@ class scratch {
  public:
   cpx* get(std::int64_t count) {
     if (!p_) {
-      p_.reset(static_cast<cpx*>(std::malloc(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * sizeof(cpx))));
-      if (!p_) throw toru::error(errc::out_of_memory, "toru: a plan's output buffer of " + std::to_string(count) +
-                                                          " complex elements could not be allocated");
+      p_.reset(
+          static_cast<cpx*>(std::malloc(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * sizeof(cpx))));
+      if (!p_)
+        throw toru::error(errc::out_of_memory, "toru: a plan's output buffer of " + std::to_string(count) +
+                                                   " complex elements could not be allocated");
     }
     return p_.get();
   }
@@ -170,6 +172,34 @@ std::string strategy_of(const Plan& p) {
 std::string decomposition_name(fft::decomposition d) { return std::string(fft::to_string(d)); }
 
 // ---- 3D complex-to-complex ----
+// A c2c plan's forward or backward on NumPy arrays: the input checked (through the call's
+// agreement), the result in `out` (through the scratch: plans write alloc_size() elements) or in a
+// fresh array shaped as the destination box.
+template <class Plan>
+py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std::vector<std::int64_t> src_shape,
+                  py::handle out, std::vector<std::int64_t> dst_shape, std::int64_t dst_count, py::handle s) {
+  call_args a = check_call<cpx, cpx>(a_in, src_shape, out, dst_shape, s);
+  py::array_t<cpx> buf;
+  cpx* o = nullptr;
+  if (a.has_out) {
+    o = sc.get(p.alloc_size());
+  } else {
+    buf = fresh<cpx>(p.alloc_size());
+    o = buf.mutable_data();
+  }
+  const cpx* i = a.bad ? o : static_cast<const cpx*>(a.in.data());
+  {
+    py::gil_scoped_release nogil;
+    const defer_error checks(a.bad);
+    if (forward)
+      p.forward(i, o, a.s);
+    else
+      p.backward(i, o, a.s);
+    if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
+  }
+  return a.has_out ? a.out : view(buf, dst_shape);
+}
+
 class py_fft3d {
  public:
   py_fft3d(py::handle comm, py::handle shape, py::handle decomposition, py::handle grid, py::handle output,
@@ -198,26 +228,7 @@ class py_fft3d {
     const auto& p = *h_.plan;
     const fft::box3d& src = forward ? p.inbox() : p.outbox();
     const fft::box3d& dst = forward ? p.outbox() : p.inbox();
-    call_args a = check_call<cpx, cpx>(a_in, mem_shape(src), out, mem_shape(dst), s);
-    py::array_t<cpx> buf;
-    cpx* o = nullptr;
-    if (a.has_out) {
-      o = scratch_.get(p.alloc_size());
-    } else {
-      buf = fresh<cpx>(p.alloc_size());
-      o = buf.mutable_data();
-    }
-    const cpx* i = a.bad ? o : static_cast<const cpx*>(a.in.data());
-    {
-      py::gil_scoped_release nogil;
-      const defer_error checks(a.bad);
-      if (forward)
-        p.forward(i, o, a.s);
-      else
-        p.backward(i, o, a.s);
-      if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst.count()) * sizeof(cpx));
-    }
-    return a.has_out ? a.out : view(buf, mem_shape(dst));
+    return run_c2c(p, scratch_, forward, a_in, mem_shape(src), out, mem_shape(dst), dst.count(), s);
   }
 
   plan_holder<fft::fft3d<double>> h_;
@@ -271,8 +282,7 @@ class py_fft3d_r2c {
       }
       const defer_error checks(a.bad);
       p.forward(r, o, a.s);
-      if (a.has_out)
-        std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(p.outbox().count()) * sizeof(cpx));
+      if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(p.outbox().count()) * sizeof(cpx));
     }
     return a.has_out ? a.out : view(buf, mem_shape(p.outbox()));
   }
@@ -283,7 +293,8 @@ class py_fft3d_r2c {
     const std::vector<std::int64_t> real_shape = mem_shape(rb);
     call_args a = check_call<cpx, double>(a_in, mem_shape(p.outbox()), out, real_shape, s);
     cpx* work = scratch_.get(p.alloc_size());
-    py::array result = a.has_out ? a.out : py::array_t<double>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
+    py::array result =
+        a.has_out ? a.out : py::array_t<double>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
     {
       py::gil_scoped_release nogil;
       const cpx* i = a.bad ? work : static_cast<const cpx*>(a.in.data());
@@ -333,26 +344,7 @@ class py_fft1d {
   py::array run(bool forward, py::handle a_in, py::handle out, py::handle s) {
     const auto& p = *h_.plan;
     const std::int64_t src = forward ? p.in_count() : p.out_count(), dst = forward ? p.out_count() : p.in_count();
-    call_args a = check_call<cpx, cpx>(a_in, {src}, out, {dst}, s);
-    py::array_t<cpx> buf;
-    cpx* o = nullptr;
-    if (a.has_out) {
-      o = scratch_.get(p.alloc_size());
-    } else {
-      buf = fresh<cpx>(p.alloc_size());
-      o = buf.mutable_data();
-    }
-    const cpx* i = a.bad ? o : static_cast<const cpx*>(a.in.data());
-    {
-      py::gil_scoped_release nogil;
-      const defer_error checks(a.bad);
-      if (forward)
-        p.forward(i, o, a.s);
-      else
-        p.backward(i, o, a.s);
-      if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst) * sizeof(cpx));
-    }
-    return a.has_out ? a.out : view(buf, {dst});
+    return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s);
   }
 
   plan_holder<fft::fft1d<double>> h_;
@@ -362,18 +354,27 @@ class py_fft1d {
 // The properties the 3D plans share.
 template <class Py>
 void bind_3d_common(py::class_<Py>& c) {
-  c.def_property_readonly("shape", [](const Py& p) { return tuple_of({p.shape()[0], p.shape()[1], p.shape()[2]}); },
-                          "The global array shape (n0, n1, n2).")
-      .def_property_readonly("in_shape", [](const Py& p) { return tuple_of(mem_shape(p.plan().inbox())); },
-                             "Shape of this rank's input array (forward's argument, backward's result).")
-      .def_property_readonly("in_offset", [](const Py& p) { return tuple_of(mem_offset(p.plan().inbox())); },
-                             "Global index of this rank's input element [0, 0, 0].")
-      .def_property_readonly("out_shape", [](const Py& p) { return tuple_of(mem_shape(p.plan().outbox())); },
-                             "Shape of this rank's output array (forward's result, backward's argument).")
-      .def_property_readonly("out_offset", [](const Py& p) { return tuple_of(mem_offset(p.plan().outbox())); },
-                             "Global index (along out_axes) of this rank's output element [0, 0, 0].")
-      .def_property_readonly("out_axes", [](const Py& p) { return axes_of(p.plan().outbox()); },
-                             "The global axis of each output axis: (0, 1, 2) unless output='transposed'.")
+  c.def_property_readonly(
+       "shape",
+       [](const Py& p) {
+         return tuple_of({p.shape()[0], p.shape()[1], p.shape()[2]});
+       },
+       "The global array shape (n0, n1, n2).")
+      .def_property_readonly(
+          "in_shape", [](const Py& p) { return tuple_of(mem_shape(p.plan().inbox())); },
+          "Shape of this rank's input array (forward's argument, backward's result).")
+      .def_property_readonly(
+          "in_offset", [](const Py& p) { return tuple_of(mem_offset(p.plan().inbox())); },
+          "Global index of this rank's input element [0, 0, 0].")
+      .def_property_readonly(
+          "out_shape", [](const Py& p) { return tuple_of(mem_shape(p.plan().outbox())); },
+          "Shape of this rank's output array (forward's result, backward's argument).")
+      .def_property_readonly(
+          "out_offset", [](const Py& p) { return tuple_of(mem_offset(p.plan().outbox())); },
+          "Global index (along out_axes) of this rank's output element [0, 0, 0].")
+      .def_property_readonly(
+          "out_axes", [](const Py& p) { return axes_of(p.plan().outbox()); },
+          "The global axis of each output axis: (0, 1, 2) unless output='transposed'.")
       .def_property_readonly("decomposition", [](const Py& p) { return decomposition_name(p.plan().decomp()); })
       .def_property_readonly("grid", [](const Py& p) { return py::make_tuple(p.plan().grid()[0], p.plan().grid()[1]); })
       .def_property_readonly("strategy", [](const Py& p) { return strategy_of(p.plan()); });
