@@ -57,8 +57,8 @@ void expect_array(const py::array& a, const char* argument, const std::vector<st
   for (py::ssize_t d = 0; ok && d < a.ndim(); ++d) ok = a.shape(d) == shape[static_cast<std::size_t>(d)];
   if (!ok) {
     expect(false, argument,
-           "a C-contiguous" + std::string(writable ? ", writable " : " ") +
-               std::string(py::str(py::dtype::of<T>())) + " array of shape " + shape_text(shape),
+           "a C-contiguous" + std::string(writable ? ", writable " : " ") + std::string(py::str(py::dtype::of<T>())) +
+               " array of shape " + shape_text(shape),
            describe(a));
   }
 }

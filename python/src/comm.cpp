@@ -109,12 +109,12 @@ py::array alltoall(py::handle comm_arg, py::handle send_arg, py::handle recv_arg
              "an array of send's dtype and size (" + describe(send) + ")", describe(recv));
     }
   });
-  validate_collectively(comm, "toru.alltoall",
-                        {{"the element size (send.itemsize)", itemsize}, {"elements per rank (send.size / ranks)", block}},
-                        [&] {
-                          if (bad) std::rethrow_exception(bad);
-                          expect(block <= INT_MAX, "send", "at most 2^31 - 1 elements per rank", describe(send));
-                        });
+  validate_collectively(
+      comm, "toru.alltoall",
+      {{"the element size (send.itemsize)", itemsize}, {"elements per rank (send.size / ranks)", block}}, [&] {
+        if (bad) std::rethrow_exception(bad);
+        expect(block <= INT_MAX, "send", "at most 2^31 - 1 elements per rank", describe(send));
+      });
   const MPI_Datatype t = element_type(static_cast<std::size_t>(itemsize));
   const void* s = send.data();
   void* r = recv.mutable_data();
@@ -155,10 +155,9 @@ py::array alltoallv(py::handle comm_arg, py::handle send_arg, py::handle sendcou
              describe(recv));
     }
   });
-  validate_collectively(comm, "toru.alltoallv", {{"the element size (send.itemsize)", itemsize}},
-                        [&] {
-                          if (bad) std::rethrow_exception(bad);
-                        });
+  validate_collectively(comm, "toru.alltoallv", {{"the element size (send.itemsize)", itemsize}}, [&] {
+    if (bad) std::rethrow_exception(bad);
+  });
   const MPI_Datatype t = element_type(static_cast<std::size_t>(itemsize));
   const void* s = send.data();
   void* r = recv.mutable_data();

@@ -17,8 +17,8 @@
 namespace toru::python {
 
 MPI_Comm mpi_comm(py::handle comm) {
-  py::object c = comm.is_none() ? py::module_::import("mpi4py.MPI").attr("COMM_WORLD")
-                                : py::reinterpret_borrow<py::object>(comm);
+  py::object c =
+      comm.is_none() ? py::module_::import("mpi4py.MPI").attr("COMM_WORLD") : py::reinterpret_borrow<py::object>(comm);
   MPI_Comm* p = PyMPIComm_Get(c.ptr());
   if (!p) throw py::error_already_set();
   return *p;

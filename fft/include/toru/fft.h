@@ -133,8 +133,8 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
  * computes, touches neither buffer and runs nothing else on the plan; it calls MPI itself only
  * under MPI_THREAD_MULTIPLE. A second start before wait, or a wait without start, is
  * TORU_ERROR_INVALID_ARGUMENT. Below MPI_THREAD_SERIALIZED start runs the whole transform. */
-toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
-                                const void* in, void* out);
+toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                                void* out);
 toru_result toru_fft_plan_wait(toru_fft_plan plan);
 toru_result toru_fft_plan_destroy(toru_fft_plan plan);
 
@@ -174,8 +174,7 @@ toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long
                                           const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                           toru_fft_r2r_plan* plan);
 /* Not collective: this rank's boxes and the reals each buffer must hold. Any pointer may be NULL. */
-toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out,
-                                         long long* alloc);
+toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
 /* Collective. in == out is in place; otherwise in is preserved. */
 toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                       const void* in, void* out);
