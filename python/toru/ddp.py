@@ -13,8 +13,11 @@ order of additions depends on the bucket's size and position: two trainings that
     model = torch.nn.parallel.DistributedDataParallel(net)
     toru.ddp.register(model, MPI.COMM_WORLD)             # gradients now reduced by toru
 
-The reduction runs on one worker thread per hook state, in the order DDP hands over its buckets (the
-same on every rank), so it overlaps the rest of backward as PyTorch's asynchronous allreduce does.
+With ``overlap=True`` (the default) the reduction runs on one worker thread per hook state, in the
+order DDP hands over its buckets (the same on every rank), so it overlaps the rest of backward as
+PyTorch's asynchronous allreduce does. With ``overlap=False`` each bucket is reduced inside the hook,
+before backward goes on: better where ranks share cores (oversubscribed), since MPI's progress polls
+and a worker thread waiting in MPI then takes CPU from backward (docs/python.md has the measurement).
 CPU float32 gradients only; the communicator must hold the same processes as the process group, in
 the same rank order (checked by ``register``).
 """
@@ -30,11 +33,12 @@ __all__ = ["OrderedReduction", "ordered_allreduce_hook", "register"]
 
 class OrderedReduction:
     """The state of ``ordered_allreduce_hook``: toru's reduction over ``comm`` (an mpi4py
-    communicator; None: COMM_WORLD) and the worker thread that runs it. Collective to create."""
+    communicator; None: COMM_WORLD) and, with ``overlap``, the worker thread that runs it. Collective
+    to create."""
 
-    def __init__(self, comm=None):
+    def __init__(self, comm=None, overlap=True):
         self.reducer = OrderedAllreduce(comm)
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toru-ddp")
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toru-ddp") if overlap else None
 
     def submit(self, tensor):
         """Starts averaging ``tensor`` (CPU, float32, contiguous) in place; returns a
@@ -54,12 +58,16 @@ class OrderedReduction:
             else:
                 fut.set_result(tensor)
 
-        self._worker.submit(run)
+        if self._worker is None:
+            run()
+        else:
+            self._worker.submit(run)
         return fut
 
     def close(self):
         """Waits for the reductions in flight and stops the worker thread."""
-        self._worker.shutdown(wait=True)
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
 
 
 def ordered_allreduce_hook(state, bucket):
@@ -68,15 +76,16 @@ def ordered_allreduce_hook(state, bucket):
     return state.submit(bucket.buffer())
 
 
-def register(model, comm=None):
+def register(model, comm=None, overlap=True):
     """Registers ``ordered_allreduce_hook`` on the DDP ``model`` and returns its state. ``comm``
     (mpi4py; None: COMM_WORLD) must list the same processes as the model's process group, in the
-    same order: checked here on every rank, so a mismatch raises everywhere."""
+    same order: checked here on every rank, so a mismatch raises everywhere. ``overlap``: see the
+    module's documentation."""
     if not isinstance(model, torch.nn.parallel.DistributedDataParallel):
         raise ValueError(
             f"toru.ddp.register: model: expected a torch.nn.parallel.DistributedDataParallel, got {type(model).__name__}"
         )
-    state = OrderedReduction(comm)
+    state = OrderedReduction(comm, overlap)
     group = model.process_group
     pg_rank, pg_size = dist.get_rank(group), dist.get_world_size(group)
     from mpi4py import MPI
