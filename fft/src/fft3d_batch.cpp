@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// fft3d_batch: pencils as fft3d_r2r's, every point carrying `howmany` interleaved fields. The
-// local transforms are FFTW guru plans over (fields x lines); each reshape moves a point's fields
-// as one MPI element (a contiguous datatype), so a transpose is one exchange for all fields.
-// Planar arrays are interleaved on the way in and split on the way out.
+// fft3d_batch: the pencil pipeline (as fft3d_r2r's), every point carrying `howmany` interleaved
+// fields. The local transforms are FFTW guru plans over (fields x lines); each reshape moves a
+// point's fields as one MPI element (a contiguous datatype), so a transpose is one exchange for all
+// fields. Planar arrays are interleaved into a staging copy on the way in and split on the way out.
 #include "toru/fft/fft3d_batch.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "common.hpp"
 #include "fftw_api.hpp"
+#include "pencil_pipeline.hpp"
 #include "pencils.hpp"
 #include "plan3d.hpp"
-#include "reshape_impl.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
@@ -62,9 +63,8 @@ class batch_plan_t final : public batch_plan {
   batch_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, int F, fields layout, const options3d& opts)
       : comm_(comm), n_(n), planar_(layout == fields::planar) {
     expect_intracommunicator(comm, "comm");
-    int P = 0, me = 0;
+    int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
     validate_collectively(comm, "toru::fft::fft3d_batch",
                           {{"n[0]", n[0]},
                            {"n[1]", n[1]},
@@ -88,36 +88,20 @@ class batch_plan_t final : public batch_plan {
                           });
     howmany = F;
     grid = pencil_grid(opts, P);
-    const int r0 = me / grid[1], r1 = me % grid[1];
-    for (int a = 0; a < 3; ++a) pencils_[a] = pencil(n, a, grid[0], grid[1], r0, r1);
-    natural_ = opts.output == order::natural;
-    in_box = pencils_[2];
-    out_box = natural_ ? pencils_[2] : pencils_[0];
-    const std::int64_t points = std::max({pencils_[0].extent(), pencils_[1].extent(), pencils_[2].extent()});
-    alloc = std::max<std::int64_t>(points * F, 1);
     check_mpi(MPI_Type_contiguous(F, mpi_type<cpx>(), &point_.t), "MPI_Type_contiguous");
     check_mpi(MPI_Type_commit(&point_.t), "MPI_Type_commit");
-    const reshape_options ro{.algorithm = opts.algorithm, .comm = opts.comm};
     const int id = 1000 + static_cast<int>(sizeof(T));  // agreed with howmany above
-    auto reshape = [&](int from, int to) {
-      return std::make_unique<reshape_impl>(comm, n, pencils_[from], pencils_[to], ro, point_.t, sizeof(cpx) * F, id);
-    };
-    zy_ = reshape(2, 1);
-    yx_ = reshape(1, 0);
-    xy_ = reshape(0, 1);
-    yz_ = reshape(1, 2);
-    if (natural_) {
-      xz_ = reshape(0, 2);
-      zx_ = reshape(2, 0);
-    }
-    validate_collectively(comm, [&] {
-      const std::size_t bytes = checked_bytes(alloc, sizeof(cpx), "batched FFT work buffers");
-      a_ = aligned_buffer(bytes);
-      b_ = aligned_buffer(bytes);
-    });
+    pipe_.emplace(comm, n, grid, opts.output == order::natural,
+                  reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, point_.t, sizeof(cpx) * F, id);
+    in_box = pipe_->in_box();
+    out_box = pipe_->out_box();
+    alloc = pipe_->alloc() * F;
+    if (planar_)  // the interleaved copy of a planar array
+      validate_collectively(comm,
+                            [&] { staging_ = aligned_buffer(checked_bytes(alloc, sizeof(cpx), "planar staging")); });
     const unsigned flags = fftw_flags(opts.planner) | FFTW_UNALIGNED;  // also run on the caller's buffers
-    cpx* a = static_cast<cpx*>(a_.get());
-    cpx* b = static_cast<cpx*>(b_.get());
+    cpx* a = static_cast<cpx*>(pipe_->buffer_a());
+    cpx* b = static_cast<cpx*>(pipe_->buffer_b());
     for (int axis = 0; axis < 3; ++axis)
       for (int dir = 0; dir < 2; ++dir) {
         const int sign = dir == 0 ? FFTW_FORWARD : FFTW_BACKWARD;
@@ -129,8 +113,6 @@ class batch_plan_t final : public batch_plan {
   void execute(bool forward, const void* in_v, void* out_v, scale s) const override {
     const cpx* in = static_cast<const cpx*>(in_v);
     cpx* out = static_cast<cpx*>(out_v);
-    cpx* a = static_cast<cpx*>(a_.get());
-    cpx* b = static_cast<cpx*>(b_.get());
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
     const std::int64_t F = howmany;
@@ -139,38 +121,20 @@ class batch_plan_t final : public batch_plan {
                             check_scale(s);
                             check_buffers(in, src.extent() * F, out, dst.extent() * F);
                           });
-    // Interleaved data enters at `first`; the result leaves from `last` (planar: through a and b).
+    // Planar data goes through the interleaved staging copy, transformed there in place.
     const int d = forward ? 0 : 1;
-    const cpx* first = in;
-    if (planar_) {
-      interleave(in, a, src.extent());
-      first = a;
-    }
-    const bool direct_out = !planar_;  // the last step may write the caller's array itself
-    if (forward) {
-      out_of_place_[2][d].run(first, b);
-      zy_->execute(b, a);
-      in_place_[1][d].run(a, a);
-      yx_->execute(a, b);
-      if (natural_) {
-        in_place_[0][d].run(b, b);
-        xz_->execute(b, direct_out ? out : a);
-      } else {
-        out_of_place_[0][d].run(b, direct_out ? out : a);
-      }
-    } else {
-      if (natural_) {
-        zx_->execute(first, b);
-        in_place_[0][d].run(b, b);
-      } else {
-        out_of_place_[0][d].run(first, b);
-      }
-      xy_->execute(b, a);
-      in_place_[1][d].run(a, a);
-      yz_->execute(a, b);
-      out_of_place_[2][d].run(b, direct_out ? out : a);
-    }
-    if (planar_) split(a, out, dst.extent());
+    auto lines_along = [&](int axis, const void* from, void* to) {
+      (from == to ? in_place_ : out_of_place_)[axis][d].run(static_cast<const cpx*>(from), static_cast<cpx*>(to));
+    };
+    cpx* staging = static_cast<cpx*>(staging_.get());
+    if (planar_) interleave(in, staging, src.extent());
+    const cpx* first = planar_ ? staging : in;
+    cpx* last = planar_ ? staging : out;
+    if (forward)
+      pipe_->forward(first, last, lines_along);
+    else
+      pipe_->backward(first, last, lines_along);
+    if (planar_) split(staging, out, dst.extent());
     if (s != scale::none) {
       const double N = static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]);
       scale_array(out, dst.extent() * F, static_cast<T>(scale_factor(s, N)));
@@ -193,7 +157,7 @@ class batch_plan_t final : public batch_plan {
   // Every field of every line of the layout with `axis` whole: points `len` apart by line, the
   // fields of a point adjacent.
   void plan(lines& l, int axis, int sign, cpx* in, cpx* out, unsigned flags) {
-    const box3d& bx = pencils_[axis];
+    const box3d& bx = pipe_->pencil(axis);
     const std::int64_t len = n_[axis], F = howmany;
     const std::int64_t count = bx.size[axis] > 0 ? bx.count() / bx.size[axis] : 0;
     if (count == 0) return;
@@ -206,11 +170,9 @@ class batch_plan_t final : public batch_plan {
   MPI_Comm comm_;
   std::array<std::int64_t, 3> n_;
   bool planar_;
-  bool natural_ = true;
-  std::array<box3d, 3> pencils_;
-  owned_type point_;  // before the reshapes: freed after them
-  std::unique_ptr<reshape_impl> zy_, yx_, xy_, yz_, xz_, zx_;
-  aligned_buffer a_, b_;
+  owned_type point_;  // before the pipeline: freed after its reshapes
+  std::optional<pencil_pipeline> pipe_;
+  aligned_buffer staging_;
   lines in_place_[3][2], out_of_place_[3][2];
 };
 

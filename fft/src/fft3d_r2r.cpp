@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// fft3d_r2r: FFTW r2r line transforms on three pencil layouts (axis 2, 1, 0 whole and contiguous
-// in turn), moved between by reshape3d. Each layout stores its transform axis contiguously, so
-// every local transform is one plan_many_r2r over contiguous lines.
+// fft3d_r2r and fft3d_mixed: FFTW line transforms (r2r kinds; the DFT on a mixed plan's periodic
+// axes) on the pencil pipeline's three layouts (axis 2, 1, 0 whole and contiguous in turn). Each
+// layout stores its transform axis contiguously, so every local transform is one guru plan over
+// contiguous lines.
 #include "toru/fft/fft3d_r2r.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <complex>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "common.hpp"
 #include "fftw_api.hpp"
+#include "pencil_pipeline.hpp"
 #include "pencils.hpp"
 #include "plan3d.hpp"
 #include "split.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
-#include "toru/fft/reshape3d.hpp"
+#include "toru/fft/fft3d_mixed.hpp"
 
 namespace toru::fft {
 
@@ -88,49 +93,67 @@ class r2r_plan {
   box3d in_box, out_box;
   std::int64_t alloc = 0;
   std::array<int, 2> grid{};
-  std::array<r2r_kind, 3> kinds{};
+  std::array<r2r_kind, 3> kinds{};       // fft3d_r2r's
+  std::array<axis_transform, 3> axes{};  // fft3d_mixed's
 };
 
 namespace {
 
+// An axis' transform as the agreement's number: the kind, or -1 for the DFT.
+std::int64_t axis_code(const axis_transform& t) { return t ? static_cast<std::int64_t>(*t) : -1; }
+
+// The r2r plan (T real: every axis an r2r kind) and the mixed plan (T complex: the DFT or an r2r
+// kind per axis, the kind applied to the interleaved real and imaginary parts as two lines).
 template <class T>
 class r2r_plan_t final : public r2r_plan {
-  using api = fftw_api<T>;
+  static constexpr bool is_complex = !std::is_floating_point_v<T>;
+  using R = typename std::conditional_t<is_complex, T, std::complex<T>>::value_type;
+  using api = fftw_api<R>;
 
-  // The line transforms along one axis of one layout, forward or inverse kind, in place (on a
-  // work buffer) or out of place (from or to the caller's).
-  struct lines : owned_fftw_plan<T> {
-    void run(const T* in, T* out) const {
-      if (this->p) api::execute_r2r(this->p, const_cast<T*>(in), out);
+  // The line transforms along one axis of one layout, forward or inverse, in place (on a work
+  // buffer) or out of place (from or to the caller's).
+  struct lines : owned_fftw_plan<R> {
+    bool dft = false;
+    void run(const void* in, void* out) const {
+      if (!this->p) return;
+      if (dft)
+        api::execute_dft(this->p, const_cast<void*>(in), out);
+      else
+        api::execute_r2r(this->p, const_cast<void*>(in), out);
     }
   };
 
  public:
-  r2r_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<r2r_kind, 3> k, const options3d& opts)
+  r2r_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<axis_transform, 3> t, const options3d& opts)
       : n_(n), comm_(comm) {
-    kinds = k;
+    axes = t;
+    for (int a = 0; a < 3; ++a) kinds[a] = t[a].value_or(r2r_kind::dct2);
+    const char* call = is_complex ? "toru::fft::fft3d_mixed" : "toru::fft::fft3d_r2r";
+    const char* name = is_complex ? "axes" : "kinds";
     expect_intracommunicator(comm, "comm");
-    int P = 0, me = 0;
+    int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+    const std::string names[3] = {fmt::format("{}[0]", name), fmt::format("{}[1]", name), fmt::format("{}[2]", name)};
     validate_collectively(
-        comm, "toru::fft::fft3d_r2r",
+        comm, call,
         {{"n[0]", n[0]},
          {"n[1]", n[1]},
          {"n[2]", n[2]},
-         {"kinds[0]", static_cast<std::int64_t>(k[0])},
-         {"kinds[1]", static_cast<std::int64_t>(k[1])},
-         {"kinds[2]", static_cast<std::int64_t>(k[2])},
-         {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
+         {names[0].c_str(), axis_code(t[0])},
+         {names[1].c_str(), axis_code(t[1])},
+         {names[2].c_str(), axis_code(t[2])},
+         {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(R))},
          {"options.grid[0]", opts.grid[0]},
          {"options.grid[1]", opts.grid[1]},
          {"options.output", static_cast<std::int64_t>(opts.output)},
          {"options.planner", static_cast<std::int64_t>(opts.planner)}},
         [&] {
           for (int a = 0; a < 3; ++a) {
-            const std::string which = fmt::format("kinds[{}]", a);
-            expect(valid_kind(k[a]), which.c_str(), "an r2r_kind", std::to_string(static_cast<int>(k[a])));
-            const std::int64_t least = k[a] == r2r_kind::dct1 ? 2 : 1;
+            if (t[a] || !is_complex)
+              expect(t[a] && valid_kind(*t[a]), names[a].c_str(),
+                     is_complex ? "periodic or an r2r_kind" : "an r2r_kind",
+                     t[a] ? std::to_string(static_cast<int>(*t[a])) : "periodic");
+            const std::int64_t least = t[a] == r2r_kind::dct1 ? 2 : 1;
             const std::string na = fmt::format("n[{}]", a);
             expect(n[a] >= least, na.c_str(), least == 2 ? ">= 2 (dct1 is defined on two or more points)" : ">= 1",
                    std::to_string(n[a]));
@@ -139,104 +162,75 @@ class r2r_plan_t final : public r2r_plan {
           check_pencil_grid(opts, P);
         });
     grid = pencil_grid(opts, P);
-    const int r0 = me / grid[1], r1 = me % grid[1];
-    for (int a = 0; a < 3; ++a) pencils_[a] = pencil(n, a, grid[0], grid[1], r0, r1);
-    natural_ = opts.output == order::natural;
-    in_box = pencils_[2];
-    out_box = natural_ ? pencils_[2] : pencils_[0];
-    alloc = std::max({pencils_[0].extent(), pencils_[1].extent(), pencils_[2].extent(), std::int64_t{1}});
-    const reshape_options ro{.algorithm = opts.algorithm, .comm = opts.comm};
-    zy_ = std::make_unique<reshape3d<T>>(comm, n, pencils_[2], pencils_[1], ro);
-    yx_ = std::make_unique<reshape3d<T>>(comm, n, pencils_[1], pencils_[0], ro);
-    xy_ = std::make_unique<reshape3d<T>>(comm, n, pencils_[0], pencils_[1], ro);
-    yz_ = std::make_unique<reshape3d<T>>(comm, n, pencils_[1], pencils_[2], ro);
-    if (natural_) {
-      xz_ = std::make_unique<reshape3d<T>>(comm, n, pencils_[0], pencils_[2], ro);
-      zx_ = std::make_unique<reshape3d<T>>(comm, n, pencils_[2], pencils_[0], ro);
-    }
-    // One rank short of memory fails on every rank.
-    validate_collectively(comm, [&] {
-      const std::size_t bytes = checked_bytes(alloc, sizeof(T), "r2r work buffers");
-      a_ = aligned_buffer(bytes);
-      b_ = aligned_buffer(bytes);
-    });
+    pipe_.emplace(comm, n, grid, opts.output == order::natural,
+                  reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, mpi_type<T>(), sizeof(T),
+                  static_cast<int>(sizeof(T)));
+    in_box = pipe_->in_box();
+    out_box = pipe_->out_box();
+    alloc = pipe_->alloc();
     // Unaligned: the out-of-place plans run on the caller's buffers too.
     const unsigned flags = fftw_flags(opts.planner) | FFTW_UNALIGNED;
-    T* a = static_cast<T*>(a_.get());
-    T* b = static_cast<T*>(b_.get());
     for (int axis = 0; axis < 3; ++axis)
       for (int dir = 0; dir < 2; ++dir) {
-        const r2r_kind kind = dir == 0 ? k[axis] : inverse(k[axis]);
-        plan(in_place_[axis][dir], axis, kind, a, a, flags);
-        plan(out_of_place_[axis][dir], axis, kind, a, b, flags);
+        plan(in_place_[axis][dir], axis, dir == 0, pipe_->buffer_a(), pipe_->buffer_a(), flags);
+        plan(out_of_place_[axis][dir], axis, dir == 0, pipe_->buffer_a(), pipe_->buffer_b(), flags);
       }
-    scale_n_ = logical_size(k[0], n[0]) * logical_size(k[1], n[1]) * logical_size(k[2], n[2]);
+    scale_n_ = 1;
+    for (int a = 0; a < 3; ++a) scale_n_ *= t[a] ? logical_size(*t[a], n[a]) : static_cast<double>(n[a]);
   }
 
-  void execute(bool forward, const void* in_v, void* out_v, scale s) const override {
-    const T* in = static_cast<const T*>(in_v);
-    T* out = static_cast<T*>(out_v);
-    T* a = static_cast<T*>(a_.get());
-    T* b = static_cast<T*>(b_.get());
+  void execute(bool forward, const void* in, void* out, scale s) const override {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
-    validate_collectively(comm(), "a toru::fft r2r forward/backward",
+    validate_collectively(comm_, is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
                             check_buffers(in, src.extent(), out, dst.extent());
                           });
-    if (forward) {
-      out_of_place_[2][0].run(in, a);
-      zy_->execute(a, b);
-      in_place_[1][0].run(b, b);
-      yx_->execute(b, a);
-      if (natural_) {
-        in_place_[0][0].run(a, a);
-        xz_->execute(a, out);
-      } else {
-        out_of_place_[0][0].run(a, out);
-      }
-    } else {
-      if (natural_) {
-        zx_->execute(in, a);
-        in_place_[0][1].run(a, a);
-      } else {
-        out_of_place_[0][1].run(in, a);
-      }
-      xy_->execute(a, b);
-      in_place_[1][1].run(b, b);
-      yz_->execute(b, a);
-      out_of_place_[2][1].run(a, out);
+    const int d = forward ? 0 : 1;
+    auto lines_along = [&](int axis, const void* from, void* to) {
+      (from == to ? in_place_ : out_of_place_)[axis][d].run(from, to);
+    };
+    if (forward)
+      pipe_->forward(in, out, lines_along);
+    else
+      pipe_->backward(in, out, lines_along);
+    if (s != scale::none) {
+      const auto f = static_cast<R>(s == scale::full ? 1.0 / scale_n_ : 1.0 / std::sqrt(scale_n_));
+      T* o = static_cast<T*>(out);
+      for (std::int64_t i = 0; i < dst.extent(); ++i) o[i] *= f;
     }
-    if (s != scale::none)
-      scale_real(out, dst.extent(), static_cast<T>(s == scale::full ? 1.0 / scale_n_ : 1.0 / std::sqrt(scale_n_)));
   }
 
  private:
-  MPI_Comm comm() const { return comm_; }
-
-  static void scale_real(T* p, std::int64_t count, T f) {
-    for (std::int64_t i = 0; i < count; ++i) p[i] *= f;
-  }
-
-  // The lines of the layout with `axis` whole: contiguous, n[axis] apart.
-  void plan(lines& l, int axis, r2r_kind kind, T* in, T* out, unsigned flags) {
-    const box3d& b = pencils_[axis];
-    const int len = static_cast<int>(n_[axis]);
-    const std::int64_t howmany = b.size[axis] > 0 ? b.count() / b.size[axis] : 0;
-    if (howmany == 0) return;
-    const fftw_r2r_kind fk = fftw_kind(kind);
-    l.p = api::many_r2r(1, &len, static_cast<int>(howmany), in, nullptr, 1, len, out, nullptr, 1, len, &fk, flags);
-    if (!l.p) throw error(errc::fftw, fmt::format("FFTW could not plan a {} of length {}", to_string(kind), len));
+  // Every line of the layout with `axis` whole (contiguous, n[axis] elements apart): the DFT, or
+  // the kind (its inverse backward) on each line of reals, a complex line being two of them.
+  void plan(lines& l, int axis, bool forward, void* in, void* out, unsigned flags) {
+    const box3d& b = pipe_->pencil(axis);
+    const std::int64_t len = n_[axis];
+    const std::int64_t count = b.size[axis] > 0 ? b.count() / b.size[axis] : 0;
+    if (count == 0) return;
+    const axis_transform& t = axes[axis];
+    l.dft = !t;
+    if (l.dft) {
+      const typename api::iodim dim{len, 1, 1}, many{count, len, len};
+      l.p = api::guru_dft(1, &dim, 1, &many, in, out, forward ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+    } else {
+      const r2r_kind kind = forward ? *t : inverse(*t);
+      const fftw_r2r_kind fk = fftw_kind(kind);
+      const std::int64_t c = is_complex ? 2 : 1;  // reals per element
+      const typename api::iodim dim{len, c, c};
+      const typename api::iodim many[2] = {{count, len * c, len * c}, {c, 1, 1}};
+      l.p = api::guru_r2r(1, &dim, is_complex ? 2 : 1, many, in, out, &fk, flags);
+    }
+    if (!l.p)
+      throw error(errc::fftw, fmt::format("FFTW could not plan a {} of length {}", t ? to_string(*t) : "DFT", len));
   }
 
   std::array<std::int64_t, 3> n_;
   MPI_Comm comm_;
-  std::array<box3d, 3> pencils_;  // axis 0, 1, 2 whole
-  bool natural_ = true;
+  std::optional<pencil_pipeline> pipe_;
   double scale_n_ = 1;
-  std::unique_ptr<reshape3d<T>> zy_, yx_, xy_, yz_, xz_, zx_;
-  aligned_buffer a_, b_;
   lines in_place_[3][2], out_of_place_[3][2];
 };
 
@@ -246,7 +240,8 @@ class r2r_plan_t final : public r2r_plan {
 
 template <precision T>
 fft3d_r2r<T>::fft3d_r2r(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<r2r_kind, 3> kinds, options3d opts) {
-  impl_ = std::make_unique<detail::r2r_plan_t<T>>(comm, n, kinds, opts);
+  impl_ = std::make_unique<detail::r2r_plan_t<T>>(comm, n, std::array<axis_transform, 3>{kinds[0], kinds[1], kinds[2]},
+                                                  opts);
 }
 template <precision T>
 fft3d_r2r<T>::~fft3d_r2r() = default;
@@ -285,5 +280,47 @@ void fft3d_r2r<T>::backward(const T* in, T* out, scale s) const {
 
 template class fft3d_r2r<float>;
 template class fft3d_r2r<double>;
+
+template <precision T>
+fft3d_mixed<T>::fft3d_mixed(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<axis_transform, 3> axes,
+                            options3d opts)
+    : impl_(std::make_unique<detail::r2r_plan_t<std::complex<T>>>(comm, n, axes, opts)) {}
+template <precision T>
+fft3d_mixed<T>::~fft3d_mixed() = default;
+template <precision T>
+fft3d_mixed<T>::fft3d_mixed(fft3d_mixed&&) noexcept = default;
+template <precision T>
+fft3d_mixed<T>& fft3d_mixed<T>::operator=(fft3d_mixed&&) noexcept = default;
+template <precision T>
+const box3d& fft3d_mixed<T>::inbox() const {
+  return impl_->in_box;
+}
+template <precision T>
+const box3d& fft3d_mixed<T>::outbox() const {
+  return impl_->out_box;
+}
+template <precision T>
+std::int64_t fft3d_mixed<T>::alloc_size() const {
+  return impl_->alloc;
+}
+template <precision T>
+std::array<int, 2> fft3d_mixed<T>::grid() const {
+  return impl_->grid;
+}
+template <precision T>
+const std::array<axis_transform, 3>& fft3d_mixed<T>::axes() const {
+  return impl_->axes;
+}
+template <precision T>
+void fft3d_mixed<T>::forward(const complex_type* in, complex_type* out, scale s) const {
+  impl_->execute(true, in, out, s);
+}
+template <precision T>
+void fft3d_mixed<T>::backward(const complex_type* in, complex_type* out, scale s) const {
+  impl_->execute(false, in, out, s);
+}
+
+template class fft3d_mixed<float>;
+template class fft3d_mixed<double>;
 
 }  // namespace toru::fft

@@ -52,12 +52,14 @@ struct fftw_api<double> {
   static void execute_c2r(plan p, void* in, void* out) {
     fftw_execute_dft_c2r(p, static_cast<cpx*>(in), static_cast<double*>(out));
   }
-  static plan many_r2r(int rank, const int* n, int howmany, double* in, const int* inembed, int istride, int idist,
-                       double* out, const int* onembed, int ostride, int odist, const fftw_r2r_kind* kind,
-                       unsigned flags) {
-    return fftw_plan_many_r2r(rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, kind, flags);
+  static plan guru_r2r(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       const fftw_r2r_kind* kind, unsigned flags) {
+    return fftw_plan_guru64_r2r(rank, dims, howmany_rank, howmany, static_cast<double*>(in), static_cast<double*>(out),
+                                kind, flags);
   }
-  static void execute_r2r(plan p, double* in, double* out) { fftw_execute_r2r(p, in, out); }
+  static void execute_r2r(plan p, void* in, void* out) {
+    fftw_execute_r2r(p, static_cast<double*>(in), static_cast<double*>(out));
+  }
   static void destroy(plan p) { fftw_destroy_plan(p); }
   static void* malloc(std::size_t bytes) { return fftw_malloc(bytes); }
   static void free(void* p) { fftw_free(p); }
@@ -106,13 +108,14 @@ struct fftw_api<float> {
   static void execute_c2r(plan p, void* in, void* out) {
     fftwf_execute_dft_c2r(p, static_cast<cpx*>(in), static_cast<float*>(out));
   }
-  static plan many_r2r(int rank, const int* n, int howmany, float* in, const int* inembed, int istride, int idist,
-                       float* out, const int* onembed, int ostride, int odist, const fftw_r2r_kind* kind,
-                       unsigned flags) {
-    return fftwf_plan_many_r2r(rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, kind,
-                               flags);
+  static plan guru_r2r(int rank, const iodim* dims, int howmany_rank, const iodim* howmany, void* in, void* out,
+                       const fftw_r2r_kind* kind, unsigned flags) {
+    return fftwf_plan_guru64_r2r(rank, dims, howmany_rank, howmany, static_cast<float*>(in), static_cast<float*>(out),
+                                 kind, flags);
   }
-  static void execute_r2r(plan p, float* in, float* out) { fftwf_execute_r2r(p, in, out); }
+  static void execute_r2r(plan p, void* in, void* out) {
+    fftwf_execute_r2r(p, static_cast<float*>(in), static_cast<float*>(out));
+  }
   static void destroy(plan p) { fftwf_destroy_plan(p); }
   static void* malloc(std::size_t bytes) { return fftwf_malloc(bytes); }
   static void free(void* p) { fftwf_free(p); }
