@@ -32,7 +32,7 @@ module toru_fft
   integer(c_int), parameter, public :: TORU_ERROR_IO = 9, TORU_ERROR_OUT_OF_MEMORY = 10, TORU_ERROR_INTERNAL = 11
   integer(c_int), parameter, public :: TORU_FFT_DOUBLE = 0, TORU_FFT_FLOAT = 1
   integer(c_int), parameter, public :: TORU_FFT_DCT1 = 0, TORU_FFT_DCT2 = 1, TORU_FFT_DCT3 = 2, TORU_FFT_DCT4 = 3, &
-    TORU_FFT_DST1 = 4, TORU_FFT_DST2 = 5, TORU_FFT_DST3 = 6, TORU_FFT_DST4 = 7
+    TORU_FFT_DST1 = 4, TORU_FFT_DST2 = 5, TORU_FFT_DST3 = 6, TORU_FFT_DST4 = 7, TORU_FFT_PERIODIC = -1
   integer(c_int), parameter, public :: TORU_FFT_ELEMENT_DOUBLE = 0, TORU_FFT_ELEMENT_FLOAT = 1, &
     TORU_FFT_ELEMENT_COMPLEX_DOUBLE = 2, TORU_FFT_ELEMENT_COMPLEX_FLOAT = 3
   integer(c_int), parameter, public :: TORU_FFT_FORWARD = -1, TORU_FFT_BACKWARD = 1
@@ -72,7 +72,7 @@ module toru_fft
   public :: toru_fft_error_message
   public :: toru_fft_plan_create_boxes_3d
   public :: toru_fft_r2r_plan_create_3d, toru_fft_r2r_plan_local_size, toru_fft_r2r_plan_execute
-  public :: toru_fft_r2r_plan_destroy
+  public :: toru_fft_r2r_plan_destroy, toru_fft_r2r_plan_create_mixed_3d
   public :: toru_fft_reshape_create, toru_fft_reshape_sizes, toru_fft_reshape_execute, toru_fft_reshape_destroy
   ! toru 0.1's names, forwarding to the ones above.
   public :: toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d, toru_fft_local_size, toru_fft_workspace_size
@@ -196,7 +196,19 @@ module toru_fft
       integer(c_int) :: r
     end function
 
-    !> Not collective: this rank's boxes and the reals each buffer must hold.
+    function c_mixed_plan_3d(comm, n0, n1, n2, kinds, options, plan) &
+        bind(c, name='toru_fft_r2r_plan_create_mixed_3d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_options
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n0, n1, n2
+      integer(c_int), intent(in) :: kinds(3)
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
+    !> Not collective: this rank's boxes and the elements each buffer must hold (reals; complex
+    !> values for a mixed plan).
     function toru_fft_r2r_plan_local_size(plan, inbox, outbox, alloc) &
         bind(c, name='toru_fft_r2r_plan_local_size') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_box
@@ -300,6 +312,22 @@ contains
       r = c_r2r_plan_3d(int(comm, c_int), n0, n1, n2, kinds, options, plan)
     else
       r = c_r2r_plan_3d(int(comm, c_int), n0, n1, n2, kinds, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  !> Collective over comm: a mixed plan on complex data, kinds(a) TORU_FFT_PERIODIC (the DFT) or an
+  !> r2r kind applied to the real and imaginary parts, along C axis a - 1. options is optional.
+  function toru_fft_r2r_plan_create_mixed_3d(comm, n0, n1, n2, kinds, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    integer(c_int), intent(in) :: kinds(3)
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    if (present(options)) then
+      r = c_mixed_plan_3d(int(comm, c_int), n0, n1, n2, kinds, options, plan)
+    else
+      r = c_mixed_plan_3d(int(comm, c_int), n0, n1, n2, kinds, toru_fft_options_default(), plan)
     end if
   end function
 

@@ -20,6 +20,7 @@
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/fft/fft3d_mixed.hpp"
 #include "toru/fft/fft3d_r2r.hpp"
 #include "toru/fft/reshape3d.hpp"
 
@@ -215,6 +216,18 @@ toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_s
 
 }  // namespace
 
+namespace {
+// What an r2r-family plan's buffers hold: reals, or complex values for the mixed plans.
+template <class P>
+struct r2r_data {
+  using type = typename P::real_type;
+};
+template <toru::fft::precision T>
+struct r2r_data<fft3d_mixed<T>> {
+  using type = std::complex<T>;
+};
+}  // namespace
+
 extern "C" {
 
 toru_fft_options toru_fft_options_default(void) { return defaults(); }
@@ -388,38 +401,71 @@ toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long lo
 }
 
 struct toru_fft_r2r_plan_s {
-  std::variant<fft3d_r2r<double>, fft3d_r2r<float>> plan;
+  std::variant<fft3d_r2r<double>, fft3d_r2r<float>, fft3d_mixed<double>, fft3d_mixed<float>> plan;
 };
 
-toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
-                                        const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
-                                        toru_fft_r2r_plan* plan) {
+namespace {
+// The r2r and mixed plans' creation: `mixed` admits TORU_FFT_PERIODIC (the C++ agreement names an
+// out-of-range kind on every rank).
+toru_result create_r2r(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_r2r_kind kinds[3],
+                       const toru_fft_options* options, toru_fft_r2r_plan* plan, bool mixed) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
     toru::expect_intracommunicator(comm, "comm");
     toru_fft_options o = defaults();
-    std::array<r2r_kind, 3> k{r2r_kind::dct2, r2r_kind::dct2, r2r_kind::dct2};
+    std::array<toru::fft::axis_transform, 3> k{r2r_kind::dct2, r2r_kind::dct2, r2r_kind::dct2};
     const toru::defer_error checks(c_checks([&] {
       toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_r2r_plan", "NULL");
       toru::expect(kinds != nullptr, "kinds", "three toru_fft_r2r_kind values", "NULL");
       o = read_options(options);
       check_options(o, true);
-      // An out-of-range kind reaches the C++ agreement, which names it on every rank.
-      for (int a = 0; a < 3; ++a) k[a] = static_cast<r2r_kind>(raw_enum(kinds[a]));
+      for (int a = 0; a < 3; ++a) {
+        const int v = raw_enum(kinds[a]);
+        if (mixed && v == TORU_FFT_PERIODIC)
+          k[a] = toru::fft::periodic;
+        else
+          k[a] = static_cast<r2r_kind>(v);
+      }
     }));
     const options3d opts = convert3d(o);
     const std::array<std::int64_t, 3> n{n0, n1, n2};
-    std::unique_ptr<toru_fft_r2r_plan_s> p(raw_enum(o.precision) == TORU_FFT_FLOAT
-                                               ? new toru_fft_r2r_plan_s{fft3d_r2r<float>(comm, n, k, opts)}
-                                               : new toru_fft_r2r_plan_s{fft3d_r2r<double>(comm, n, k, opts)});
+    const bool single = raw_enum(o.precision) == TORU_FFT_FLOAT;
+    std::unique_ptr<toru_fft_r2r_plan_s> p;
+    if (mixed)
+      p.reset(single ? new toru_fft_r2r_plan_s{fft3d_mixed<float>(comm, n, k, opts)}
+                     : new toru_fft_r2r_plan_s{fft3d_mixed<double>(comm, n, k, opts)});
+    else {
+      const std::array<r2r_kind, 3> r{*k[0], *k[1], *k[2]};  // TORU_FFT_PERIODIC: out of range, named by the plan
+      p.reset(single ? new toru_fft_r2r_plan_s{fft3d_r2r<float>(comm, n, r, opts)}
+                     : new toru_fft_r2r_plan_s{fft3d_r2r<double>(comm, n, r, opts)});
+    }
     *plan = p.release();
   });
+}
+}  // namespace
+
+toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                        const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                        toru_fft_r2r_plan* plan) {
+  return create_r2r(comm, n0, n1, n2, kinds, options, plan, false);
 }
 
 toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
                                           const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                           toru_fft_r2r_plan* plan) {
   return toru_fft_r2r_plan_create_3d(MPI_Comm_f2c(comm), n0, n1, n2, kinds, options, plan);
+}
+
+toru_result toru_fft_r2r_plan_create_mixed_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                              const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                              toru_fft_r2r_plan* plan) {
+  return create_r2r(comm, n0, n1, n2, kinds, options, plan, true);
+}
+
+toru_result toru_fft_r2r_plan_create_mixed_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                                const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                                toru_fft_r2r_plan* plan) {
+  return toru_fft_r2r_plan_create_mixed_3d(MPI_Comm_f2c(comm), n0, n1, n2, kinds, options, plan);
 }
 
 toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out,
@@ -447,7 +493,7 @@ toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction
             toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
                          "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
           }));
-          using T = typename std::decay_t<decltype(p)>::real_type;
+          using T = typename r2r_data<std::decay_t<decltype(p)>>::type;
           const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
           if (dir == TORU_FFT_BACKWARD)
             p.backward(static_cast<const T*>(in), static_cast<T*>(out), s);

@@ -158,14 +158,15 @@ toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long lo
  * product of the logical sizes. Collective, with the agreement rules of the other plans. */
 typedef struct toru_fft_r2r_plan_s* toru_fft_r2r_plan;
 typedef enum toru_fft_r2r_kind {
-  TORU_FFT_DCT1 = 0, /* FFTW_REDFT00 */
-  TORU_FFT_DCT2 = 1, /* FFTW_REDFT10 */
-  TORU_FFT_DCT3 = 2, /* FFTW_REDFT01 */
-  TORU_FFT_DCT4 = 3, /* FFTW_REDFT11 */
-  TORU_FFT_DST1 = 4, /* FFTW_RODFT00 */
-  TORU_FFT_DST2 = 5, /* FFTW_RODFT10 */
-  TORU_FFT_DST3 = 6, /* FFTW_RODFT01 */
-  TORU_FFT_DST4 = 7  /* FFTW_RODFT11 */
+  TORU_FFT_DCT1 = 0,     /* FFTW_REDFT00 */
+  TORU_FFT_DCT2 = 1,     /* FFTW_REDFT10 */
+  TORU_FFT_DCT3 = 2,     /* FFTW_REDFT01 */
+  TORU_FFT_DCT4 = 3,     /* FFTW_REDFT11 */
+  TORU_FFT_DST1 = 4,     /* FFTW_RODFT00 */
+  TORU_FFT_DST2 = 5,     /* FFTW_RODFT10 */
+  TORU_FFT_DST3 = 6,     /* FFTW_RODFT01 */
+  TORU_FFT_DST4 = 7,     /* FFTW_RODFT11 */
+  TORU_FFT_PERIODIC = -1 /* the DFT: mixed plans only */
 } toru_fft_r2r_kind;
 toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
                                         const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
@@ -173,7 +174,18 @@ toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n
 toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
                                           const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                           toru_fft_r2r_plan* plan);
-/* Not collective: this rank's boxes and the reals each buffer must hold. Any pointer may be NULL. */
+/* Mixed plans (C++: toru::fft::fft3d_mixed): complex data, each axis TORU_FFT_PERIODIC (the DFT,
+ * sign -1 forward) or an r2r kind applied to the real and imaginary parts alike (a channel:
+ * {TORU_FFT_PERIODIC, TORU_FFT_PERIODIC, TORU_FFT_DCT2}). The other r2r calls apply; buffers hold
+ * complex values (double or float pairs) and local_size counts complex elements. */
+toru_result toru_fft_r2r_plan_create_mixed_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                              const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                              toru_fft_r2r_plan* plan);
+toru_result toru_fft_r2r_plan_create_mixed_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                                const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                                toru_fft_r2r_plan* plan);
+/* Not collective: this rank's boxes and the elements (reals; complex for mixed plans) each buffer
+ * must hold. Any pointer may be NULL. */
 toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
 /* Collective. in == out is in place; otherwise in is preserved. */
 toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
