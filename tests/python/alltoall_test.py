@@ -5,22 +5,16 @@ Several dtypes and block sizes (0, 1, primes), 2-D send arrays, caller-given rec
 alltoallv a seeded random count matrix (zeros included), packed and gapped displacements.
 A failure on any rank makes every rank exit 1.
 """
-import sys
-import traceback
-
 import numpy as np
 from mpi4py import MPI
 
 import toru
+from harness import Failures
 
 comm = MPI.COMM_WORLD
 rank, nranks = comm.Get_rank(), comm.Get_size()
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+t = Failures(comm, "python alltoall test")
+check = t.check
 
 
 def data(dtype, n, salt):
@@ -87,15 +81,5 @@ for salt, (dt, gaps, given) in enumerate([(np.float64, False, False), (np.int32,
 # Repeated calls with the same signature hit toru's plan cache; another signature plans again.
 cases.append(lambda: [case_alltoall(np.float64, 7) for _ in range(3)])
 
-for i, c in enumerate(cases):
-    try:
-        c()
-    except Exception:  # noqa: BLE001
-        failures.append(f"case {i}: " + traceback.format_exc())
-
-for f in failures:
-    print(f"[rank {rank}] FAIL {f}", flush=True)
-bad = comm.allreduce(len(failures), op=MPI.SUM)
-if rank == 0:
-    print(f"python alltoall test at {nranks} ranks: {len(cases)} cases, {bad} failure(s) over all ranks", flush=True)
-sys.exit(1 if bad else 0)
+t.run_cases(cases)
+t.finish()

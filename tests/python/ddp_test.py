@@ -33,11 +33,12 @@ except ImportError as e:
     sys.exit(77)
 
 import toru.ddp
+from harness import Failures
 
 comm = MPI.COMM_WORLD
 rank, nranks = comm.Get_rank(), comm.Get_size()
 STEPS, BATCH, IN, HIDDEN, CLASSES = 20, 16, 64, 512, 10
-failures = []
+t = Failures(comm, "python ddp test")
 torch.set_num_threads(1)
 
 store_dir = comm.bcast(tempfile.mkdtemp(prefix="toru-ddp-test-") if rank == 0 else None)
@@ -105,56 +106,39 @@ runs = {(r, mb): train(r, mb) for r in ("toru", "gloo") for mb in (25, 0.001)}
 ref = reference()
 
 if not buckets_seen[0.001] > buckets_seen[25]:
-    failures.append(f"toru: bucket lengths seen {buckets_seen}: the small cap should make more, different buckets")
+    t.add(f"toru: bucket lengths seen {buckets_seen}: the small cap should make more, different buckets")
 if not bit_identical(runs["toru", 25], runs["toru", 0.001]):
-    failures.append(f"toru: bucket_cap_mb 25 vs 0.001 differ by {max_diff(runs['toru', 25], runs['toru', 0.001]):.3g}")
+    t.add(f"toru: bucket_cap_mb 25 vs 0.001 differ by {max_diff(runs['toru', 25], runs['toru', 0.001]):.3g}")
 if not bit_identical(runs["toru", 25], ref):
-    failures.append(f"toru vs the rank-order reference: differ by {max_diff(runs['toru', 25], ref):.3g}")
+    t.add(f"toru vs the rank-order reference: differ by {max_diff(runs['toru', 25], ref):.3g}")
 mine = b"".join(p.numpy().tobytes() for p in runs["toru", 0.001])
 if len(set(comm.allgather(mine))) != 1:
-    failures.append("toru: the ranks' weights differ")
+    t.add("toru: the ranks' weights differ")
 gloo_diff = max_diff(runs["gloo", 25], runs["gloo", 0.001])
 if gloo_diff == 0:
-    failures.append("gloo: bucket_cap_mb 25 vs 0.001 gave identical weights; the test's sizes do not exercise "
+    t.add("gloo: bucket_cap_mb 25 vs 0.001 gave identical weights; the test's sizes do not exercise "
                     "the order of additions, so its toru assertions prove nothing")
 for mb in (25, 0.001):
     d = max_diff(runs["gloo", mb], ref)
     if d > 1e-4:
-        failures.append(f"gloo bucket_cap_mb {mb} vs reference: differ by {d:.3g} (> 1e-4)")
+        t.add(f"gloo bucket_cap_mb {mb} vs reference: differ by {d:.3g} (> 1e-4)")
 if rank == 0:
     print(f"{nranks} ranks, {STEPS} steps: gloo 25 vs 0.001 MB max |dw| {gloo_diff:.3g}; "
           f"toru 25 vs 0.001 MB {max_diff(runs['toru', 25], runs['toru', 0.001]):.3g}; "
           f"toru vs reference {max_diff(runs['toru', 25], ref):.3g}; bucket lengths {buckets_seen}")
 
 
-def expect_value_error(name, call, mentions):
-    msg = None
-    try:
-        call()
-    except ValueError as e:
-        msg = str(e)
-    except Exception as e:  # noqa: BLE001
-        msg = f"{type(e).__name__} (expected ValueError): {e}"
-    everyone = comm.allgather(msg)
-    if any(m is None for m in everyone):
-        failures.append(f"{name}: no ValueError on ranks {[r for r, m in enumerate(everyone) if m is None]}")
-    elif len(set(everyone)) != 1:
-        failures.append(f"{name}: messages differ across ranks: {everyone}")
-    elif mentions not in everyone[0]:
-        failures.append(f"{name}: message does not name '{mentions}': {everyone[0]}")
-
-
 reversed_comm = comm.Split(0, nranks - rank)
-expect_value_error("communicator in reverse rank order",
-                   lambda: toru.ddp.register(DDP(make_model()), reversed_comm), "comm: expected")
-expect_value_error("a model without DDP", lambda: toru.ddp.register(make_model(), comm), "model: expected")
+t.expect_raise("communicator in reverse rank order",
+               lambda: toru.ddp.register(DDP(make_model()), reversed_comm), mentions="comm: expected")
+t.expect_raise("a model without DDP", lambda: toru.ddp.register(make_model(), comm), mentions="model: expected")
 reducer = toru._core.OrderedAllreduce(comm)
 n = 10 + (1 if rank == nranks - 1 else 0)
-expect_value_error("sizes differ on the last rank", lambda: reducer.average(np.ones(n, dtype=np.float32)),
-                   "values.size")
-expect_value_error("float64 on the last rank",
-                   lambda: reducer.average(np.ones(10, dtype=np.float64 if rank == nranks - 1 else np.float32)),
-                   "values: expected")
+t.expect_raise("sizes differ on the last rank", lambda: reducer.average(np.ones(n, dtype=np.float32)),
+               mentions="values.size")
+t.expect_raise("float64 on the last rank",
+               lambda: reducer.average(np.ones(10, dtype=np.float64 if rank == nranks - 1 else np.float32)),
+               mentions="values: expected")
 # After the errors the reducer still averages, in rank order.
 v = np.full(7, rank + 0.1, dtype=np.float32)
 reducer.average(v)
@@ -163,13 +147,11 @@ for r in range(1, nranks):
     want = np.float32(want + np.float32(r + 0.1))
 want = np.float32(want / np.float32(nranks))
 if not np.all(v == want):
-    failures.append(f"average after errors: got {v[0]!r}, expected {want!r}")
+    t.add(f"average after errors: got {v[0]!r}, expected {want!r}")
 
 reversed_comm.Free()
 dist.destroy_process_group()
 comm.Barrier()
 if rank == 0:
     shutil.rmtree(store_dir, ignore_errors=True)
-for f in failures:
-    print(f"rank {rank}: FAIL {f}", flush=True)
-sys.exit(1 if comm.allreduce(len(failures)) else 0)
+t.finish()

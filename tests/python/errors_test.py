@@ -6,41 +6,22 @@ every rank raised: all ranks must raise the expected type (ValueError for invali
 arguments) with the same message. A rank that raised alone would leave the others in a collective:
 the test would hang and ctest's timeout fail it. A failure on any rank makes every rank exit 1.
 """
-import sys
-import traceback
-
 import numpy as np
 from mpi4py import MPI
 
 import toru
+from harness import Failures
 
 comm = MPI.COMM_WORLD
 rank, nranks = comm.Get_rank(), comm.Get_size()
 last = rank == nranks - 1
-failures = []
+t = Failures(comm, "python errors test")
+expect_raise = t.expect_raise
 plan = toru.FFT3D(comm, (6, 5, 7))
 r2c = toru.FFT3DR2C(comm, (5, 6, 13))
 plan1 = toru.FFT1D(comm, 210)
 good = np.ones(plan.in_shape, dtype=np.complex128)
 strided = np.ones(tuple(plan.in_shape[:2]) + (2 * plan.in_shape[2],), dtype=np.complex128)[..., ::2]
-
-
-def expect_raise(name, call, expected=ValueError, mentions=None):
-    got, msg = None, ""
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001
-        got, msg = type(e).__name__, str(e)
-    everyone = comm.allgather((got, msg))
-    types = {t for t, _ in everyone}
-    if types != {expected.__name__}:
-        failures.append(f"{name}: raised {[t for t, _ in everyone]} on ranks 0..{nranks - 1}, "
-                        f"expected {expected.__name__} on all: {everyone[rank][1]}")
-    elif len({m for _, m in everyone}) != 1:
-        failures.append(f"{name}: messages differ across ranks: {[m for _, m in everyone]}")
-    elif mentions and mentions not in msg:
-        failures.append(f"{name}: message does not name '{mentions}': {msg}")
-    return msg
 
 
 def shape_of(s):
@@ -99,19 +80,16 @@ if nranks > 1:
     ]
 
 for name, call, mentions in cases:
-    try:
-        expect_raise(name, call, mentions=mentions)
-    except Exception:  # noqa: BLE001
-        failures.append(f"{name}: " + traceback.format_exc())
+    t.guarded(name, lambda call=call, name=name, mentions=mentions: expect_raise(name, call, mentions=mentions))
 
 # A non-communicator is refused on the ranks that pass it (here: all), with TypeError.
-try:
-    expect_raise("FFT3D on a non-communicator", lambda: toru.FFT3D("world", (4, 4, 4)), expected=TypeError)
-except Exception:  # noqa: BLE001
-    failures.append("non-communicator: " + traceback.format_exc())
+t.guarded("non-communicator", lambda: expect_raise("FFT3D on a non-communicator",
+                                                   lambda: toru.FFT3D("world", (4, 4, 4)), expected=TypeError))
 
-# After all that, the plans still work and toru's state is intact.
-try:
+
+
+def after_the_errors():
+    """After all that, the plans still work and toru's state is intact."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 5, 7)) + 1j * rng.standard_normal((6, 5, 7))
     o, s = plan.in_offset, plan.in_shape
@@ -121,16 +99,11 @@ try:
     oo, os_ = plan.out_offset, plan.out_shape
     want = np.transpose(ref, plan.out_axes)[oo[0]:oo[0] + os_[0], oo[1]:oo[1] + os_[1], oo[2]:oo[2] + os_[2]]
     if not np.allclose(b, want, rtol=0, atol=1e-10 * np.abs(ref).max()):
-        failures.append("the plan gives wrong results after the errors")
+        t.add("the plan gives wrong results after the errors")
     got = toru.alltoall(comm, np.arange(nranks, dtype=np.float64) + 10 * rank)
     if not np.array_equal(got, np.arange(nranks) * 10 + rank):
-        failures.append(f"alltoall after the errors gave {got}")
-except Exception:  # noqa: BLE001
-    failures.append("after the errors: " + traceback.format_exc())
+        t.add(f"alltoall after the errors gave {got}")
 
-for f in failures:
-    print(f"[rank {rank}] FAIL {f}", flush=True)
-bad = comm.allreduce(len(failures), op=MPI.SUM)
-if rank == 0:
-    print(f"python errors test at {nranks} ranks: {len(cases) + 1} cases, {bad} failure(s) over all ranks", flush=True)
-sys.exit(1 if bad else 0)
+
+t.guarded("after the errors", after_the_errors)
+t.finish()

@@ -6,22 +6,16 @@ output box with numpy.fft's transform of the whole array; the boxes of all ranks
 global output exactly once (counted with an mpi4py allreduce), and backward must give the input back.
 A failure on any rank makes every rank exit 1 (allreduced), so mpiexec reports it.
 """
-import sys
-import traceback
-
 import numpy as np
 from mpi4py import MPI
 
 import toru
+from harness import Failures
 
 comm = MPI.COMM_WORLD
 rank, nranks = comm.Get_rank(), comm.Get_size()
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+t = Failures(comm, "python fft test")
+check = t.check
 
 
 def rel_err(a, b):
@@ -142,15 +136,5 @@ cases = [
     lambda: case_1d(97),  # prime: n1 = 1, everything on one rank
     lambda: case_1d(1001, output="transposed"),
 ]
-for i, c in enumerate(cases):
-    try:
-        c()
-    except Exception:  # noqa: BLE001 - any exception is a failure of this case, on this rank
-        failures.append(f"case {i}: " + traceback.format_exc())
-
-for f in failures:
-    print(f"[rank {rank}] FAIL {f}", flush=True)
-bad = comm.allreduce(len(failures), op=MPI.SUM)
-if rank == 0:
-    print(f"python fft test at {nranks} ranks: {len(cases)} cases, {bad} failure(s) over all ranks", flush=True)
-sys.exit(1 if bad else 0)
+t.run_cases(cases)
+t.finish()
