@@ -29,19 +29,6 @@ int main(int argc, char** argv) {
     const double x = static_cast<double>(g[0]) / n[0], y = static_cast<double>(g[1]) / n[1], z = (g[2] + 0.5) / n[2];
     return std::cos(4 * pi * x) * std::sin(6 * pi * y) * std::cos(2 * pi * z);
   };
-  // Calls f(global index, local offset) for every point of a box.
-  auto for_each = [](const toru::fft::box3d& b, auto&& f) {
-    const auto o = b.order;
-    std::array<std::int64_t, 3> g{};
-    for (std::int64_t i = 0; i < b.size[o[0]]; ++i)
-      for (std::int64_t j = 0; j < b.size[o[1]]; ++j)
-        for (std::int64_t k = 0; k < b.size[o[2]]; ++k) {
-          g[o[0]] = b.low[o[0]] + i;
-          g[o[1]] = b.low[o[1]] + j;
-          g[o[2]] = b.low[o[2]] + k;
-          f(g, (i * b.size[o[1]] + j) * b.row_stride + k);
-        }
-  };
   auto signed_frequency = [&](std::int64_t k, int axis) {
     return static_cast<double>(2 * k <= n[axis] ? k : k - n[axis]);
   };
@@ -52,9 +39,9 @@ int main(int argc, char** argv) {
                                         {.output = toru::fft::order::transposed});
     std::vector<std::complex<double>> f(plan.alloc_size()), u(plan.alloc_size());
     const double lap = 16 * pi * pi + 36 * pi * pi + 4 * pi * pi;  // -lap of the exact solution, over it
-    for_each(plan.inbox(), [&](const auto& g, std::int64_t i) { f[i] = lap * exact(g); });
+    toru::fft::for_each_point(plan.inbox(), [&](const auto& g, std::int64_t i) { f[i] = lap * exact(g); });
     plan.forward(f.data(), u.data());
-    for_each(plan.outbox(), [&](const auto& k, std::int64_t i) {
+    toru::fft::for_each_point(plan.outbox(), [&](const auto& k, std::int64_t i) {
       const double k0 = 2 * pi * signed_frequency(k[0], 0), k1 = 2 * pi * signed_frequency(k[1], 1),
                    k2 = pi * static_cast<double>(k[2]);
       const double eig = k0 * k0 + k1 * k1 + k2 * k2;
@@ -62,7 +49,8 @@ int main(int argc, char** argv) {
     });
     plan.backward(u.data(), f.data(), toru::fft::scale::full);
     double err = 0;
-    for_each(plan.inbox(), [&](const auto& g, std::int64_t i) { err = std::max(err, std::abs(f[i] - exact(g))); });
+    toru::fft::for_each_point(plan.inbox(),
+                              [&](const auto& g, std::int64_t i) { err = std::max(err, std::abs(f[i] - exact(g))); });
     MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
       std::printf("poisson_channel %lldx%lldx%lld on a %dx%d grid: max error %.2e\n", static_cast<long long>(n[0]),

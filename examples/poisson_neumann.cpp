@@ -28,19 +28,6 @@ int main(int argc, char** argv) {
     const double x = (g[0] + 0.5) / n[0], y = (g[1] + 0.5) / n[1], z = (g[2] + 0.5) / n[2];
     return std::cos(pi * x) * std::cos(2 * pi * y) * std::cos(3 * pi * z);
   };
-  // Calls f(global index, local offset) for every point of a box.
-  auto for_each = [](const toru::fft::box3d& b, auto&& f) {
-    const auto o = b.order;
-    std::array<std::int64_t, 3> g{};
-    for (std::int64_t i = 0; i < b.size[o[0]]; ++i)
-      for (std::int64_t j = 0; j < b.size[o[1]]; ++j)
-        for (std::int64_t k = 0; k < b.size[o[2]]; ++k) {
-          g[o[0]] = b.low[o[0]] + i;
-          g[o[1]] = b.low[o[1]] + j;
-          g[o[2]] = b.low[o[2]] + k;
-          f(g, (i * b.size[o[1]] + j) * b.row_stride + k);
-        }
-  };
   int status = 0;
   try {
     using toru::fft::r2r_kind;
@@ -48,15 +35,16 @@ int main(int argc, char** argv) {
                                       {.output = toru::fft::order::transposed});
     std::vector<double> f(plan.alloc_size()), u(plan.alloc_size());
     const double lap = pi * pi * (1 + 4 + 9);  // -lap of the exact solution, over it
-    for_each(plan.inbox(), [&](const auto& g, std::int64_t i) { f[i] = lap * exact(g); });
+    toru::fft::for_each_point(plan.inbox(), [&](const auto& g, std::int64_t i) { f[i] = lap * exact(g); });
     plan.forward(f.data(), u.data());
-    for_each(plan.outbox(), [&](const auto& k, std::int64_t i) {
+    toru::fft::for_each_point(plan.outbox(), [&](const auto& k, std::int64_t i) {
       const double k2 = pi * pi * static_cast<double>(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]);
       u[i] = k2 == 0 ? 0 : u[i] / k2;  // the free constant: zero mean
     });
     plan.backward(u.data(), f.data(), toru::fft::scale::full);
     double err = 0;
-    for_each(plan.inbox(), [&](const auto& g, std::int64_t i) { err = std::max(err, std::abs(f[i] - exact(g))); });
+    toru::fft::for_each_point(plan.inbox(),
+                              [&](const auto& g, std::int64_t i) { err = std::max(err, std::abs(f[i] - exact(g))); });
     MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
       std::printf("poisson_neumann %lldx%lldx%lld on a %dx%d grid: max error %.2e\n", static_cast<long long>(n[0]),

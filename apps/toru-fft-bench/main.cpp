@@ -375,19 +375,6 @@ struct limit_peer {
 
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
 
-void for_box(const toru::fft::box3d& b, auto&& f) {
-  const auto o = b.order;
-  std::array<std::int64_t, 3> g{};
-  for (std::int64_t x = 0; x < b.size[o[0]]; ++x)
-    for (std::int64_t y = 0; y < b.size[o[1]]; ++y)
-      for (std::int64_t z = 0; z < b.size[o[2]]; ++z) {
-        g[o[0]] = b.low[o[0]] + x;
-        g[o[1]] = b.low[o[1]] + y;
-        g[o[2]] = b.low[o[2]] + z;
-        f(g, (x * b.size[o[1]] + y) * b.row_stride + z);
-      }
-}
-
 json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   const std::array<std::int64_t, 3> n{n0, n0, n0};
   const double N = static_cast<double>(n0 * n0 * n0);
@@ -414,7 +401,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   }();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
-  for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
+  toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
   const std::vector<cpx> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
   contender t_on{fill, traced(s, "3d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}, {}, {}};
@@ -467,7 +454,8 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
 
   plan.forward(in.data(), out.data());
   double e = 0;
-  for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3(k, n))); });
+  toru::fft::for_each_point(plan.outbox(),
+                            [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3(k, n))); });
   const double toru_err = max_rel_error(e, N * 2.1);
   e = 0;
   if (s.transposed) {  // [n1 local][n0][n2]
@@ -528,7 +516,7 @@ json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
   std::vector<double> in(2 * plan.alloc_size());
   std::vector<cpx> out(plan.alloc_size());
   std::vector<std::byte> ws(plan.workspace_size());
-  for_box(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n).real(); });
+  toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n).real(); });
   const std::vector<double> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
   contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
@@ -552,7 +540,8 @@ json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
   limit.report(row, t_on, toru_plan_s, limit_err);
   plan.forward(in.data(), out.data());
   double e = 0;
-  for_box(plan.outbox(), [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3_real(k, n))); });
+  toru::fft::for_each_point(plan.outbox(),
+                            [&](auto k, std::int64_t i) { e = std::max(e, std::abs(out[i] - spectrum3_real(k, n))); });
   const double t = median(t_on.times);
   row["toru_median_s"] = t;
   row["fftw_mpi_median_s"] = nullptr;

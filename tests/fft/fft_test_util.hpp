@@ -33,16 +33,7 @@ inline std::complex<double> cnoise(std::uint64_t i, std::uint64_t seed) {
 /// Calls f(i0, i1, i2, local_index) for every point of the box, in memory order.
 inline void for_each(const toru::fft::box3d& b,
                      const std::function<void(std::array<std::int64_t, 3>, std::int64_t)>& f) {
-  const auto o = b.order;
-  std::array<std::int64_t, 3> g{};
-  for (std::int64_t x = 0; x < b.size[o[0]]; ++x)
-    for (std::int64_t y = 0; y < b.size[o[1]]; ++y)
-      for (std::int64_t z = 0; z < b.size[o[2]]; ++z) {
-        g[o[0]] = b.low[o[0]] + x;
-        g[o[1]] = b.low[o[1]] + y;
-        g[o[2]] = b.low[o[2]] + z;
-        f(g, (x * b.size[o[1]] + y) * b.row_stride + z);
-      }
+  toru::fft::for_each_point(b, f);
 }
 
 inline std::int64_t flat(std::array<std::int64_t, 3> n, std::array<std::int64_t, 3> i) {

@@ -57,6 +57,23 @@ struct box3d {
   std::int64_t extent() const { return size[order[0]] * size[order[1]] * row_stride; }
 };
 
+/// Calls f(global index {i0, i1, i2}, offset in the box's memory) for every point of b, in memory
+/// order: the loop every caller of a distributed plan writes to fill its input or read its output.
+///   toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { a[i] = value(g); });
+template <class F>
+void for_each_point(const box3d& b, F&& f) {
+  const auto o = b.order;
+  std::array<std::int64_t, 3> g{};
+  for (std::int64_t x = 0; x < b.size[o[0]]; ++x)
+    for (std::int64_t y = 0; y < b.size[o[1]]; ++y)
+      for (std::int64_t z = 0; z < b.size[o[2]]; ++z) {
+        g[o[0]] = b.low[o[0]] + x;
+        g[o[1]] = b.low[o[1]] + y;
+        g[o[2]] = b.low[o[2]] + z;
+        f(g, (x * b.size[o[1]] + y) * b.row_stride + z);
+      }
+}
+
 /// Options of a 3D plan (c2c or r2c). Use designated initializers:
 ///   toru::fft::options3d{.decomp = toru::fft::decomposition::pencil, .output = toru::fft::order::transposed}
 struct options3d {
