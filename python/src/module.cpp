@@ -72,4 +72,5 @@ PYBIND11_MODULE(_core, m) {
 
   toru::python::bind_fft(m);
   toru::python::bind_comm(m);
+  toru::python::bind_swap(m);
 }
