@@ -34,6 +34,7 @@ class swap_graph {
     expect(batch > 0, "batch", "a positive batch size", std::to_string(batch));
     ts::training_options t;
     ts::apply(profile_, t, sim_);
+    t.batchnorm_stats = true;  // what PyTorch saves, which saved_tensors_hooks counts
     // The planner never reads initializer values; not copying them keeps a large model cheap.
     training_ =
         ts::make_training_graph(ts::import_onnx_bytes(std::string(onnx), name, {.batch = batch, .values = false}), t);
