@@ -39,9 +39,7 @@ __all__ = ["plan", "MemoryPlan", "KEEP", "RECOMPUTE", "OFFLOAD"]
 
 def _budget_bytes(budget):
     """Bytes from an int or a string such as "12GiB" or "1.5 GB"."""
-    if isinstance(budget, bool):
-        budget = None  # True is an int to Python, never a budget
-    if isinstance(budget, int) and budget > 0:
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:  # True is an int to Python
         return budget
     if isinstance(budget, str):
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", budget)
