@@ -21,6 +21,7 @@ toru::swap on the same graph with the applied policy.
 torch is imported on first use: `import toru` stays free of it.
 """
 import contextlib
+import functools
 import io
 import json
 import os
@@ -242,6 +243,10 @@ class MemoryPlan:
         self._applied = None
         return self
 
+    def policy_of(self, path):
+        """"keep", "recompute" or "offload" for the module at `path` ("layer1.0")."""
+        return self.policy.get(path, KEEP)
+
     def apply(self, model):
         """Wraps the planned modules of `model` (the planned model, or one with the same module
         names): recompute by torch.utils.checkpoint, offload by torch.autograd.graph.save_on_cpu.
@@ -316,6 +321,25 @@ class MemoryPlan:
                 f"peak_bytes={self.peak_bytes}, policy={self.policy!r})")
 
 
+@functools.lru_cache(maxsize=None)
+def _hold_function():
+    import torch
+
+    class Hold(torch.autograd.Function):
+        """Identity that saves its inputs for backward."""
+
+        @staticmethod
+        def forward(ctx, *xs):
+            ctx.save_for_backward(*xs)
+            return xs
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return grads
+
+    return Hold
+
+
 def _hold(args):
     """The checkpoint's tensor inputs, passed through an identity that saves them for backward.
 
@@ -326,20 +350,10 @@ def _hold(args):
     """
     import torch
 
-    class Hold(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, *xs):
-            ctx.save_for_backward(*xs)
-            return xs
-
-        @staticmethod
-        def backward(ctx, *grads):
-            return grads
-
     idx = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
     if not idx:
         return args
-    held = Hold.apply(*(args[i] for i in idx))
+    held = _hold_function().apply(*(args[i] for i in idx))
     out = list(args)
     for i, h in zip(idx, held):
         out[i] = h
