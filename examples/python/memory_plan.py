@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Memory plans PyTorch applies (README, "From Python"): toru::swap plans ResNet-50 training at batch
 # 128 for 8 GiB of device memory, and the plan wraps the chosen modules in torch.utils.checkpoint
-# (recompute) and torch.autograd.graph.save_on_cpu (offload). Skipped (exit 77) without torchvision.
+# (recompute) and torch.autograd.graph.save_on_cpu (offload). Skipped (exit 77) without torchvision or onnx.
 #   PYTHONPATH=build/python /usr/bin/python3 examples/python/memory_plan.py
 import copy
+import importlib.util
 import sys
 
 try:
@@ -11,6 +12,9 @@ try:
     import torchvision
 except ImportError:
     print("needs torch and torchvision: skipped")
+    sys.exit(77)
+if importlib.util.find_spec("onnx") is None:  # torch.onnx.export needs it
+    print("needs onnx: skipped")
     sys.exit(77)
 
 import toru
