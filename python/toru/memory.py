@@ -83,7 +83,8 @@ def _export(model, example_input):
     buffers = [(b, b.detach().clone()) for b in model.buffers()]
     f = io.BytesIO()
     try:
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        cuda = sorted({t.device.index or 0 for t in args if isinstance(t, torch.Tensor) and t.is_cuda})
+        with torch.random.fork_rng(devices=cuda), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the exporter's notes on removed in-place buffer updates
             torch.onnx.export(model, args, f, input_names=names, dynamic_axes={n: {0: "batch"} for n in names},
                               opset_version=13, training=torch.onnx.TrainingMode.TRAINING,

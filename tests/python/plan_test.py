@@ -16,6 +16,7 @@ Skipped (exit 77) without torch, torchvision or onnx, or in a toru built without
 import copy
 import importlib.util
 import io
+import json
 import sys
 import time
 import warnings
@@ -155,6 +156,12 @@ raises("apply to a non-module", "model", lambda: p.apply(42))
 raises("apply to another model", "model", lambda: p.apply(torch.nn.Linear(2, 2)), "layer")
 with p.apply(model):
     raises("apply twice", "model", lambda: p.apply(model))
+p.apply(model)
+wrapped = sum("forward" in m.__dict__ for m in model.modules())
+p.remove()
+check(wrapped == len(p.policy) and all("forward" not in m.__dict__ for m in model.modules()),
+      f"apply() wrapped {wrapped} modules for {len(p.policy)} planned, remove() unwrapped them")
+check(json.loads(p.to_json())["saved_bytes"] == p.saved_bytes, "to_json() carries the plan")
 
 print(f"toru.plan of resnet18 at batch 2, 64x64: {roomy_seconds:.2f} s (ONNX export, import, tune)")
 print("plan test:", "ok" if not failures else f"{len(failures)} FAILED")
