@@ -48,23 +48,46 @@ def _budget_bytes(budget):
     raise ValueError(f"budget: expected a positive number of bytes or a size such as '12GiB', got {budget!r}")
 
 
-def _module_path(node_name, root):
+def _scope_name(qualified):
+    """The scope name torch.onnx gives a module: its qualified name from the last non-numeric atom
+    on ("layer1.0.conv1" -> "conv1", "layer1.0" -> "layer1.0", "enc.layers.0" -> "layers.0")."""
+    atoms = qualified.split(".")
+    for i in range(len(atoms) - 1, -1, -1):
+        if not atoms[i].isnumeric():
+            return ".".join(atoms[i:])
+    return qualified
+
+
+def _module_path(node_name, modules):
     """The module that ran an ONNX node: "/layer1/layer1.0/relu_1/Relu" -> "layer1.0.relu".
 
-    The exporter names a node by its scopes, one per module call, each the module's attribute name
-    (a numbered child keeps its parent's: "layer1.0"), then the op; the n-th extra call of a module
-    gets "_n". Nodes outside any scope (the planner's loss) belong to no module (None).
+    The exporter names a node by the scope names of the module calls it is in, outermost first, then
+    the op; a module called again gets "_<n>" ("relu_1"). A scope's module is a descendant of the
+    previous one whose qualified name ends with the scope name's atoms, some of which may repeat the
+    end of the previous one's ("layer1" then "layer1.0"; "enc" then "layers.0", a ModuleList being
+    no call of its own). `modules`: the model's qualified module names, or None for an ONNX file
+    alone, where the longest overlap is taken and "_<n>" always read as a repeated call. Nodes
+    outside any scope (the planner's loss) belong to no module (None).
     """
     if not node_name.startswith("/"):
         return None
-    path, mod = [], root
+    path = []
     for scope in node_name.split("/")[1:-1]:
-        name = scope.rsplit(".", 1)[-1]
-        children = dict(mod.named_children()) if mod is not None else {}
-        if name not in children:
-            name = re.sub(r"_[0-9]+$", "", name)
-        path.append(name)
-        mod = children.get(name)
+        again = re.sub(r"_[0-9]+$", "", scope)
+        names = (scope, again) if modules is not None else (again,)
+        found = None
+        for name in names:
+            atoms = name.split(".")
+            for overlap in range(min(len(atoms) - 1, len(path)), -1, -1):
+                if overlap and path[-overlap:] != atoms[:overlap]:
+                    continue
+                full = path + atoms[overlap:]
+                if _scope_name(".".join(full)) == name and (modules is None or ".".join(full) in modules):
+                    found = full
+                    break
+            if found:
+                break
+        path = found or path + [scope]  # unknown: apply() names it if it is planned
     return ".".join(path)
 
 
@@ -170,7 +193,8 @@ class MemoryPlan:
         self = cls()
         ops = g.forward_ops()
         tensors = g.tensors()
-        module = [_module_path(o[0], root) if o[1] != "loss" else None for o in ops]
+        names = {n for n, _ in root.named_modules()} if root is not None else None
+        module = [_module_path(o[0], names) if o[1] != "loss" else None for o in ops]
         members = {}  # module path -> ids of the ops it runs, its submodules' included
         for i, path in enumerate(module):
             if path is None:
