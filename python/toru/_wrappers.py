@@ -84,6 +84,33 @@ def recomputed(module, forward):
     return run_checkpointed
 
 
+def spans_recomputed(sequential, spans):
+    """forward of an nn.Sequential whose runs of children [a, b) in `spans` are each recomputed as one
+    piece, as torch.utils.checkpoint.checkpoint_sequential does for its segments."""
+    import torch
+
+    children = list(sequential)
+    pieces = {}
+    for a, b in spans:
+        # A container of the same child modules (nothing copied): its buffers are what a rerun
+        # updates, its forward what is checkpointed.
+        piece = torch.nn.Sequential(*children[a:b])
+        pieces[a] = (b, recomputed(piece, piece.forward))
+
+    def run_spans(input):
+        i = 0
+        while i < len(children):
+            if i in pieces:
+                i, run = pieces[i]
+                input = run(input)
+            else:
+                input = children[i](input)
+                i += 1
+        return input
+
+    return run_spans
+
+
 def offloaded(module, forward):
     """`forward` of `module` under save_on_cpu: what its ops save goes to host memory."""
     import torch

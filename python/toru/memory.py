@@ -27,7 +27,7 @@ import re
 import warnings
 
 from . import _core
-from ._wrappers import offloaded, recomputed
+from ._wrappers import offloaded, recomputed, spans_recomputed
 
 KEEP, RECOMPUTE, OFFLOAD = "keep", "recompute", "offload"
 _STRATEGIES = ("none", "swap", "recompute", "hybrid", "auto")
@@ -93,6 +93,26 @@ def _module_path(node_name, modules):
 
 def _inside(path, ancestor):
     return ancestor == "" or path == ancestor or path.startswith(ancestor + ".")
+
+
+def _sequential_span(root, path, own, members):
+    """(a, b, child paths) when the op ids `own` are exactly those of children a..b-1 (two or more)
+    of the nn.Sequential at `path`, else None."""
+    import torch
+
+    parent = root.get_submodule(path)
+    if not isinstance(parent, torch.nn.Sequential):
+        return None
+    prefix = path + "." if path else ""
+    children = [prefix + n for n, _ in parent.named_children()]
+    hit = [k for k, c in enumerate(children) if members.get(c, set()) & own]
+    if len(hit) < 2:
+        return None
+    a, b = hit[0], hit[-1] + 1
+    run = [members.get(c, set()) for c in children[a:b]]
+    if not all(m <= own for m in run) or set().union(*run) != own:
+        return None
+    return a, b, children[a:b]
 
 
 def _export(model, example_input):
@@ -203,18 +223,22 @@ class MemoryPlan:
             for k in range(len(parts) + 1):
                 members.setdefault(".".join(parts[:k]), set()).add(i)
 
-        # A unit PyTorch can recompute is one module's ops, exactly.
-        unit_module = {}
+        # A unit PyTorch can recompute is one module's ops exactly, or the ops of a run of children
+        # of an nn.Sequential (re-run as one piece).
+        unit_target, self._spans = {}, {}
         for uid, unit_ops, _, _ in g.units():
             own = {i for i in unit_ops if module[i] is not None}
             if not own:
                 continue
-            paths = [module[i].split(".") if module[i] else [] for i in own]
-            common = os.path.commonprefix(paths)
-            path = ".".join(common)
+            path = ".".join(os.path.commonprefix([module[i].split(".") if module[i] else [] for i in own]))
             if members.get(path) == own:
-                unit_module[uid] = path
-        recomputable = sorted(unit_module)
+                unit_target[uid] = path
+            elif root is not None:
+                span = _sequential_span(root, path, own, members)
+                if span:
+                    key = f"{path}[{span[0]}:{span[1]}]"
+                    unit_target[uid], self._spans[key], members[key] = key, (path,) + span, own
+        recomputable = sorted(unit_target)
 
         self.min_budget_bytes = g.leanest_peak(strategy, device, recomputable)
         if budget < self.min_budget_bytes:
@@ -225,14 +249,14 @@ class MemoryPlan:
 
         policy = {}
         for uid in r["recompute_units"]:
-            policy[unit_module[uid]] = RECOMPUTE
+            policy[unit_target[uid]] = RECOMPUTE
         self.notes = []
         for t in r["swapped_tensors"]:
             for i, o in enumerate(ops):
                 if t not in o[4] or module[i] is None:
                     continue
                 path = module[i]
-                if any(_inside(path, p) for p, a in policy.items() if a == RECOMPUTE):
+                if self._recomputed(path, policy):
                     continue  # re-run in backward: nothing of it is saved
                 if path == "":
                     self.notes.append(f"{tensors[t][0]}: saved by {o[0]} outside any submodule, kept on the device")
@@ -267,9 +291,22 @@ class MemoryPlan:
         self._applied = None
         return self
 
+    def _recomputed(self, path, policy):
+        """Whether the module at `path` runs inside a recomputed module or span of `policy`."""
+        for key, action in policy.items():
+            if action != RECOMPUTE:
+                continue
+            inside = self._spans[key][3] if key in self._spans else [key]
+            if any(_inside(path, p) for p in inside):
+                return True
+        return False
+
     def policy_of(self, path):
-        """"keep", "recompute" or "offload" for the module at `path` ("layer1.0")."""
-        return self.policy.get(path, KEEP)
+        """"keep", "recompute" or "offload" for the module at `path` ("layer1.0", "features.2"): its
+        own policy, "recompute" inside a recomputed module or span, else "keep"."""
+        if path in self.policy:
+            return self.policy[path]
+        return RECOMPUTE if self._recomputed(path, self.policy) else KEEP
 
     def apply(self, model):
         """Wraps the planned modules of `model` (the planned model, or one with the same module
@@ -281,19 +318,29 @@ class MemoryPlan:
             raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         if self._applied is not None:
             raise ValueError("model: this plan is applied already; call remove() first")
-        modules = {}
-        for path in self.policy:  # all found before any is changed
+        modules, spans = {}, {}
+        for key in self.policy:  # all found before any is changed
+            path = self._spans[key][0] if key in self._spans else key
             try:
-                modules[path] = model.get_submodule(path)
+                m = model.get_submodule(path)
             except AttributeError:
                 raise ValueError(f"model: expected a submodule '{path}' as in the planned model, found none") from None
+            if key in self._spans:
+                _, a, b, _ = self._spans[key]
+                if not isinstance(m, torch.nn.Sequential) or len(m) < b:
+                    raise ValueError(f"model: expected '{path}' to be an nn.Sequential of at least {b} modules as in "
+                                     f"the planned model, got {type(m).__name__}")
+                spans.setdefault(path, (m, []))[1].append((a, b))
+            else:
+                modules[key] = m
         self._applied = []
-        for path, action in self.policy.items():
-            m = modules[path]
-            own = m.__dict__.get("forward")
-            wrap = recomputed if action == RECOMPUTE else offloaded
+        for path, (m, runs) in spans.items():
+            self._applied.append((m, m.__dict__.get("forward")))
+            m.forward = spans_recomputed(m, runs)
+        for path, m in modules.items():
+            self._applied.append((m, m.__dict__.get("forward")))
+            wrap = recomputed if self.policy[path] == RECOMPUTE else offloaded
             m.forward = wrap(m, m.forward)
-            self._applied.append((m, own))
         return self
 
     def remove(self):

@@ -2,6 +2,8 @@
 """toru.plan on a torchvision ResNet-18 (batch 2, 64x64, training mode): the applied plan changes
 what autograd keeps, not what it computes.
 
+On ResNet-18 and on a plain nn.Sequential CNN (whose units are runs of children), for a recompute and
+an auto plan:
   (a) the planned model's gradients, loss and batch-norm running statistics equal the unplanned
       model's bitwise: recomputation replays the same ops on the same inputs with the same random
       state (checkpoint's preserve_rng_state), and the plan puts back the running statistics the
@@ -85,49 +87,70 @@ def raises(what, argument, f, *also):
     check(False, f"{what}: expected ValueError naming '{argument}', nothing raised")
 
 
+def plans_apply_exactly(what, pristine, x, labels):
+    """(a)-(c) for one model; returns the recompute plan's budget and the roomy plan."""
+    model = copy.deepcopy(pristine)
+    ref_saved, ref_grads, ref_buffers, ref_loss = step(copy.deepcopy(pristine), x, labels)
+
+    # A budget with room for everything: nothing to do, and the planner's count is PyTorch's.
+    roomy = toru.plan(model, budget="1TiB", example_input=x, strategy="recompute")
+    print(roomy.summary())
+    check(roomy.policy == {}, f"{what}: a roomy budget keeps everything")
+    check(roomy.saved_bytes == ref_saved,
+          f"{what}: unplanned saved bytes: toru {roomy.saved_bytes}, PyTorch's saved_tensors_hooks {ref_saved}")
+    check(all(torch.equal(a, b) for a, b in zip(model.buffers(), pristine.buffers())),
+          f"{what}: planning (the ONNX export's forward) left the model's running statistics alone")
+
+    # (c) Between the leanest recompute plan and the unplanned peak, something must be recomputed.
+    tight = (roomy.min_budget_bytes + roomy.peak_bytes) // 2
+    for strategy in ("recompute", "auto"):
+        model = copy.deepcopy(pristine)
+        t0 = time.perf_counter()
+        p = toru.plan(model, budget=tight, example_input=x, strategy=strategy)
+        seconds = time.perf_counter() - t0
+        print(p.summary())
+        print(p.to_json())
+        check(p.policy != {} and p.peak_bytes <= p.budget_bytes,
+              f"{what} {strategy}: budget {tight} B below the unplanned peak {roomy.peak_bytes} B is met by a policy")
+        if strategy == "recompute":
+            check(set(p.policy.values()) == {"recompute"}, f"{what} recompute: only recompute decisions")
+        with p.apply(model):
+            saved, grads, buffers, loss = step(model, x, labels)
+        print(f"{what} {strategy}: planned {p.saved_bytes} B, measured {saved} B, unplanned {ref_saved} B, "
+              f"budget {p.budget_bytes} B; toru.plan {seconds:.2f} s (tune {p.planning_seconds * 1e3:.1f} ms)")
+        check(saved <= p.saved_bytes <= p.budget_bytes,
+              f"{what} {strategy}: measured {saved} <= planned {p.saved_bytes} <= budget")
+        check(saved < ref_saved, f"{what} {strategy}: measured {saved} < unplanned {ref_saved}")
+        check(same(grads, ref_grads) and torch.equal(loss, ref_loss),
+              f"{what} {strategy}: gradients and loss equal bitwise")
+        check(same(buffers, ref_buffers), f"{what} {strategy}: running statistics equal bitwise (updated once)")
+        check(all("forward" not in m.__dict__ for m in model.modules()), f"{what} {strategy}: leaving apply() unwraps")
+    return tight, roomy
+
+
 torch.manual_seed(0)
-pristine = torchvision.models.resnet18(num_classes=10)
-pristine.train()
 x = torch.randn(2, 3, 64, 64)
 labels = torch.tensor([3, 7])
-model = copy.deepcopy(pristine)
-ref_saved, ref_grads, ref_buffers, ref_loss = step(copy.deepcopy(pristine), x, labels)
-
-# A budget with room for everything: nothing to do, and the planner's count is PyTorch's.
+pristine = torchvision.models.resnet18(num_classes=10)
+pristine.train()
 t0 = time.perf_counter()
-roomy = toru.plan(model, budget="1TiB", example_input=x, strategy="recompute")
-roomy_seconds = time.perf_counter() - t0
-print(roomy.summary())
-check(roomy.policy == {}, "a roomy budget keeps everything")
-check(roomy.saved_bytes == ref_saved,
-      f"unplanned saved bytes: toru {roomy.saved_bytes}, PyTorch's saved_tensors_hooks {ref_saved}")
-check(all(torch.equal(a, b) for a, b in zip(model.buffers(), pristine.buffers())),
-      "planning (the ONNX export's forward) left the model's running statistics alone")
+tight, roomy = plans_apply_exactly("resnet18", pristine, x, labels)
+model = copy.deepcopy(pristine)
 
-# (c) Between the leanest recompute plan and the unplanned peak, some modules must be recomputed.
-tight = (roomy.min_budget_bytes + roomy.peak_bytes) // 2
-for strategy in ("recompute", "auto"):
-    model = copy.deepcopy(pristine)
-    t0 = time.perf_counter()
-    p = toru.plan(model, budget=tight, example_input=x, strategy=strategy)
-    seconds = time.perf_counter() - t0
-    print(p.summary())
-    print(p.to_json())
-    check(p.policy != {} and p.peak_bytes <= p.budget_bytes,
-          f"{strategy}: budget {tight} B below the unplanned peak {roomy.peak_bytes} B is met by a policy")
-    if strategy == "recompute":
-        check(set(p.policy.values()) == {"recompute"} and p.policy_of("conv1") == "keep",
-              "recompute: only recompute decisions")
-    with p.apply(model):
-        saved, grads, buffers, loss = step(model, x, labels)
-    print(f"{strategy}: planned {p.saved_bytes} B, measured {saved} B, unplanned {ref_saved} B, "
-          f"budget {p.budget_bytes} B; toru.plan {seconds:.2f} s (tune {p.planning_seconds * 1e3:.1f} ms)")
-    check(saved <= p.saved_bytes <= p.budget_bytes,
-          f"{strategy}: measured {saved} <= planned {p.saved_bytes} <= budget")
-    check(saved < ref_saved, f"{strategy}: measured {saved} < unplanned {ref_saved}")
-    check(same(grads, ref_grads) and torch.equal(loss, ref_loss), f"{strategy}: gradients and loss equal bitwise")
-    check(same(buffers, ref_buffers), f"{strategy}: running statistics equal bitwise (updated once)")
-    check(all("forward" not in m.__dict__ for m in model.modules()), f"{strategy}: leaving apply() unwraps")
+
+def conv_bn_relu(cin, cout):
+    return [torch.nn.Conv2d(cin, cout, 3, padding=1), torch.nn.BatchNorm2d(cout), torch.nn.ReLU(inplace=True)]
+
+
+# A plain nn.Sequential CNN: its units are runs of children, recomputed as one piece each.
+chain = torch.nn.Sequential(*conv_bn_relu(3, 16), *conv_bn_relu(16, 16), torch.nn.MaxPool2d(2),
+                            *conv_bn_relu(16, 32), *conv_bn_relu(32, 32), torch.nn.MaxPool2d(2),
+                            torch.nn.Flatten(), torch.nn.Linear(32 * 16 * 16, 10))
+chain_tight, _ = plans_apply_exactly("sequential", chain, x, labels)
+chain_plan = toru.plan(chain, budget=chain_tight, example_input=x, strategy="recompute")
+check(any("[" in k for k in chain_plan.policy) and chain_plan.policy_of("0") == "recompute",
+      f"sequential: runs of children are recomputed ({list(chain_plan.policy)})")
+print(f"test models planned and checked in {time.perf_counter() - t0:.1f} s")
 
 # The same plan from the ONNX bytes a user exported.
 f = io.BytesIO()
@@ -163,6 +186,5 @@ check(wrapped == len(p.policy) and all("forward" not in m.__dict__ for m in mode
       f"apply() wrapped {wrapped} modules for {len(p.policy)} planned, remove() unwrapped them")
 check(json.loads(p.to_json())["saved_bytes"] == p.saved_bytes, "to_json() carries the plan")
 
-print(f"toru.plan of resnet18 at batch 2, 64x64: {roomy_seconds:.2f} s (ONNX export, import, tune)")
 print("plan test:", "ok" if not failures else f"{len(failures)} FAILED")
 sys.exit(1 if failures else 0)
