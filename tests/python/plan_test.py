@@ -1,9 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""toru.plan on a torchvision ResNet-18 (batch 2, 64x64, training mode): the applied plan changes
-what autograd keeps, not what it computes.
-
-On ResNet-18 and on a plain nn.Sequential CNN (whose units are runs of children), for a recompute and
-an auto plan:
+"""toru.plan on a torchvision ResNet-18 and a plain nn.Sequential CNN (whose units are runs of
+children), batch 2, 64x64, training mode: the applied plan changes what autograd keeps, not what it
+computes. For a recompute and an auto plan of each:
   (a) the planned model's gradients, loss and batch-norm running statistics equal the unplanned
       model's bitwise: recomputation replays the same ops on the same inputs with the same random
       state (checkpoint's preserve_rng_state), and the plan puts back the running statistics the
@@ -11,7 +9,7 @@ an auto plan:
   (b) the bytes autograd saves in the forward pass, measured with saved_tensors_hooks (each storage
       once, parameters and buffers excluded; tensors that save_on_cpu takes are not seen), are at most
       the plan's saved_bytes, which is at most the budget; unplanned, they equal the planner's count;
-  (c) a budget below the unplanned peak makes the plan recompute, and the measured bytes drop;
+  (c) a budget below the unplanned peak makes the plan recompute or offload, and the measured bytes drop;
   (d) bad arguments raise ValueError naming the argument.
 Skipped (exit 77) without torch, torchvision or onnx, or in a toru built without ONNX import.
 """
