@@ -381,7 +381,7 @@ class MemoryPlan:
                  f"(unplanned {self.unplanned_saved_bytes / mib:.2f} MiB)",
                  f"  simulated step {self.step_seconds * 1e3:.2f} ms; planned in {self.planning_seconds:.3f} s"]
         for p, a in self.policy.items():
-            lines.append(f"  {a:9s} {p or '<model>'} ({self.module_bytes[p] / mib:.2f} MiB saved by its ops)")
+            lines.append(f"  {a:9s} {p or '<model>'} ({self.module_bytes[p] / mib:.2f} MiB that only its ops save)")
         if not self.policy:
             lines.append("  every module keeps what it saves")
         lines += [f"  note: {n}" for n in self.notes]
