@@ -70,5 +70,6 @@ py::array as_array(py::handle a, const char* argument);
 void bind_fft(py::module_& m);
 void bind_comm(py::module_& m);
 void bind_train(py::module_& m);
+void bind_swap(py::module_& m);
 
 }  // namespace toru::python

@@ -73,4 +73,5 @@ PYBIND11_MODULE(_core, m) {
   toru::python::bind_fft(m);
   toru::python::bind_comm(m);
   toru::python::bind_train(m);
+  toru::python::bind_swap(m);
 }

@@ -17,3 +17,5 @@ from mpi4py import MPI as _MPI  # noqa: F401  (initialises MPI before the extens
 from ._core import FFT1D, FFT3D, FFT3DR2C, __version__, alltoall, alltoallv
 
 __all__ = ["FFT1D", "FFT3D", "FFT3DR2C", "alltoall", "alltoallv", "__version__"]
+from .memory import MemoryPlan, plan  # noqa: E402  (torch is imported on first use)
+__all__ += ["MemoryPlan", "plan"]

@@ -246,6 +246,17 @@ graph make_training_graph(const graph& forward, const training_options& options)
       g.ops[i].outputs.push_back(mask);
       g.ops[i].saved = {mask};
     }
+  if (options.batchnorm_stats)
+    for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+      if (g.ops[i].type != "batchnorm" || g.ops[i].outputs.size() != 1) continue;
+      const std::int64_t channels = g.tensors[g.ops[i].outputs[0]].shape.at(1);
+      for (const char* what : {"/mean", "/invstd"}) {
+        const int t = g.add_tensor(g.ops[i].name + what, {channels}, dtype::f32, tensor_kind::activation);
+        g.tensors[t].producer = i;
+        g.ops[i].outputs.push_back(t);
+        g.ops[i].saved.push_back(t);
+      }
+    }
   const int nfwd = static_cast<int>(forward.ops.size());
   // partial[t]: gradient contributions to tensor t, collected while walking the ops backwards.
   std::vector<std::vector<int>> partial(forward.tensors.size());

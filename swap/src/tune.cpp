@@ -65,6 +65,8 @@ class tuner {
 
   int evaluations = 0;
   const std::vector<unit>& units() const { return units_; }
+  // A unit that drops something and that the caller can recompute.
+  bool candidate_unit(const unit& u) const { return u.bytes > 0 && (!o_.can_recompute || o_.can_recompute(u)); }
 
   candidate eval(const std::shared_ptr<const graph>& g, const swap_options& s) {
     ++evaluations;
@@ -283,7 +285,7 @@ class tuner {
   std::vector<int> recomputable() const {
     std::vector<int> ids;
     for (const auto& u : units_)
-      if (u.bytes > 0) ids.push_back(u.id);
+      if (candidate_unit(u)) ids.push_back(u.id);
     return ids;
   }
 
@@ -311,7 +313,7 @@ struct outcome {
 outcome run_recompute(tuner& t) {
   std::vector<const unit*> us;
   for (const auto& u : t.units())
-    if (u.bytes > 0) us.push_back(&u);
+    if (t.candidate_unit(u)) us.push_back(&u);
   std::stable_sort(us.begin(), us.end(), [&](const unit* a, const unit* b) {
     return static_cast<double>(a->bytes) * t.unit_seconds(*b) > static_cast<double>(b->bytes) * t.unit_seconds(*a);
   });
@@ -337,7 +339,7 @@ outcome run_hybrid(tuner& t, unit_order order, const candidate& swap_only) {
   };
   std::vector<scored> us;
   for (const auto& u : t.units()) {
-    if (u.bytes <= 0) continue;
+    if (!t.candidate_unit(u)) continue;
     double s = 0;
     for (int x : u.dropped)
       if (swapped[x]) s += static_cast<double>(t.base()->tensors[x].bytes);

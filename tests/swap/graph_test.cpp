@@ -248,3 +248,24 @@ TEST(graph, rejects_malformed_ops) {
   EXPECT_THROW(g.add_op(mk("b", "", {x}, {y})), toru::error);  // y produced twice
   EXPECT_EQ(g.tensors[y].bytes, 16);
 }
+
+// PyTorch's batch norm saves its batch mean and inverse standard deviation: one float per channel
+// each, two more outputs of the op, read by its gradient.
+TEST(training_graph, batchnorm_stats_are_saved_per_channel) {
+  const auto g = ts::build_model("resnet50", {.batch = 2});
+  const auto plain = ts::make_training_graph(g);
+  const auto with = ts::make_training_graph(g, {.batchnorm_stats = true});
+  std::int64_t channels = 0;
+  for (const auto& o : with.ops) {
+    if (o.cat != ts::category::forward || o.type != "batchnorm") continue;
+    ASSERT_EQ(o.outputs.size(), 3u) << o.name;
+    const auto c = with.tensors[o.outputs[0]].shape.at(1);
+    for (int k : {1, 2}) {
+      EXPECT_EQ(with.tensors[o.outputs[k]].shape, (std::vector<std::int64_t>{c}));
+      EXPECT_NE(std::find(o.saved.begin(), o.saved.end(), o.outputs[k]), o.saved.end());
+    }
+    channels += c;
+  }
+  EXPECT_GT(channels, 0);
+  EXPECT_EQ(ts::saved_bytes(with) - ts::saved_bytes(plain), 2 * 4 * channels);
+}

@@ -155,6 +155,25 @@ TEST(tune, too_small_a_budget_names_the_minimum) {
   EXPECT_THROW(ts::device_preset("tpu"), toru::error);
 }
 
+// A caller that can re-run only some units (PyTorch checkpoints whole modules) gets plans that
+// recompute only those, and a leanest plan no leaner than with every unit.
+TEST(tune, can_recompute_limits_the_units) {
+  const auto t = ts::make_training_graph(ts::build_model("resnet50", {.batch = 32}));
+  auto o = on(16);
+  o.fine_units = false;
+  o.sim.memory_fraction = 1;  // the budget is the device memory set below
+  const auto all = ts::leanest_peak(t, ts::strategy::recompute, o);
+  o.can_recompute = [](const ts::unit& u) { return u.id % 2 == 1; };
+  const auto odd = ts::leanest_peak(t, ts::strategy::recompute, o);
+  EXPECT_GT(odd, all);
+  o.device.memory_bytes = (odd + ts::leanest_peak(t, ts::strategy::none, o)) / 2;
+  const auto p = ts::tune(t, ts::strategy::recompute, o);
+  EXPECT_FALSE(p.recompute_units.empty());
+  for (int u : p.recompute_units) EXPECT_EQ(u % 2, 1) << u;
+  o.can_recompute = [](const ts::unit&) { return false; };
+  EXPECT_EQ(ts::leanest_peak(t, ts::strategy::recompute, o), ts::leanest_peak(t, ts::strategy::none, o));
+}
+
 TEST(tune, largest_fitting_batch_grows_with_swapping) {
   auto make = [](std::int64_t b) { return ts::make_training_graph(ts::build_model("resnet50", {.batch = b})); };
   const auto o = on(4.0);

@@ -47,6 +47,9 @@ struct tune_options {
   bool both_orders = true;    // hybrid: also try the net-time order and keep the faster
   bool tflms_search = false;  // strategy swap: TFLMS v2's own parameter search only (a baseline)
   bool fine_units = true;     // recompute units per conv-bn-relu (layer) rather than per block (find_units)
+  // Units the caller can recompute (empty: all). A framework re-runs whole pieces of its model (PyTorch
+  // checkpoints modules), so a unit that is no such piece is kept, not recomputed.
+  std::function<bool(const unit&)> can_recompute = {};
 };
 
 struct tuned_plan {
