@@ -70,7 +70,11 @@ TEST_P(TrainerResume, AcrossAnEpochBoundaryEqualsTheUninterruptedRun) {
   std::vector<epoch_result> epochs;
   o.events.step = [&](const step_result& r) { steps.push_back(r); };
   o.events.epoch = [&](const epoch_result& e) { epochs.push_back(e); };
-  std::vector<float> straight;
+  std::vector<float> straight, straight_buffers;  // this rank's batch-norm statistics
+  auto buffers = [](trainer& t) {
+    const auto b = t.model().buffer_data();
+    return std::vector<float>(b.begin(), b.end());
+  };
   {
     trainer t(o, MPI_COMM_WORLD);
     ASSERT_EQ(t.engine(), engine);
@@ -78,6 +82,7 @@ TEST_P(TrainerResume, AcrossAnEpochBoundaryEqualsTheUninterruptedRun) {
     ASSERT_EQ(t.total_steps(), total);
     t.run();
     straight = t.weights();
+    straight_buffers = buffers(t);
   }
   ASSERT_EQ(steps.size(), static_cast<std::size_t>(total));
   for (std::size_t k = 0; k < steps.size(); ++k) {
@@ -108,6 +113,7 @@ TEST_P(TrainerResume, AcrossAnEpochBoundaryEqualsTheUninterruptedRun) {
     const auto resumed = t.weights();
     ASSERT_EQ(resumed.size(), straight.size());
     EXPECT_TRUE(resumed == straight) << "resumed weights differ from the uninterrupted run's";
+    EXPECT_TRUE(buffers(t) == straight_buffers) << "resumed statistics differ from the uninterrupted run's";
   }
   // The same through the options (the folder's latest checkpoint) and run().
   {
@@ -118,6 +124,7 @@ TEST_P(TrainerResume, AcrossAnEpochBoundaryEqualsTheUninterruptedRun) {
     EXPECT_EQ(t.resumed_from(), saved);
     t.run();
     EXPECT_TRUE(t.weights() == straight);
+    EXPECT_TRUE(buffers(t) == straight_buffers);
     EXPECT_EQ(t.last_checkpoint(), dir.path / "checkpoint-10.toru");
   }
   // A checkpoint of another seed is refused on every rank, naming the option; nothing changes.
