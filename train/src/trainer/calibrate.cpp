@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "calibrate.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "toru/comm/communicator.hpp"
 #include "toru/core/error.hpp"
@@ -24,7 +19,6 @@
 namespace toru::train::detail {
 
 namespace tt = toru::train;
-namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
 void layer_timer::add(tt::model& m, const std::vector<tt::model_layer>& layers) {
