@@ -8,25 +8,23 @@
 #include <fmt/format.h>
 
 #include "toru/core/error.hpp"
-#include "toru/core/mpi.hpp"
 #include "toru/topology/units.hpp"
 
 namespace toru::apps::train {
 
 namespace tt = toru::train;
 
-std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::graph& g, std::optional<tt::model>& m,
-                                                MPI_Comm comm) {
+tt::swap_plan_options parse_swap_plan(const settings& s) {
+  tt::swap_plan_options o;
+  if (s.memory_budget.empty()) return o;
   const double budget = topology::parse_bytes(s.memory_budget, "--memory-budget");
   if (!(budget >= 1))
     throw error(errc::invalid_argument,
                 fmt::format("--memory-budget: expected a positive size such as 2GiB, got '{}'", s.memory_budget));
-  tt::executor_options o;
-  o.strategy = swap::parse_strategy(s.strategy);
   o.budget = static_cast<std::size_t>(budget);
-  const double bw = topology::parse_bandwidth(s.link_bandwidth, "--link-bandwidth");
-  const double lat = topology::parse_time(s.link_latency, "--link-latency");
-  o.link = {.d2h = {.bandwidth = bw, .latency = lat}, .h2d = {.bandwidth = bw, .latency = lat}};
+  o.strategy = swap::parse_strategy(s.strategy);
+  o.link_bandwidth = topology::parse_bandwidth(s.link_bandwidth, "--link-bandwidth");
+  o.link_latency = topology::parse_time(s.link_latency, "--link-latency");
   double flops = 0;
   try {
     flops = std::stod(s.device_flops);
@@ -36,35 +34,8 @@ std::shared_ptr<tt::plan_executor> install_plan(const settings& s, const swap::g
     throw error(
         errc::invalid_argument,
         fmt::format("--device-flops: expected a positive rate in FLOP/s such as 20e9, got '{}'", s.device_flops));
-  o.device.flops_fp32 = flops;
-  o.device.flops_16 = flops;
-  o.device.memory_bandwidth = 10e9;
-  o.device.op_overhead = 20e-6;
-  // Every rank steps in lock-step (the engines' collectives), so all reach the calibration together.
-  o.agree_times = [comm](std::span<double> t) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_DOUBLE, MPI_MAX, comm),
-              "MPI_Allreduce");
-  };
-  // --device cuda: the plan runs on the GPU (the CUDA backend's stream computes, two copy streams,
-  // pinned host buffers, the model's capacity = the budget); without a GPU the model refuses on
-  // every rank ("no CUDA device: ...").
-  if (s.device != "cpu" && s.device != "cuda")
-    throw error(errc::invalid_argument, fmt::format("--device: expected cpu or cuda, got '{}'", s.device));
-  const auto backend = s.device == "cuda" ? tt::backend_kind::cuda : tt::backend_kind::cpu;
-  try {
-    m.emplace(g, tt::model_options{.backend = backend,
-                                   .threads = s.threads,
-                                   .seed = s.seed,
-                                   .memory_capacity = o.budget,
-                                   .defer_activations = true});
-  } catch (const toru::error& e) {
-    if (e.code() != errc::out_of_memory) throw;
-    throw error(errc::out_of_memory,
-                fmt::format("--memory-budget {}: too small for model '{}': its parameters, gradients and state alone "
-                            "do not fit ({})",
-                            s.memory_budget, g.name, e.message()));
-  }
-  return tt::plan_executor::install(*m, o);
+  o.device_flops = flops;
+  return o;
 }
 
 nlohmann::ordered_json plan_summary(const tt::plan_executor& ex) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// toru-train's CGDP glue: calibrating the cost model on this machine, --explain, --tune (the
-// runtime chunk search, cached like wisdom) and --engine auto.
+// The trainer's CGDP glue: per-layer timers, calibrating the cost model on this machine, and the
+// chunk search's cache (chunk_cache.cpp).
 #pragma once
 
 #include <mpi.h>
@@ -14,7 +14,7 @@
 #include "toru/train/cgdp_cost.hpp"
 #include "toru/train/model.hpp"
 
-namespace toru::apps::train {
+namespace toru::train::detail {
 
 /// Per-layer forward/backward seconds summed over steps (op times attributed to the layer whose
 /// parameters the op reads, or the nearest parameterised op before it).
@@ -36,4 +36,4 @@ void store_chunk(const std::string& file, const std::string& key, int chunk, con
 std::string cache_key(const std::string& model, std::int64_t batch, int nranks);
 std::string default_cache_file();
 
-}  // namespace toru::apps::train
+}  // namespace toru::train::detail

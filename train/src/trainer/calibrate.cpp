@@ -1,33 +1,24 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cgdp_run.hpp"
-
-#include <unistd.h>
+#include "calibrate.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "toru/comm/communicator.hpp"
-#include "toru/comm/wisdom_store.hpp"
 #include "toru/core/error.hpp"
-#include "toru/core/log.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/train/data_parallel.hpp"
 #include "toru/train/host_sum.hpp"
 #include "toru/train/optimizer.hpp"
 
-namespace toru::apps::train {
+namespace toru::train::detail {
 
 namespace tt = toru::train;
-namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
 void layer_timer::add(tt::model& m, const std::vector<tt::model_layer>& layers) {
@@ -233,45 +224,4 @@ tt::machine_model calibrate(MPI_Comm comm, std::int64_t bytes, int local_size, i
   return m;
 }
 
-std::string cache_key(const std::string& model, std::int64_t batch, int nranks) {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return fmt::format("{}/batch{}/ranks{}/{}/{}threads", model, batch, nranks, host,
-                     std::thread::hardware_concurrency());
-}
-
-// The chunk cache is the "cgdp" section of toru's wisdom file ({key: {"chunk_layers": n, "trials":
-// text}}); $TORU_CGDP_WISDOM, the variable of the cache's own file, still names a file.
-std::string default_cache_file() {
-  if (const char* e = std::getenv("TORU_CGDP_WISDOM"); e && *e) return e;
-  return toru::comm::wisdom_store::default_path();
-}
-
-int cached_chunk(const std::string& file, const std::string& key) {
-  toru::comm::wisdom_store w(file);
-  try {
-    w.read();
-    const auto j = nlohmann::json::parse(w.get_section("cgdp"));
-    if (j.contains(key)) return j.at(key).at("chunk_layers").get<int>();
-  } catch (const std::exception& e) {
-    // A damaged cache is a miss, not an error: the search runs again and rewrites it.
-    toru::log::warn("chunk cache: {} (searching again)", e.what());
-  }
-  return 0;
-}
-
-void store_chunk(const std::string& file, const std::string& key, int chunk, const std::string& log) {
-  toru::comm::wisdom_store w(file);
-  nlohmann::json j = nlohmann::json::object();
-  try {
-    w.read();
-    j = nlohmann::json::parse(w.get_section("cgdp"));
-  } catch (const toru::error&) {
-    // rewritten below with this entry (write() warns about the damaged file)
-  }
-  j[key] = {{"chunk_layers", chunk}, {"trials", log}};
-  w.put_section("cgdp", j.dump());
-  w.write();  // atomic, and keeps the file's other sections (comm's, fft's, the tuner's)
-}
-
-}  // namespace toru::apps::train
+}  // namespace toru::train::detail
