@@ -120,6 +120,9 @@ int hook_irecv(void* ra, Call&& call, long long count, MPI_Datatype type, int so
   r.p2p_time += t1 - t0;
   if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
     r.pending[*req] = pending_recv{t0, r.comm_key(comm), s, comm, type};
+  // The post is where a late receiver arrives: the root-cause analysis needs its compute stamp.
+  r.push(
+      event{.t0 = t0, .t1 = t1, .tpost = t0, .site = s, .peer = source, .type = ev_type::other_mpi, .func = f_irecv});
   return rc;
 }
 

@@ -171,9 +171,11 @@ void recorder::credit(int s, std::uint64_t bytes, int partner) {
 }
 
 void recorder::push(const event& e) {
-  if (events.size() < max_events_)
+  if (events.size() < max_events_) {
     events.push_back(e);
-  else
+    // The root-cause analysis compares the compute of ranks between two events by difference.
+    events.back().compute = compute_time;
+  } else
     truncated = true;
 }
 
