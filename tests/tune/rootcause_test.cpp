@@ -39,6 +39,7 @@ struct rank_trace {
     e.seq = seqs[{1, src, 0}]++;
   }
   void irecv(int site, double t) { call(ev_type::other_mpi, f_irecv, site, t, t); }
+  void poll(int site, double t) { call(ev_type::other_mpi, f_iprobe, site, t, t); }
   void coll(int site, int nranks, double t0, double t1) {
     event& e = call(ev_type::coll, f_allreduce, site, t0, t1);
     e.peer = nranks;
@@ -109,6 +110,20 @@ TEST(rootcause, wait_at_collective_is_caused_by_the_last_rank) {
   EXPECT_EQ(rc.causes.front().region, (region_key{2, barrier_site, allreduce}));
   EXPECT_NEAR(rc.causes.front().caused, 1.8, 1e-9);
   EXPECT_NEAR(rc.causes.front().excess, 0.9, 1e-9);
+}
+
+// HPL's broadcasts: MPI_Iprobe until the message is there, then MPI_Recv. The recorder keeps the
+// streak's first poll; the wait runs from it, less the compute between polls.
+TEST(rootcause, wait_reached_by_polling_starts_at_the_first_poll) {
+  auto r = start(2);
+  r[0].send(1, 1, 1.0, 1.0);
+  r[1].poll(6, 0.1);
+  r[1].last_exit = 0.8;  // polled until 0.8 s (MPI time), then computed 0.2 s before the receive
+  r[1].recv(2, 0, 1.0, 1.0);
+  const auto rc = analyse(r);
+  EXPECT_NEAR(rc.total_wait, 0.7, 1e-9);
+  ASSERT_FALSE(rc.causes.empty());
+  EXPECT_EQ(rc.causes.front().region, (region_key{0, barrier_site, 1}));
 }
 
 // 0 -> 1 -> 2: rank 0 computes 1 s and sends to rank 1, which waits 0.9 s, computes briefly and

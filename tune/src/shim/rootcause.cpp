@@ -15,6 +15,11 @@ constexpr double tiny = 1e-7;
 // beyond it the interval starts at MPI_Init (the analysis stays linear on long traces).
 constexpr int max_back = 4096;
 
+bool is_poll(const event& e) {
+  return e.type == ev_type::other_mpi &&
+         (e.func == f_iprobe || e.func == f_test || e.func == f_testany || e.func == f_testall || e.func == f_testsome);
+}
+
 bool sync_type(ev_type t) {
   return t == ev_type::send || t == ev_type::recv || t == ev_type::coll || t == ev_type::other_mpi;
 }
@@ -120,17 +125,22 @@ class analysis {
         partner_[r][k] = sp;
         partner_[static_cast<std::size_t>(sp.rank)][static_cast<std::size_t>(sp.at)] = rp;
         const event& s = at(sp);
-        const double late = std::min(s.t0, e.t1) - e.t0;
+        // Reached by polling (MPI_Iprobe or MPI_Test until it succeeds): the rank waited from the
+        // streak's first poll, less what it computed between its polls.
+        double entry = e.t0;
+        if (k > 0 && is_poll(seq_[r][k - 1]))
+          entry = std::min(e.t0, seq_[r][k - 1].t0 + (e.compute - seq_[r][k - 1].compute));
+        const double late = std::min(s.t0, e.t1) - entry;
         if (late > 0) {
           if (e.group) {
             auto [g, fresh] = group_wait.try_emplace({rp.rank, e.group}, waits_.size());
             if (!fresh && waits_[g->second].amount >= late) continue;
             if (!fresh) {
-              waits_[g->second] = wait_state{.victim = rp, .delayer = sp, .amount = late, .end = e.t0 + late};
+              waits_[g->second] = wait_state{.victim = rp, .delayer = sp, .amount = late, .end = entry + late};
               continue;
             }
           }
-          add_wait(rp, sp, late, e.t0 + late);
+          add_wait(rp, sp, late, entry + late);
         }
         if (s.func == f_send || s.func == f_ssend) {
           const double lr = std::min(e.tpost, s.t1) - s.t0;
