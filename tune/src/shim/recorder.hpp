@@ -77,8 +77,8 @@ class recorder {
   /// Records an MPI call: compute gap before t0 (main thread), site stats; returns the site index.
   int mpi_call(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes, int partner);
   void push(const event& e);
-  /// An MPI_Iprobe or MPI_Test* at site s that found nothing: the first of a streak (until the next
-  /// event) becomes an event, so a receive reached by polling is a wait from the streak's start.
+  /// An MPI_Iprobe at site s that found nothing: the first of a streak (until the next event)
+  /// becomes an event, so a receive reached by probing is a wait from the streak's start.
   void poll(int s, std::uint16_t func, double t0, double t1);
   /// Adds bytes moved with `partner` (world rank) to a site already counted by mpi_call: completions
   /// and multi-partner calls (Startall, neighbourhood collectives) name their partners one by one.

@@ -15,10 +15,8 @@ constexpr double tiny = 1e-7;
 // beyond it the interval starts at MPI_Init (the analysis stays linear on long traces).
 constexpr int max_back = 4096;
 
-bool is_poll(const event& e) {
-  return e.type == ev_type::other_mpi &&
-         (e.func == f_iprobe || e.func == f_test || e.func == f_testany || e.func == f_testall || e.func == f_testsome);
-}
+// The first MPI_Iprobe of a streak that found nothing (recorder::poll).
+bool is_poll(const event& e) { return e.type == ev_type::other_mpi && e.func == f_iprobe; }
 
 bool sync_type(ev_type t) {
   return t == ev_type::send || t == ev_type::recv || t == ev_type::coll || t == ev_type::other_mpi;
@@ -125,8 +123,8 @@ class analysis {
         partner_[r][k] = sp;
         partner_[static_cast<std::size_t>(sp.rank)][static_cast<std::size_t>(sp.at)] = rp;
         const event& s = at(sp);
-        // Reached by polling (MPI_Iprobe or MPI_Test until it succeeds): the rank waited from the
-        // streak's first poll, less what it computed between its polls.
+        // Reached by probing (MPI_Iprobe until a message is there): the rank waited from the
+        // streak's first probe, less what it computed between its probes.
         double entry = e.t0;
         if (k > 0 && is_poll(seq_[r][k - 1]))
           entry = std::min(e.t0, seq_[r][k - 1].t0 + (e.compute - seq_[r][k - 1].compute));
