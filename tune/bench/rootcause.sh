@@ -4,8 +4,9 @@
 # each with an input made imbalanced on purpose and a balanced control (docs/tune.md, "Root causes").
 # An imbalanced run must name the cause (rank, and the call sites around its region); a control must
 # raise no finding at all.
-#   tune/bench/rootcause.sh [BUILD_DIR] [CASES...]    cases: lammps (default), hpcc (see docs/tune.md)
-# Needs: apt-get install -y lammps hpcc
+#   tune/bench/rootcause.sh [BUILD_DIR] [CASES...]    cases: lammps (default), hpcc, cp2k (docs/tune.md:
+#   only lammps passes today)
+# Needs: apt-get install -y lammps hpcc cp2k
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -54,6 +55,13 @@ for c in "${cases[@]}"; do
       done
       run hpcc_nb1500 cause "$out/hpcc1500" -- hpcc
       run hpcc_nb100 none "$out/hpcc100" -- hpcc
+      ;;
+    cp2k)  # classical MD (FIST), Lennard-Jones argon: lattice in the left half of the box against the whole box.
+      mkdir -p "$out/cp2k"
+      python3 "$here/inputs/cp2k_argon.py" half 400 > "$out/cp2k/half.inp"
+      python3 "$here/inputs/cp2k_argon.py" full 400 > "$out/cp2k/full.inp"
+      run cp2k_half cause "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i half.inp -o half.out
+      run cp2k_full none "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i full.inp -o full.out
       ;;
     *) echo "unknown case $c" >&2; status=2 ;;
   esac
