@@ -136,6 +136,71 @@ TEST(TuneRules, LateSenderNamesBothEnds) {
   EXPECT_NE(html.find("Late sender"), std::string::npos);
 }
 
+// The same late sender with the delay analysis's result: the cause (rank 0's compute between the
+// two sites) comes first and names rank, sites and share; the symptom follows and points to it.
+TEST(TuneRules, RootCauseBeforeItsSymptom) {
+  json p = base_profile();
+  p["sites"].push_back({{"function", "MPI_Recv"},
+                        {"location", "a.c:10"},
+                        {"symbol", "main"},
+                        {"calls", {0, 6}},
+                        {"time", {0, 0.6}},
+                        {"bytes", {0, 768}},
+                        {"compute_before", {0, 0.06}},
+                        {"late_sender", {0, 0.54}},
+                        {"late_receiver", {0, 0}},
+                        {"wait_collective", {0, 0}}});
+  p["sites"].push_back({{"function", "MPI_Send"},
+                        {"location", "a.c:7"},
+                        {"symbol", "main"},
+                        {"calls", {6, 0}},
+                        {"time", {0.001, 0}},
+                        {"bytes", {768, 0}},
+                        {"compute_before", {0.6, 0}},
+                        {"late_sender", {0, 0}},
+                        {"late_receiver", {0, 0}},
+                        {"wait_collective", {0, 0}}});
+  p["sites"].push_back({{"function", "MPI_Barrier"},
+                        {"location", "a.c:4"},
+                        {"symbol", "main"},
+                        {"calls", {1, 1}},
+                        {"time", {0, 0}},
+                        {"bytes", {0, 0}},
+                        {"compute_before", {0, 0}},
+                        {"late_sender", {0, 0}},
+                        {"late_receiver", {0, 0}},
+                        {"wait_collective", {0, 0}}});
+  p["root_causes"] = {{"total_wait", 0.54},
+                      {"attributed", 0.54},
+                      {"causes",
+                       {{{"rank", 0},
+                         {"from", 2},
+                         {"to", 1},
+                         {"caused", 0.54},
+                         {"direct", 0.54},
+                         {"compute", 0.6},
+                         {"excess", 0.6},
+                         {"critical", 0.6}}}},
+                      {"critical_path", json::array()},
+                      {"critical_rank", {0.6, 0.0}}};
+  const auto f = toru::tune::diagnose(p, toru::tune::load_rules(toru::tune::default_rule_dirs()));
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].rule, "imbalance_root_cause");
+  EXPECT_TRUE(f[0].root_cause);
+  EXPECT_EQ(f[0].location, "a.c:7 (main)");
+  EXPECT_EQ(f[0].diagnosis.rfind("imbalance: rank 0 computes 0.600 s more between a.c:4 (main) (MPI_Barrier) and "
+                                 "a.c:7 (main) (MPI_Send)",
+                                 0),
+            0u)
+      << f[0].diagnosis;
+  EXPECT_NE(f[0].diagnosis.find("27.0% of run time is waiting caused by it"), std::string::npos) << f[0].diagnosis;
+  EXPECT_EQ(f[1].rule, "late_sender");
+  EXPECT_NE(f[1].diagnosis.find("caused by rank 0's compute before a.c:7"), std::string::npos) << f[1].diagnosis;
+  // Balanced: the same region computed as long on the other rank is no cause.
+  p["root_causes"]["causes"][0]["excess"] = 0.01;
+  EXPECT_EQ(toru::tune::diagnose(p, toru::tune::load_rules(toru::tune::default_rule_dirs())).size(), 1u);
+}
+
 TEST(TuneRules, UserDirectoryOverridesAndExtends) {
   const fs::path dir = fs::temp_directory_path() / ("toru_tune_rules_" + std::to_string(::getpid()));
   fs::create_directories(dir);

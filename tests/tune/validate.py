@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--expect-region", action="append", default=[], help="a toru region the profile must hold")
+    ap.add_argument("--expect-diagnosis", action="append", default=[],
+                    help="a regular expression some finding's diagnosis must match (who and where)")
     a = ap.parse_args()
 
     expected = markers(a.source)
@@ -81,6 +83,16 @@ def main():
             else:
                 print(f"FAIL: injected {rule} at {loc} not diagnosed")
                 ok = False
+        for pattern in a.expect_diagnosis:
+            if any(re.search(pattern, f["diagnosis"]) for f in findings):
+                print(f"found: a diagnosis matching {pattern!r}")
+            else:
+                print(f"FAIL: no diagnosis matches {pattern!r}")
+                ok = False
+        if expected and findings and findings[0].get("root_cause") is False and any(
+                f.get("root_cause") for f in findings):
+            print("FAIL: a root cause is listed after a symptom")
+            ok = False
         if not expected and findings:
             print(f"FAIL: control program, {len(findings)} false positive(s)")
             ok = False

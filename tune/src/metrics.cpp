@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "toru/tune/rules.hpp"
 
 namespace toru::tune {
@@ -50,6 +52,46 @@ std::string where(const json& s) {
   return fmt_location(s.value("location", std::string("?")), sym);
 }
 
+// The delay analysis's causes (profile "root_causes"): one set per compute region that made others
+// wait, named by the call sites around it; its location is the call that ends the region.
+void causes(const json& p, double rank_time, double wall, std::vector<metric_set>& out) {
+  if (!p.contains("root_causes") || !p["root_causes"].is_object()) return;
+  const json& rc = p["root_causes"];
+  const json& sites = p["sites"];
+  auto site = [&](int id) -> const json* {
+    return id >= 0 && static_cast<std::size_t>(id) < sites.size() ? &sites[static_cast<std::size_t>(id)] : nullptr;
+  };
+  for (const auto& c : rc.value("causes", json::array())) {
+    const json* from = site(c.value("from", -1));
+    const json* to = site(c.value("to", -1));
+    if (!to) continue;
+    const std::string from_text =
+        from ? fmt::format("{} ({})", where(*from), from->value("function", std::string())) : "MPI_Init";
+    const std::string to_text = fmt::format("{} ({})", where(*to), to->value("function", std::string()));
+    metric_set m{.scope = "cause", .location = where(*to), .values = json::object()};
+    auto& x = m.values;
+    const double compute = c.value("compute", 0.0), excess = c.value("excess", 0.0);
+    x["location"] = m.location;
+    x["nranks"] = p.value("nranks", 1.0);
+    x["wall"] = wall;
+    x["rank"] = c.value("rank", -1);
+    x["from"] = from_text;
+    x["to"] = to_text;
+    x["compute"] = compute;
+    x["excess"] = excess;
+    x["excess_share"] = compute > 0 ? excess / compute : 0;
+    x["caused"] = c.value("caused", 0.0);
+    x["caused_fraction"] = c.value("caused", 0.0) / rank_time;
+    x["direct"] = c.value("direct", 0.0);
+    x["indirect"] = c.value("caused", 0.0) - c.value("direct", 0.0);
+    x["critical"] = c.value("critical", 0.0);
+    x["critical_fraction"] = c.value("critical", 0.0) / std::max(wall, 1e-12);
+    x["total_wait"] = rc.value("total_wait", 0.0);
+    x["total_wait_fraction"] = rc.value("total_wait", 0.0) / rank_time;
+    out.push_back(std::move(m));
+  }
+}
+
 }  // namespace
 
 std::vector<metric_set> metrics_of(const json& p) {
@@ -78,6 +120,21 @@ std::vector<metric_set> metrics_of(const json& p) {
     if (s.value("caused_late_receiver", 0.0) > best_lr) {
       best_lr = s["caused_late_receiver"];
       late_receiver_origin = where(s);
+    }
+  }
+
+  // The largest root cause, for the symptoms' texts: a wait state it explains is not to be fixed
+  // where it shows.
+  std::string root_cause_note;
+  if (p.contains("root_causes") && p["root_causes"].is_object()) {
+    const json& c = p["root_causes"].value("causes", json::array());
+    const json& sites = p["sites"];
+    if (!c.empty() && c[0].value("caused", 0.0) / rank_time > 0.05) {
+      const int to = c[0].value("to", -1);
+      if (to >= 0 && static_cast<std::size_t>(to) < sites.size())
+        root_cause_note =
+            fmt::format(" Most of the waiting is caused by rank {}'s compute before {} (the root-cause finding).",
+                        c[0].value("rank", -1), where(sites[static_cast<std::size_t>(to)]));
     }
   }
 
@@ -157,6 +214,7 @@ std::vector<metric_set> metrics_of(const json& p) {
     x["compute_before_imbalance"] = imbalance(cb);
     x["compute_before_fraction"] = vmax(cb) / std::max(wall, 1e-12);
     x["slowest_rank"] = argmax(cb);
+    x["root_cause_note"] = root_cause_note;
     out.push_back(std::move(m));
   }
 
@@ -205,6 +263,7 @@ std::vector<metric_set> metrics_of(const json& p) {
     x["bound_efficiency"] = sum(time) > 0 ? r.value("value", 0.0) / sum(time) : 0;
     out.push_back(std::move(m));
   }
+  causes(p, rank_time, wall, out);
   return out;
 }
 

@@ -66,13 +66,19 @@ rule parse_rule(const json& j, const std::string& file) {
          .evidence = {},
          .mitigation = j.value("mitigation", json::object()),
          .file = file};
-  static const char* scopes[] = {"run", "site", "io_site", "region"};
+  static const char* scopes[] = {"run", "site", "io_site", "region", "cause"};
   if (std::find_if(std::begin(scopes), std::end(scopes), [&](const char* s) { return r.scope == s; }) ==
       std::end(scopes))
-    throw error(
-        errc::invalid_argument,
-        fmt::format("{}: rule '{}': scope must be run, site, io_site or region, got '{}'", where(), r.id, r.scope));
+    throw error(errc::invalid_argument,
+                fmt::format("{}: rule '{}': scope must be run, site, io_site, region or cause, got '{}'", where(), r.id,
+                            r.scope));
   if (!r.severity.empty()) (void)expression::parse(r.severity);
+  if (j.contains("root_cause")) {
+    if (!j["root_cause"].is_boolean())
+      throw error(errc::invalid_argument,
+                  fmt::format("{}: rule '{}': \"root_cause\" must be true or false", where(), r.id));
+    r.root_cause = j["root_cause"].get<bool>();
+  }
   if (j.contains("evidence")) r.evidence = j["evidence"].get<std::vector<std::string>>();
   if (r.title.empty()) r.title = r.id;
   return r;
@@ -161,6 +167,7 @@ std::vector<finding> diagnose(const json& profile, const std::vector<rule>& rule
       try {
         if (!r.condition.test(look)) continue;
         finding f{.rule = r.id, .title = r.title, .category = r.category, .scope = r.scope, .location = m.location};
+        f.root_cause = r.root_cause;
         f.severity = 1;
         if (!r.severity.empty()) {
           const value v = expression::parse(r.severity).eval(look);
@@ -177,7 +184,11 @@ std::vector<finding> diagnose(const json& profile, const std::vector<rule>& rule
         continue;  // a metric this set lacks: the rule does not apply here
       }
     }
-  std::stable_sort(out.begin(), out.end(), [](const finding& a, const finding& b) { return a.severity > b.severity; });
+  // A cause before its symptoms: the wait states it explains are advice only once it is fixed.
+  std::stable_sort(out.begin(), out.end(), [](const finding& a, const finding& b) {
+    if (a.root_cause != b.root_cause) return a.root_cause;
+    return a.severity > b.severity;
+  });
   return out;
 }
 
@@ -193,7 +204,8 @@ json findings_json(const std::vector<finding>& findings) {
                  {"diagnosis", f.diagnosis},
                  {"evidence", f.evidence},
                  {"suggestion", f.suggestion},
-                 {"action", f.action}});
+                 {"action", f.action},
+                 {"root_cause", f.root_cause}});
   return {{"toru_tune_findings", 1}, {"findings", a}};
 }
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "otf2_writer.hpp"
+#include "rootcause.hpp"
 #include "toru/tune/report.hpp"
 #include "toru/tune/rules.hpp"
 
@@ -204,6 +205,46 @@ json sites_json(const site_table& t) {
   return out;
 }
 
+// The delay analysis over every rank's events, with site ids made global so the same code on two
+// ranks is the same region.
+json root_cause_json(const std::vector<rank_data>& ranks, const site_table& t) {
+  std::vector<std::vector<event>> global(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    global[r].reserve(ranks[r].events.size());
+    for (event e : ranks[r].events) {
+      if (e.type == ev_type::io || e.type == ev_type::toru) continue;
+      const bool known = e.site >= 0 && static_cast<std::size_t>(e.site) < t.of_rank[r].size();
+      e.site = known ? t.of_rank[r][static_cast<std::size_t>(e.site)] : -1;
+      global[r].push_back(e);
+    }
+  }
+  const rootcause_result rc = root_causes(global);
+  auto region = [](const region_key& k) { return json{{"rank", k.rank}, {"from", k.from}, {"to", k.to}}; };
+  json causes = json::array();
+  // The few largest: a profile lists what a reader acts on, not every region of a long run.
+  for (std::size_t i = 0; i < rc.causes.size() && i < 20; ++i) {
+    const wait_cause& c = rc.causes[i];
+    json j = region(c.region);
+    j["caused"] = c.caused;
+    j["direct"] = c.direct;
+    j["compute"] = c.compute;
+    j["excess"] = c.excess;
+    j["critical"] = c.critical;
+    causes.push_back(std::move(j));
+  }
+  json path = json::array();
+  for (std::size_t i = 0; i < rc.critical.size() && i < 20; ++i) {
+    json j = region(rc.critical[i].region);
+    j["time"] = rc.critical[i].time;
+    path.push_back(std::move(j));
+  }
+  return {{"total_wait", rc.total_wait},
+          {"attributed", rc.attributed},
+          {"causes", std::move(causes)},
+          {"critical_path", std::move(path)},
+          {"critical_rank", rc.critical_rank}};
+}
+
 const char* category(const event& e) {
   switch (e.type) {
     case ev_type::send:
@@ -285,6 +326,7 @@ json build_profile(std::vector<rank_data>& ranks) {
   p["wall"] = wall;
   p["ranks"] = std::move(jr);
   p["sites"] = sites_json(mpi);
+  p["root_causes"] = root_cause_json(ranks, mpi);
   p["io_sites"] = sites_json(io);
   // toru's regions, merged by (name, detail).
   std::map<std::pair<std::string, std::string>, json> regions;

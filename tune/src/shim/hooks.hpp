@@ -120,6 +120,9 @@ int hook_irecv(void* ra, Call&& call, long long count, MPI_Datatype type, int so
   r.p2p_time += t1 - t0;
   if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
     r.pending[*req] = pending_recv{t0, r.comm_key(comm), s, comm, type};
+  // The post is where a late receiver arrives: the root-cause analysis needs its compute stamp.
+  r.push(
+      event{.t0 = t0, .t1 = t1, .tpost = t0, .site = s, .peer = source, .type = ev_type::other_mpi, .func = f_irecv});
   return rc;
 }
 
@@ -234,8 +237,11 @@ int hook_probe(void* ra, fn func, Call&& call, MPI_Comm comm, const int* flag, M
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
   const bool found = rc == MPI_SUCCESS && (!flag || *flag) && st->MPI_SOURCE >= 0;
-  r.mpi_call(ra, func, t0, t1, 0, found ? r.world_rank_of(comm, st->MPI_SOURCE) : -1);
+  const int s = r.mpi_call(ra, func, t0, t1, 0, found ? r.world_rank_of(comm, st->MPI_SOURCE) : -1);
   r.p2p_time += t1 - t0;
+  // Probing until a message is there, then receiving it, is waiting for it. Test loops are not
+  // taken so: they are how programs overlap (HPCC's RandomAccess does its work between MPI_Testany).
+  if (flag && !*flag) r.poll(s, func, t0, t1);
   return rc;
 }
 

@@ -171,10 +171,19 @@ void recorder::credit(int s, std::uint64_t bytes, int partner) {
 }
 
 void recorder::push(const event& e) {
-  if (events.size() < max_events_)
+  polling_ = false;
+  if (events.size() < max_events_) {
     events.push_back(e);
-  else
+    // The root-cause analysis compares the compute of ranks between two events by difference.
+    events.back().compute = compute_time;
+  } else
     truncated = true;
+}
+
+void recorder::poll(int s, std::uint16_t func, double t0, double t1) {
+  if (polling_ || std::this_thread::get_id() != main_thread_) return;
+  push(event{.t0 = t0, .t1 = t1, .tpost = t0, .site = s, .type = ev_type::other_mpi, .func = func});
+  polling_ = true;
 }
 
 recorder::comm_info& recorder::info(MPI_Comm comm) {

@@ -14,127 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "event.hpp"
+
 namespace toru::tune::shim {
-
-/// What an event is. Values are stored in the gathered buffers; append only.
-enum class ev_type : std::uint16_t { send = 0, recv = 1, coll = 2, io = 3, toru = 4, other_mpi = 5 };
-
-/// MPI and I/O functions the tool knows (index into function_names).
-enum fn : std::uint16_t {
-  f_send,
-  f_ssend,
-  f_isend,
-  f_recv,
-  f_irecv,
-  f_wait,
-  f_waitall,
-  f_test,
-  f_sendrecv,
-  f_barrier,
-  f_bcast,
-  f_reduce,
-  f_allreduce,
-  f_alltoall,
-  f_alltoallv,
-  f_allgather,
-  f_allgatherv,
-  f_gather,
-  f_scatter,
-  f_io_open,
-  f_io_read,
-  f_io_write,
-  f_io_fsync,
-  f_io_close,
-  f_toru,
-  // Appended after the first set (issue 40): the indices above stay as they were.
-  f_alltoallw,
-  f_gatherv,
-  f_scatterv,
-  f_reduce_scatter,
-  f_reduce_scatter_block,
-  f_scan,
-  f_exscan,
-  f_ibarrier,
-  f_ibcast,
-  f_ireduce,
-  f_iallreduce,
-  f_ialltoall,
-  f_ialltoallv,
-  f_ialltoallw,
-  f_iallgather,
-  f_iallgatherv,
-  f_igather,
-  f_igatherv,
-  f_iscatter,
-  f_iscatterv,
-  f_ireduce_scatter,
-  f_ireduce_scatter_block,
-  f_iscan,
-  f_iexscan,
-  f_waitany,
-  f_waitsome,
-  f_testany,
-  f_testall,
-  f_testsome,
-  f_probe,
-  f_iprobe,
-  f_sendrecv_replace,
-  f_bsend,
-  f_rsend,
-  f_ibsend,
-  f_issend,
-  f_irsend,
-  f_send_init,
-  f_recv_init,
-  f_start,
-  f_startall,
-  f_neighbor_allgather,
-  f_neighbor_allgatherv,
-  f_neighbor_alltoall,
-  f_neighbor_alltoallv,
-  f_neighbor_alltoallw,
-  f_ineighbor_allgather,
-  f_ineighbor_allgatherv,
-  f_ineighbor_alltoall,
-  f_ineighbor_alltoallv,
-  f_ineighbor_alltoallw,
-  f_put,
-  f_get,
-  f_accumulate,
-  f_win_fence,
-  f_win_lock,
-  f_win_unlock,
-  f_win_create,
-  f_win_allocate,
-  f_win_free,
-  f_file_open,
-  f_file_close,
-  f_file_read,
-  f_file_read_at,
-  f_file_read_all,
-  f_file_read_at_all,
-  f_file_write,
-  f_file_write_at,
-  f_file_write_all,
-  f_file_write_at_all,
-  fn_count
-};
-extern const char* const function_names[fn_count];
-
-/// One recorded event (fixed size: the buffers travel to rank 0 as bytes).
-struct event {
-  double t0 = 0, t1 = 0;  // enter and exit, seconds on this process's clock
-  double tpost = 0;       // recv: when the receive was posted (Irecv), else t0
-  std::uint64_t bytes = 0;
-  std::uint64_t key = 0;   // communicator key (p2p, coll); toru: region index
-  std::int32_t site = -1;  // this process's site index
-  std::int32_t peer = -1;  // p2p: partner's world rank; coll: communicator size
-  std::int32_t tag = 0;
-  std::uint32_t seq = 0;    // p2p: ordinal per (src, dst, tag, comm); coll: ordinal per comm
-  std::uint32_t group = 0;  // the Waitall a completion belongs to (0: none)
-  ev_type type = ev_type::other_mpi;
-  std::uint16_t func = 0;
-};
 
 /// A call site: return address and the function called there.
 struct site {
@@ -195,6 +77,9 @@ class recorder {
   /// Records an MPI call: compute gap before t0 (main thread), site stats; returns the site index.
   int mpi_call(void* addr, std::uint16_t func, double t0, double t1, std::uint64_t bytes, int partner);
   void push(const event& e);
+  /// An MPI_Iprobe at site s that found nothing: the first of a streak (until the next event)
+  /// becomes an event, so a receive reached by probing is a wait from the streak's start.
+  void poll(int s, std::uint16_t func, double t0, double t1);
   /// Adds bytes moved with `partner` (world rank) to a site already counted by mpi_call: completions
   /// and multi-partner calls (Startall, neighbourhood collectives) name their partners one by one.
   void credit(int site, std::uint64_t bytes, int partner);
@@ -254,6 +139,7 @@ class recorder {
   std::vector<std::pair<int, double>> open_regions_;  // (region, begin) stack, main thread
   std::size_t max_events_ = 0;
   double last_exit_ = 0;
+  bool polling_ = false;
   std::thread::id main_thread_;
   friend struct finalize_access;
 };

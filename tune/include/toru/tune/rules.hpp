@@ -4,7 +4,8 @@
 //
 // A rule file holds one rule or {"rules": [...]}. A rule:
 //   {"id": "late_sender", "title": "Late sender", "category": "communication",
-//    "scope": "site",                                  // run | site | io_site | region
+//    "scope": "site",                                  // run | site | io_site | region | cause
+//    "root_cause": false,                              // optional; true: listed before the symptoms
 //    "condition": "late_sender_fraction > 0.05",       // toru::tune::expression over the scope's metrics
 //    "severity": "late_sender_fraction",               // optional expression; orders the findings
 //    "diagnosis": "Receives at {location} wait {late_sender:.3f} s ...",   // {metric[:fmt spec]}
@@ -32,6 +33,7 @@ struct rule {
   std::vector<std::string> evidence;
   nlohmann::json mitigation;  // {"suggestion": text, "action": {...}} (both optional)
   std::string file;           // where it came from
+  bool root_cause = false;    // names a cause: its findings come before the symptoms' (wait states)
 };
 
 struct finding {
@@ -41,6 +43,7 @@ struct finding {
   nlohmann::json evidence{};  // metric -> value
   std::string suggestion{};
   nlohmann::json action{};
+  bool root_cause = false;
 };
 
 /// The metrics of one scope instance (a call site, an I/O site, a toru region, the whole run).
@@ -60,7 +63,8 @@ rule parse_rule(const nlohmann::json& j, const std::string& file = "");
 
 /// The metric sets of a profile (profile.json's content).
 std::vector<metric_set> metrics_of(const nlohmann::json& profile);
-/// Every rule over every metric set of its scope; findings by decreasing severity. A rule that fails
+/// Every rule over every metric set of its scope; findings of root-cause rules first, each group by
+/// decreasing severity. A rule that fails
 /// to evaluate on one set (a metric missing there) is skipped for that set.
 std::vector<finding> diagnose(const nlohmann::json& profile, const std::vector<rule>& rules);
 nlohmann::json findings_json(const std::vector<finding>& findings);

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Root causes of wait states (the delay analysis of Böhme et al., ICPP 2010) and the critical path,
+// from every rank's events on one clock. Pure computation: no MPI, tested on hand-made traces.
+//
+// A compute region is the code between two consecutive recorded MPI calls of a rank (sites A, B).
+// A wait state (late sender, late receiver, wait at collective) of a victim rank v is caused by a
+// delaying rank d that arrived late; since their previous synchronisation d spent longer in some
+// regions than v did, and the wait is shared among those regions in proportion to the excess. The
+// part of d's excess that is d's own waiting is handed back along the chain to what caused that
+// wait (propagated waits), so a cause three ranks away is still found.
+#pragma once
+
+#include <compare>
+#include <vector>
+
+#include "event.hpp"
+
+namespace toru::tune::shim {
+
+/// A compute region of one rank: the code between call site `from` (-1: MPI_Init) and call site
+/// `to` (global site ids).
+struct region_key {
+  int rank = -1, from = -1, to = -1;
+  auto operator<=>(const region_key&) const = default;
+};
+
+struct wait_cause {
+  region_key region{};
+  double caused = 0;    // waiting on all ranks attributed to it, directly or through a chain, s
+  double direct = 0;    // of which the waits whose delaying rank computed here, s
+  double compute = 0;   // this rank's compute in the region, s
+  double excess = 0;    // that minus the mean over the other ranks of their compute in it, s
+  double critical = 0;  // its compute on the critical path, s
+};
+
+struct critical_segment {
+  region_key region{};
+  double time = 0;  // compute on the critical path, s
+};
+
+struct rootcause_result {
+  double total_wait = 0;                   // every wait state found, s
+  double attributed = 0;                   // of which attributed to compute regions, s
+  std::vector<wait_cause> causes;          // by decreasing `caused`
+  std::vector<critical_segment> critical;  // by decreasing time
+  std::vector<double> critical_rank;       // compute on the critical path per rank, s
+};
+
+/// events[r]: rank r's events, times on one clock, `site` a global site id (the same code on two
+/// ranks has the same id). Only send, recv, coll and other_mpi events are read.
+rootcause_result root_causes(const std::vector<std::vector<event>>& events);
+
+}  // namespace toru::tune::shim
