@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds toru under the sanitizer presets (CMakePresets.json: asan = ASan+UBSan, tsan = ThreadSanitizer)
-# and runs the tests there. CI runs it after the main suite (scripts/test.sh).
+# and runs the tests there. Not part of CI (.ci/run runs scripts/test.sh only): a cold sanitizer
+# build alone takes longer than CI has left.
 #
 #   bash scripts/test-sanitizers.sh [asan|tsan|all] [--full]
 #

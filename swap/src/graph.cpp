@@ -228,7 +228,7 @@ graph make_training_graph(const graph& forward, const training_options& options)
   if (options.maxpool_indices)
     for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
       if (g.ops[i].type != "maxpool" || g.ops[i].outputs.size() != 1) continue;
-      const auto& y = g.tensors[g.ops[i].outputs[0]];
+      const tensor y = g.tensors[g.ops[i].outputs[0]];  // a copy: add_tensor may reallocate
       const int idx = g.add_tensor(g.ops[i].name + "/indices", y.shape, dtype::i64, tensor_kind::activation);
       g.tensors[idx].producer = i;
       g.tensors[idx].batch_multiple = y.batch_multiple;
@@ -239,7 +239,7 @@ graph make_training_graph(const graph& forward, const training_options& options)
   if (options.dropout_masks)
     for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
       if (g.ops[i].type != "dropout" || g.ops[i].attr.p <= 0 || g.ops[i].outputs.size() != 1) continue;
-      const auto& y = g.tensors[g.ops[i].outputs[0]];
+      const tensor y = g.tensors[g.ops[i].outputs[0]];  // a copy: add_tensor may reallocate
       const int mask = g.add_tensor(g.ops[i].name + "/mask", y.shape, dtype::u8, tensor_kind::activation);
       g.tensors[mask].producer = i;
       g.tensors[mask].batch_multiple = y.batch_multiple;
@@ -265,7 +265,7 @@ graph make_training_graph(const graph& forward, const training_options& options)
     auto& parts = partial[t];
     if (parts.empty()) return -1;
     if (parts.size() == 1) return parts[0];
-    const auto& src = g.tensors[t];
+    const tensor src = g.tensors[t];  // a copy: add_tensor may reallocate
     const int sum =
         g.add_tensor("d" + src.name, src.shape, src.type,
                      src.kind == tensor_kind::parameter ? tensor_kind::param_gradient : tensor_kind::gradient);
@@ -321,7 +321,7 @@ graph make_training_graph(const graph& forward, const training_options& options)
           wo.inputs.push_back(s);
       std::vector<int> param_grads;
       for (int x : grad_inputs) {
-        const auto& xt = g.tensors[x];
+        const tensor xt = g.tensors[x];  // a copy: add_tensor may reallocate
         if (xt.kind != tensor_kind::parameter) continue;
         const int dw = g.add_tensor("d" + xt.name, xt.shape, xt.type, tensor_kind::param_gradient);
         wo.outputs.push_back(dw);
@@ -347,7 +347,7 @@ graph make_training_graph(const graph& forward, const training_options& options)
     std::vector<int> param_grads;
     bool data_grad = false;
     for (int x : grad_inputs) {
-      const auto& xt = g.tensors[x];
+      const tensor xt = g.tensors[x];  // a copy: add_tensor may reallocate
       const bool param = xt.kind == tensor_kind::parameter;
       const int dx =
           g.add_tensor("d" + xt.name, xt.shape, xt.type, param ? tensor_kind::param_gradient : tensor_kind::gradient);

@@ -241,7 +241,7 @@ graph apply_recompute(const graph& training, const std::vector<unit>& units, con
       c.control_inputs = u.triggers;
       for (int x : fo.inputs) c.inputs.push_back(clone[x] >= 0 ? clone[x] : x);
       for (int y : fo.outputs) {
-        const auto& yt = g.tensors[y];
+        const tensor yt = g.tensors[y];  // a copy: add_tensor may reallocate
         const int ct = g.add_tensor(yt.name + "@recompute", yt.shape, yt.type, tensor_kind::activation);
         // The original's byte count, which an executor may have set to its real storage (padding).
         g.tensors[ct].bytes = yt.bytes;
