@@ -62,7 +62,7 @@ def make():
 
 
 class Replica:
-    def __init__(self, label, hook, overlap=True):
+    def __init__(self, label, hook, overlap):
         net, shape = make()
         self.label, self.model = label, DDP(net, bucket_cap_mb=a.bucket_cap_mb)
         self.state = toru.ddp.register(self.model, comm, overlap) if hook else None
@@ -84,8 +84,8 @@ class Replica:
         return comm.allreduce(time.perf_counter() - t0, op=MPI.MAX) / a.steps
 
 
-replicas = [Replica("toru", True), Replica("toru-sync", True, False), Replica("gloo", False),
-            Replica("gloo'", False)]
+replicas = [Replica("toru", True, True), Replica("toru-sync", True, False), Replica("gloo", False, None),
+            Replica("gloo'", False, None)]
 times = {r.label: [] for r in replicas}
 for rnd in range(a.rounds):
     for i in range(len(replicas)):

@@ -13,11 +13,12 @@ order of additions depends on the bucket's size and position: two trainings that
     model = torch.nn.parallel.DistributedDataParallel(net)
     toru.ddp.register(model, MPI.COMM_WORLD)             # gradients now reduced by toru
 
-With ``overlap=True`` (the default) the reduction runs on one worker thread per hook state, in the
+With ``overlap=True`` the reduction runs on one worker thread per hook state, in the
 order DDP hands over its buckets (the same on every rank), so it overlaps the rest of backward as
 PyTorch's asynchronous allreduce does. With ``overlap=False`` each bucket is reduced inside the hook,
 before backward goes on: better where ranks share cores (oversubscribed), since MPI's progress polls
 and a worker thread waiting in MPI then takes CPU from backward (docs/python.md has the measurement).
+The default (``overlap=None``) overlaps when this node's ranks times torch's threads fit its cores.
 CPU float32 gradients only; the communicator must hold the same processes as the process group, in
 the same rank order (checked by ``register``).
 """
@@ -36,8 +37,10 @@ class OrderedReduction:
     communicator; None: COMM_WORLD) and, with ``overlap``, the worker thread that runs it. Collective
     to create."""
 
-    def __init__(self, comm=None, overlap=True):
+    def __init__(self, comm=None, overlap=None):
         self.reducer = OrderedAllreduce(comm)
+        if overlap is None:
+            overlap = _cores_to_spare(comm)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toru-ddp") if overlap else None
 
     def submit(self, tensor):
@@ -70,13 +73,27 @@ class OrderedReduction:
             self._worker.shutdown(wait=True)
 
 
+def _cores_to_spare(comm):
+    """Whether this node's ranks, each with torch's threads, leave a core for the worker thread's
+    waits (collective over comm: the node's ranks are counted with a shared-memory split)."""
+    import os
+
+    from mpi4py import MPI
+
+    node = (MPI.COMM_WORLD if comm is None else comm).Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return node.Get_size() * torch.get_num_threads() <= (os.cpu_count() or 1)
+    finally:
+        node.Free()
+
+
 def ordered_allreduce_hook(state, bucket):
     """DDP communication hook (``model.register_comm_hook(state, ordered_allreduce_hook)``, state an
     ``OrderedReduction``): the bucket's gradients averaged over the ranks in rank order."""
     return state.submit(bucket.buffer())
 
 
-def register(model, comm=None, overlap=True):
+def register(model, comm=None, overlap=None):
     """Registers ``ordered_allreduce_hook`` on the DDP ``model`` and returns its state. ``comm``
     (mpi4py; None: COMM_WORLD) must list the same processes as the model's process group, in the
     same order: checked here on every rank, so a mismatch raises everywhere. ``overlap``: see the

@@ -6,7 +6,8 @@ Each rank trains the same MLP on its own data for STEPS SGD steps, four ways: DD
 with toru.ddp's hook, each with bucket_cap_mb 25 (one bucket) and 0.001 (after DDP's first step, a
 first bucket of up to 1 MB, DDP's fixed first-bucket size, then a bucket per tensor). The MLP's 2.2 MB of
 parameters make the two bucketings differ. Asserted:
-- toru: both bucketings end with bit-identical weights, the same on every rank, and bit-identical to
+- toru (the small buckets reduced on the hook's worker thread, the large one inside the hook): both
+  bucketings end with bit-identical weights, the same on every rank, and bit-identical to
   an independent reference without DDP (each rank's gradients gathered with mpi4py and added in rank
   order in NumPy float32, divided by the rank count, then the same SGD step);
 - gloo: the two bucketings end with different weights (what the hook fixes; this also shows that the
@@ -64,7 +65,7 @@ buckets_seen = {}  # toru runs: distinct bucket lengths the hook reduced
 def train(reducer, bucket_cap_mb):
     net = make_model()
     model = DDP(net, bucket_cap_mb=bucket_cap_mb)
-    state = toru.ddp.register(model, comm) if reducer == "toru" else None
+    state = toru.ddp.register(model, comm, overlap=bucket_cap_mb < 1) if reducer == "toru" else None
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(STEPS):
         x, y = batch(step)
