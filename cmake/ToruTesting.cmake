@@ -24,6 +24,26 @@ endif()
 # (tests/skip_status.hpp); scripts that skip use it too.
 set(TORU_TEST_SKIP_CODE 77)
 
+# The sanitizer tier CI runs (scripts/test-sanitizers.sh --ci): the test programs of the code that
+# runs threads next to MPI or manages its own buffers - the pipelined all-to-all, split-phase calls,
+# the FFT's agreement and error paths, CGDP's host summing, data-parallel overlap, the stream queue
+# and publisher, swap's graph rewriting, the PMPI shim. Their tests are labelled `sanitize` and the
+# target `toru_sanitize_tier` builds exactly these programs, so CI builds a fraction of the tree
+# under ASan and TSan.
+set(TORU_SANITIZE_TIER
+  core_agreement_test core_error_test comm_alltoall_test comm_split_phase_test comm_collective_errors_test
+  fft_split_phase_test fft_collective_errors_test fft_batch_test train_cgdp_test train_data_parallel_test
+  stream_queue_test stream_flow_control_test stream_publisher_test swap_graph_test swap_plan_test)
+add_custom_target(toru_sanitize_tier)
+
+# toru_sanitize_tier_member(<target> <test>...): a program of the tier and the tests that run it.
+function(toru_sanitize_tier_member target)
+  if(target IN_LIST TORU_SANITIZE_TIER)
+    add_dependencies(toru_sanitize_tier ${target})
+    set_property(TEST ${ARGN} APPEND PROPERTY LABELS sanitize)
+  endif()
+endfunction()
+
 # toru_add_unit_test(<name> SOURCES ... LIBS ... [LABELS ...])
 function(toru_add_unit_test name)
   cmake_parse_arguments(arg "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -35,6 +55,7 @@ function(toru_add_unit_test name)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "unit;${arg_LABELS}" TIMEOUT ${arg_TIMEOUT}
     SKIP_RETURN_CODE ${TORU_TEST_SKIP_CODE})
+  toru_sanitize_tier_member(${name} ${name})
 endfunction()
 
 # toru_add_mpi_test(<name> SOURCES ... LIBS ... RANKS 1 2 3 ... [LABELS ...] [TIMEOUT s])
@@ -63,6 +84,7 @@ function(toru_add_mpi_test name)
     set_tests_properties(${name}_np${n} PROPERTIES
       LABELS "${labels}" TIMEOUT ${arg_TIMEOUT} PROCESSORS ${n}
       ENVIRONMENT "${TORU_MPI_TEST_ENV}" SKIP_RETURN_CODE ${TORU_TEST_SKIP_CODE})
+    toru_sanitize_tier_member(${name} ${name}_np${n})
   endforeach()
 endfunction()
 

@@ -188,7 +188,9 @@ void recorder::on_finalize() {
       const auto u = static_cast<std::size_t>(i);
       ranks[u].stats = json::parse(all_stats.begin() + displs[u], all_stats.begin() + displs[u] + sizes[u]);
       ranks[u].events.resize(static_cast<std::size_t>(esizes[u]) / sizeof(event));
-      std::memcpy(ranks[u].events.data(), all_events.data() + edispls[u], static_cast<std::size_t>(esizes[u]));
+      // A rank may have no events (neighbourhood collectives are none): memcpy from nullptr is UB.
+      if (esizes[u] > 0)
+        std::memcpy(ranks[u].events.data(), all_events.data() + edispls[u], static_cast<std::size_t>(esizes[u]));
     }
     try {
       write_run(ranks, dir);
