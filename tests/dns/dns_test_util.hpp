@@ -11,7 +11,8 @@
 
 namespace toru::dns::test {
 
-/// The configurations every rank-count test runs: toru with each decomposition, and FFTW-MPI.
+/// The configurations every rank-count test runs: toru with each decomposition (vector fields
+/// batched, and one component at a time), and FFTW-MPI.
 struct fft_case {
   std::string name;
   transform_options opts;
@@ -20,7 +21,9 @@ inline std::vector<fft_case> fft_cases() {
   return {{"toru-auto", {fft_backend::toru, fft::decomposition::automatic}},
           {"toru-slab", {fft_backend::toru, fft::decomposition::slab}},
           {"toru-pencil", {fft_backend::toru, fft::decomposition::pencil}},
-          {"fftw-mpi", {fft_backend::fftw_mpi, fft::decomposition::slab}}};
+          {"fftw-mpi", {fft_backend::fftw_mpi, fft::decomposition::slab}},
+          {"toru-auto-unbatched", {fft_backend::toru, fft::decomposition::automatic, false}},
+          {"toru-pencil-unbatched", {fft_backend::toru, fft::decomposition::pencil, false}}};
 }
 
 /// Collective over the grid's communicator: the whole field in global natural order

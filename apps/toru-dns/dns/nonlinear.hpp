@@ -3,7 +3,8 @@
 //   N(u) = P[ u x omega ],   omega = curl u,
 // with P the projection onto divergence-free fields (it absorbs the pressure and |u|^2/2). The
 // product is formed on the grid and dealiased by the 2/3 rule. Costs 6 backward and 3 forward
-// transforms. Since u . (u x omega) = 0 at every grid point, <u, N(u)> = 0 to round-off for a
+// transforms, made as three vector transforms (u, omega back; u x omega forward): batched, one
+// exchange per transpose carries all three components. Since u . (u x omega) = 0 at every grid point, <u, N(u)> = 0 to round-off for a
 // dealiased, divergence-free u: the spatial discretisation conserves energy.
 #pragma once
 
@@ -32,12 +33,13 @@ class nonlinear_term {
   double fft_seconds() const { return clock_.seconds; }
 
  private:
-  void backward(const scalar_field& in, real_field& out);
-  void forward(real_field& in, scalar_field& out);
+  // Interleaved vector fields (component c of offset i at 3 i + c), transformed through the scratch.
+  void backward(real_field& out);
+  void forward(real_field& in);
 
   const spectral_grid& grid_;
   const transform& t_;
-  std::array<real_field, 3> u_, w_;
+  real_field u_, w_;
   scalar_field scratch_;
   fft_clock clock_;
 };

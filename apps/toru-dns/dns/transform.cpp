@@ -16,7 +16,7 @@ std::unique_ptr<transform> make_transform(MPI_Comm comm, std::int64_t n, const t
            "pencil");
     return make_fftw_mpi_transform(comm, n);
   }
-  return make_toru_transform(comm, n, opts.decomp);
+  return opts.batched ? make_toru_batch_transform(comm, n, opts.decomp) : make_toru_transform(comm, n, opts.decomp);
 }
 
 }  // namespace toru::dns
