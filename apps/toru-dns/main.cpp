@@ -66,7 +66,7 @@ struct settings {
   std::int64_t checkpoint_every = 0;
   std::string decomp = "auto";
   std::string fft = "toru";
-  bool fft_batch = true;
+  bool fft_batch = false;
   bool json = false;
   bool quiet = false;
   // Streaming to viewers (off unless a port or a recording directory is given).
@@ -516,8 +516,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--fft", s.fft, "FFT backend")->check(CLI::IsMember({"toru", "fftw-mpi"}))->capture_default_str();
   app.add_flag("--fft-batch,!--no-fft-batch", s.fft_batch,
-               "vector fields in one batched transform (toru: fft3d_batch_r2c; --no-fft-batch: fft3d_r2c per "
-               "component; FFTW-MPI always batches)")
+               "vector fields (u, omega, u x omega) in one batched transform each, one exchange per transpose for "
+               "the three components (toru: fft3d_batch_r2c on pencils; FFTW-MPI: plan_many) instead of three")
       ->capture_default_str();
   app.add_option("--stream-port", s.stream_port,
                  "publish a slice (u_x at z=0) and E(k) per step; serve the viewer page and WebSocket on this port "

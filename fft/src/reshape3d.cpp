@@ -146,28 +146,47 @@ strided_fn strided_for(std::size_t eb) {
 }
 
 // Copies the block I from src (laid out as box sb) to dst (box db), walking I in the order `ord`
-// (outer to inner axis); whole runs along ord[2] where both sides are contiguous there.
+// (outer to inner axis); whole runs along ord[2] where both sides are contiguous there. Where they
+// are not (a transpose), it goes in tiles of the source's and the destination's contiguous axes,
+// so that both sides touch a few lines and pages at a time instead of one page per element.
 void copy_block(const char* src, const box3d& sb, char* dst, const box3d& db, const box3d& I,
                 const std::array<int, 3>& ord, std::size_t eb) {
   const index3 ss = strides(sb), ds = strides(db);
+  const auto e = static_cast<std::int64_t>(eb);
   const int a0 = ord[0], a1 = ord[1], a2 = ord[2];
   const std::int64_t run = I.size[a2];
-  const bool contiguous = ss[a2] == 1 && ds[a2] == 1;
-  const strided_fn strided = strided_for(eb);
-  const std::int64_t sstep = ss[a2] * static_cast<std::int64_t>(eb), dstep = ds[a2] * static_cast<std::int64_t>(eb);
   index3 p = I.low;
-  for (std::int64_t x = 0; x < I.size[a0]; ++x) {
-    p[a0] = I.low[a0] + x;
-    for (std::int64_t y = 0; y < I.size[a1]; ++y) {
-      p[a1] = I.low[a1] + y;
-      p[a2] = I.low[a2];
-      const char* s = src + offset(sb, ss, p) * static_cast<std::int64_t>(eb);
-      char* d = dst + offset(db, ds, p) * static_cast<std::int64_t>(eb);
-      if (contiguous)
-        std::memcpy(d, s, static_cast<std::size_t>(run) * eb);
-      else
-        strided(d, s, run, dstep, sstep, eb);
+  // Point p on either side.
+  auto from = [&] { return src + offset(sb, ss, p) * e; };
+  auto to = [&] { return dst + offset(db, ds, p) * e; };
+  if (ss[a2] == 1 && ds[a2] == 1) {
+    for (std::int64_t x = 0; x < I.size[a0]; ++x) {
+      p[a0] = I.low[a0] + x;
+      for (std::int64_t y = 0; y < I.size[a1]; ++y) {
+        p[a1] = I.low[a1] + y;
+        p[a2] = I.low[a2];
+        std::memcpy(to(), from(), static_cast<std::size_t>(run) * eb);
+      }
     }
+    return;
+  }
+  const strided_fn strided = strided_for(eb);
+  const std::int64_t sstep = ss[a2] * e, dstep = ds[a2] * e;
+  // dc: the destination's contiguous axis (not a2 here); r: the third axis.
+  const int dc = db.order[2] != a2 ? db.order[2] : a1;
+  const int r = 3 - a2 - dc;
+  constexpr std::int64_t tile = 16;  // 16 x 16 points of up to 64 bytes: 16 KiB, in L1 with room
+  for (std::int64_t x = 0; x < I.size[r]; ++x) {
+    p[r] = I.low[r] + x;
+    for (std::int64_t y0 = 0; y0 < I.size[dc]; y0 += tile)
+      for (std::int64_t z0 = 0; z0 < run; z0 += tile) {
+        const std::int64_t ny = std::min(tile, I.size[dc] - y0), nz = std::min(tile, run - z0);
+        for (std::int64_t y = y0; y < y0 + ny; ++y) {
+          p[dc] = I.low[dc] + y;
+          p[a2] = I.low[a2] + z0;
+          strided(to(), from(), nz, dstep, sstep, eb);
+        }
+      }
   }
 }
 

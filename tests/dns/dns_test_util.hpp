@@ -11,8 +11,8 @@
 
 namespace toru::dns::test {
 
-/// The configurations every rank-count test runs: toru with each decomposition (vector fields
-/// batched, and one component at a time), and FFTW-MPI.
+/// The configurations every rank-count test runs: toru with each decomposition and FFTW-MPI,
+/// vector fields one component at a time (the default) and batched.
 struct fft_case {
   std::string name;
   transform_options opts;
@@ -22,8 +22,9 @@ inline std::vector<fft_case> fft_cases() {
           {"toru-slab", {fft_backend::toru, fft::decomposition::slab}},
           {"toru-pencil", {fft_backend::toru, fft::decomposition::pencil}},
           {"fftw-mpi", {fft_backend::fftw_mpi, fft::decomposition::slab}},
-          {"toru-auto-unbatched", {fft_backend::toru, fft::decomposition::automatic, false}},
-          {"toru-pencil-unbatched", {fft_backend::toru, fft::decomposition::pencil, false}}};
+          {"toru-auto-batched", {fft_backend::toru, fft::decomposition::automatic, true}},
+          {"toru-pencil-batched", {fft_backend::toru, fft::decomposition::pencil, true}},
+          {"fftw-mpi-batched", {fft_backend::fftw_mpi, fft::decomposition::slab, true}}};
 }
 
 /// Collective over the grid's communicator: the whole field in global natural order

@@ -12,9 +12,12 @@ namespace toru::dns {
 nonlinear_term::nonlinear_term(const spectral_grid& grid, const transform& t)
     : grid_(grid),
       t_(t),
-      u_(static_cast<std::size_t>(3 * 2 * grid.alloc())),
+      point_(t.batched() ? 3 : 1),
+      real_comp_(t.batched() ? 1 : static_cast<std::size_t>(2 * t.component_stride())),
+      spec_comp_(t.batched() ? 1 : static_cast<std::size_t>(t.component_stride())),
+      u_(static_cast<std::size_t>(3 * 2 * t.component_stride())),
       w_(u_.size()),
-      scratch_(static_cast<std::size_t>(3 * grid.alloc())) {}
+      scratch_(static_cast<std::size_t>(3 * t.component_stride())) {}
 
 void nonlinear_term::backward(real_field& out) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -35,16 +38,17 @@ velocity_extremes nonlinear_term::evaluate(const vector_field& u, vector_field& 
   const std::size_t size = static_cast<std::size_t>(grid_.alloc());
   const cpx I{0, 1};
 
+  const std::size_t p = point_, rc = real_comp_, sc = spec_comp_;
   // The transform may overwrite its input; the solver's fields must survive.
-  for (std::size_t i = 0; i < size; ++i)
-    for (int a = 0; a < 3; ++a) scratch_[3 * i + a] = u[a][i];
+  for (int a = 0; a < 3; ++a)
+    for (std::size_t i = 0; i < size; ++i) scratch_[i * p + a * sc] = u[a][i];
   backward(u_);
   // omega_hat = i k x u_hat.
   for (std::size_t i = 0; i < size; ++i) {
     const cpx ux = u[0][i], uy = u[1][i], uz = u[2][i];
-    scratch_[3 * i + 0] = I * (ky[i] * uz - kz[i] * uy);
-    scratch_[3 * i + 1] = I * (kz[i] * ux - kx[i] * uz);
-    scratch_[3 * i + 2] = I * (kx[i] * uy - ky[i] * ux);
+    scratch_[i * p] = I * (ky[i] * uz - kz[i] * uy);
+    scratch_[i * p + sc] = I * (kz[i] * ux - kx[i] * uz);
+    scratch_[i * p + 2 * sc] = I * (kx[i] * uy - ky[i] * ux);
   }
   backward(w_);
 
@@ -52,12 +56,12 @@ velocity_extremes nonlinear_term::evaluate(const vector_field& u, vector_field& 
   velocity_extremes ext;
   double umax2 = 0;
   for_box(grid_.real(), [&](const std::array<std::int64_t, 3>&, std::int64_t at) {
-    const auto i = 3 * static_cast<std::size_t>(at);
-    const double ux = u_[i], uy = u_[i + 1], uz = u_[i + 2];
-    const double wx = w_[i], wy = w_[i + 1], wz = w_[i + 2];
+    const auto i = static_cast<std::size_t>(at) * p;
+    const double ux = u_[i], uy = u_[i + rc], uz = u_[i + 2 * rc];
+    const double wx = w_[i], wy = w_[i + rc], wz = w_[i + 2 * rc];
     w_[i] = uy * wz - uz * wy;
-    w_[i + 1] = uz * wx - ux * wz;
-    w_[i + 2] = ux * wy - uy * wx;
+    w_[i + rc] = uz * wx - ux * wz;
+    w_[i + 2 * rc] = ux * wy - uy * wx;
     umax2 = std::max(umax2, ux * ux + uy * uy + uz * uz);
     ext.sum_abs = std::max(ext.sum_abs, std::abs(ux) + std::abs(uy) + std::abs(uz));
   });
@@ -71,7 +75,7 @@ velocity_extremes nonlinear_term::evaluate(const vector_field& u, vector_field& 
   const auto& mask = grid_.mask();
   const auto& inv_k2 = grid_.inv_k2();
   for (std::size_t i = 0; i < size; ++i) {
-    const cpx nx = scratch_[3 * i] * mask[i], ny = scratch_[3 * i + 1] * mask[i], nz = scratch_[3 * i + 2] * mask[i];
+    const cpx nx = scratch_[i * p] * mask[i], ny = scratch_[i * p + sc] * mask[i], nz = scratch_[i * p + 2 * sc] * mask[i];
     const cpx kdotn = (kx[i] * nx + ky[i] * ny + kz[i] * nz) * inv_k2[i];
     const double keep = inv_k2[i] > 0 ? 1.0 : 0.0;  // the mean (k = 0) of u x omega is 0 but for round-off
     out[0][i] = keep * (nx - kx[i] * kdotn);

@@ -8,9 +8,10 @@
 // FFTW_MPI_TRANSPOSED_OUT / _IN. The spectral box (low, size, memory order) says where each mode is.
 //
 // Vector fields (the velocity, the vorticity, u x omega) go through forward_vector /
-// backward_vector: the three components at once, interleaved. Batched (the default), each
-// transpose moves all three in one exchange: toru's fft3d_batch_r2c, FFTW-MPI's plan_many with
-// howmany = 3. Unbatched (toru only): fft3d_r2c per component.
+// backward_vector. Batched (transform_options::batched), the three components are interleaved
+// and each transpose moves all three in one exchange: toru's fft3d_batch_r2c, FFTW-MPI's
+// plan_many with howmany = 3. Unbatched (the default, faster on toru today: docs/dns.md), they
+// are planar and transformed one at a time by the scalar plan.
 #pragma once
 
 #include <mpi.h>
@@ -30,7 +31,7 @@ enum class fft_backend { toru, fftw_mpi };
 struct transform_options {
   fft_backend backend = fft_backend::toru;
   fft::decomposition decomp = fft::decomposition::automatic;  // fftw_mpi: slab only
-  bool batched = true;  // toru: vector fields through fft3d_batch_r2c; false: fft3d_r2c per component
+  bool batched = false;  // vector fields in one batched transform (toru: fft3d_batch_r2c) instead of three
 };
 
 /// An n x n x n r2c/c2r transform over a communicator. Unnormalized both ways.
@@ -47,13 +48,17 @@ class transform {
   virtual void forward(double* in, cpx* out) const = 0;
   /// Collective. `in` may be overwritten.
   virtual void backward(cpx* in, double* out) const = 0;
-  /// Collective: the three components of a vector field, interleaved (component c of real offset m
-  /// at in[3 m + c], of spectral offset i at out[3 i + c]); buffers hold three times a single
-  /// field's. `in` may be overwritten.
-  virtual void forward_vector(double* in, cpx* out) const = 0;
-  virtual void backward_vector(cpx* in, double* out) const = 0;
   /// Whether the vector transforms move their three components in one exchange per transpose.
-  virtual bool batched() const = 0;
+  virtual bool batched() const { return false; }
+  /// Where the vector transforms keep component c of the field's offset i (of the real or the
+  /// spectral box): batched, interleaved at 3 i + c; otherwise planar, at c * component_stride() + i
+  /// (spectral) or c * 2 component_stride() + i (real), each component 64-byte aligned as FFTW's
+  /// new-array execute needs. Vector buffers hold 3 component_stride() modes or twice as many reals.
+  std::int64_t component_stride() const { return (alloc() + 3) / 4 * 4; }
+  /// Collective: the three components of a vector field (layout above). `in` may be overwritten.
+  /// Unless overridden, one component at a time through forward / backward.
+  virtual void forward_vector(double* in, cpx* out) const;
+  virtual void backward_vector(cpx* in, double* out) const;
   /// "toru", "fftw-mpi"
   virtual std::string backend_name() const = 0;
   virtual fft::decomposition decomp() const = 0;
@@ -66,6 +71,6 @@ std::unique_ptr<transform> make_transform(MPI_Comm comm, std::int64_t n, const t
 
 std::unique_ptr<transform> make_toru_transform(MPI_Comm comm, std::int64_t n, fft::decomposition decomp);
 std::unique_ptr<transform> make_toru_batch_transform(MPI_Comm comm, std::int64_t n, fft::decomposition decomp);
-std::unique_ptr<transform> make_fftw_mpi_transform(MPI_Comm comm, std::int64_t n);
+std::unique_ptr<transform> make_fftw_mpi_transform(MPI_Comm comm, std::int64_t n, bool batched);
 
 }  // namespace toru::dns

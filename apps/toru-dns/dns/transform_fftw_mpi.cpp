@@ -16,7 +16,7 @@ namespace {
 
 class fftw_mpi_transform final : public transform {
  public:
-  fftw_mpi_transform(MPI_Comm comm, std::int64_t n) : nranks_(mpi_size(comm)) {
+  fftw_mpi_transform(MPI_Comm comm, std::int64_t n, bool batched) : nranks_(mpi_size(comm)), batched_(batched) {
     fftw_mpi_init();  // idempotent
     const ptrdiff_t nh = n / 2 + 1;
     ptrdiff_t ln0 = 0, s0 = 0, ln1 = 0, s1 = 0;
@@ -60,12 +60,14 @@ class fftw_mpi_transform final : public transform {
     fftw_mpi_execute_dft_c2r(bwd_, reinterpret_cast<fftw_complex*>(in), out);
   }
   void forward_vector(double* in, cpx* out) const override {
+    if (!batched_) return transform::forward_vector(in, out);
     fftw_mpi_execute_dft_r2c(fwd3_, in, reinterpret_cast<fftw_complex*>(out));
   }
   void backward_vector(cpx* in, double* out) const override {
+    if (!batched_) return transform::backward_vector(in, out);
     fftw_mpi_execute_dft_c2r(bwd3_, reinterpret_cast<fftw_complex*>(in), out);
   }
-  bool batched() const override { return true; }
+  bool batched() const override { return batched_; }
   std::string backend_name() const override { return "fftw-mpi"; }
   fft::decomposition decomp() const override { return fft::decomposition::slab; }
   std::array<int, 2> grid() const override { return {nranks_, 1}; }
@@ -78,6 +80,7 @@ class fftw_mpi_transform final : public transform {
     }
   }
   int nranks_ = 1;
+  bool batched_ = false;
   fft::box3d real_, spec_;
   std::int64_t alloc_ = 0;
   fftw_plan fwd_ = nullptr, bwd_ = nullptr, fwd3_ = nullptr, bwd3_ = nullptr;
@@ -85,8 +88,8 @@ class fftw_mpi_transform final : public transform {
 
 }  // namespace
 
-std::unique_ptr<transform> make_fftw_mpi_transform(MPI_Comm comm, std::int64_t n) {
-  return std::make_unique<fftw_mpi_transform>(comm, n);
+std::unique_ptr<transform> make_fftw_mpi_transform(MPI_Comm comm, std::int64_t n, bool batched) {
+  return std::make_unique<fftw_mpi_transform>(comm, n, batched);
 }
 
 }  // namespace toru::dns

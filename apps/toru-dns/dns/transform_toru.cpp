@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// toru's FFT behind the solver's transform interface: fft3d_batch_r2c (vector fields in one
-// exchange per transpose; the default) or fft3d_r2c (one transform per component).
+// toru's FFT behind the solver's transform interface: fft3d_r2c (vector fields one component at a
+// time; the default) or fft3d_batch_r2c (vector fields in one exchange per transpose).
 #include <cstddef>
 #include <vector>
 
@@ -12,50 +12,25 @@
 namespace toru::dns {
 namespace {
 
-constexpr int components = 3;
-
 class toru_transform final : public transform {
  public:
   toru_transform(MPI_Comm comm, std::int64_t n, fft::decomposition decomp)
       : plan_(comm, {n, n, n}, fft::options3d{.decomp = decomp, .output = fft::order::transposed}),
-        ws_(plan_.workspace_size()),
-        real_(static_cast<std::size_t>(2 * plan_.alloc_size())),
-        spec_(static_cast<std::size_t>(plan_.alloc_size())) {}
+        ws_(plan_.workspace_size()) {}
 
   const fft::box3d& real_box() const override { return plan_.inbox(); }
   const fft::box3d& spec_box() const override { return plan_.outbox(); }
   std::int64_t alloc() const override { return plan_.alloc_size(); }
   void forward(double* in, cpx* out) const override { plan_.forward(in, out, ws_.data()); }
   void backward(cpx* in, double* out) const override { plan_.backward(in, out, ws_.data()); }
-  // One component at a time through the plan's own single-field buffers.
-  void forward_vector(double* in, cpx* out) const override {
-    const std::size_t reals = real_.size(), modes = spec_.size();
-    for (int c = 0; c < components; ++c) {
-      for (std::size_t i = 0; i < reals; ++i) real_[i] = in[components * i + c];
-      forward(real_.data(), spec_.data());
-      for (std::size_t i = 0; i < modes; ++i) out[components * i + c] = spec_[i];
-    }
-  }
-  void backward_vector(cpx* in, double* out) const override {
-    const std::size_t reals = real_.size(), modes = spec_.size();
-    for (int c = 0; c < components; ++c) {
-      for (std::size_t i = 0; i < modes; ++i) spec_[i] = in[components * i + c];
-      backward(spec_.data(), real_.data());
-      for (std::size_t i = 0; i < reals; ++i) out[components * i + c] = real_[i];
-    }
-  }
-  bool batched() const override { return false; }
   std::string backend_name() const override { return "toru"; }
   fft::decomposition decomp() const override { return plan_.decomp(); }
   std::array<int, 2> grid() const override { return plan_.grid(); }
 
  private:
   fft::fft3d_r2c<double> plan_;
-  // The plan's scratch and one component's arrays, reused by every call (calls on one plan never
-  // run concurrently).
+  // The plan's scratch, reused by every call (calls on one plan never run concurrently).
   mutable std::vector<std::byte> ws_;
-  mutable aligned_vector<double> real_;
-  mutable aligned_vector<cpx> spec_;
 };
 
 // The batched plans run on pencils; a "slab" is the 1 x P grid (axis 1 split over all ranks, then
@@ -74,7 +49,7 @@ class toru_batch_transform final : public transform {
  public:
   toru_batch_transform(MPI_Comm comm, std::int64_t n, fft::decomposition decomp)
       : scalar_(comm, {n, n, n}, 1, fft::fields::interleaved, batch_options(comm, n, decomp)),
-        vector_(comm, {n, n, n}, components, fft::fields::interleaved, batch_options(comm, n, decomp)) {}
+        vector_(comm, {n, n, n}, 3, fft::fields::interleaved, batch_options(comm, n, decomp)) {}
 
   const fft::box3d& real_box() const override { return scalar_.inbox(); }
   const fft::box3d& spec_box() const override { return scalar_.outbox(); }
