@@ -252,10 +252,9 @@ int run(const settings& cli, MPI_Comm comm) {
     spectra.emplace_back(t, std::move(ek));
   };
 
-  const std::string label =
-      fmt::format("{} {} {}x{}{}", sol.transformer().backend_name(), toru::fft::to_string(sol.transformer().decomp()),
-                  sol.transformer().grid()[0], sol.transformer().grid()[1],
-                  sol.transformer().batched() ? " batched" : "");
+  const std::string label = fmt::format("{} {} {}x{}{}", sol.transformer().backend_name(),
+                                        toru::fft::to_string(sol.transformer().decomp()), sol.transformer().grid()[0],
+                                        sol.transformer().grid()[1], sol.transformer().batched() ? " batched" : "");
   std::FILE* progress = s.json ? stderr : stdout;
   if (rank == 0 && !s.quiet)
     fmt::print(progress, "toru-dns: {}^3, Re {}, nu {:.6g}, {} ranks, FFT {}, {}, {}, CFL {}\n", s.n, s.re, cfg.nu,

@@ -21,8 +21,8 @@
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
-#include "toru/fft/fft3d_mixed.hpp"
 #include "toru/fft/fft3d_batch.hpp"
+#include "toru/fft/fft3d_mixed.hpp"
 #include "toru/fft/fft3d_r2r.hpp"
 #include "toru/fft/reshape3d.hpp"
 
@@ -517,8 +517,8 @@ struct toru_fft_batch_plan_s {
       plan;
 };
 
-toru_result toru_fft_batch_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
-                                          int howmany, toru_fft_fields layout, const toru_fft_options* options,
+toru_result toru_fft_batch_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c, int howmany,
+                                          toru_fft_fields layout, const toru_fft_options* options,
                                           toru_fft_batch_plan* plan) {
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {

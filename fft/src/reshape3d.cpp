@@ -126,22 +126,29 @@ template <std::size_t EB>
 void strided_run(char* d, const char* s, std::int64_t run, std::int64_t dstep, std::int64_t sstep, std::size_t) {
   for (std::int64_t z = 0; z < run; ++z) std::memcpy(d + z * dstep, s + z * sstep, EB);
 }
-void strided_run_any(char* d, const char* s, std::int64_t run, std::int64_t dstep, std::int64_t sstep,
-                     std::size_t eb) {
+void strided_run_any(char* d, const char* s, std::int64_t run, std::int64_t dstep, std::int64_t sstep, std::size_t eb) {
   for (std::int64_t z = 0; z < run; ++z) std::memcpy(d + z * dstep, s + z * sstep, eb);
 }
 using strided_fn = void (*)(char*, const char*, std::int64_t, std::int64_t, std::int64_t, std::size_t);
 // The sizes toru's plans move: a real or complex float or double, and up to four complex doubles.
 strided_fn strided_for(std::size_t eb) {
   switch (eb) {
-    case 4: return strided_run<4>;
-    case 8: return strided_run<8>;
-    case 16: return strided_run<16>;
-    case 24: return strided_run<24>;
-    case 32: return strided_run<32>;
-    case 48: return strided_run<48>;
-    case 64: return strided_run<64>;
-    default: return strided_run_any;
+    case 4:
+      return strided_run<4>;
+    case 8:
+      return strided_run<8>;
+    case 16:
+      return strided_run<16>;
+    case 24:
+      return strided_run<24>;
+    case 32:
+      return strided_run<32>;
+    case 48:
+      return strided_run<48>;
+    case 64:
+      return strided_run<64>;
+    default:
+      return strided_run_any;
   }
 }
 

@@ -18,7 +18,8 @@ static const long long n[3] = {11, 7, 9};
 /* Offset of global point g in box b's memory. */
 static long long at(const toru_fft_box* b, const long long g[3]) {
   const int* o = b->order;
-  return ((g[o[0]] - b->low[o[0]]) * b->size[o[1]] + (g[o[1]] - b->low[o[1]])) * b->row_stride + (g[o[2]] - b->low[o[2]]);
+  return ((g[o[0]] - b->low[o[0]]) * b->size[o[1]] + (g[o[1]] - b->low[o[1]])) * b->row_stride +
+         (g[o[2]] - b->low[o[2]]);
 }
 
 /* A value of field f at global point g, the same on every rank. */
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
       const long long g[3] = {i / (n[1] * n[2]), (i / n[2]) % n[1], i % n[2]};
       whole[i] = value(f, g);
     }
-    fftw_plan p = fftw_plan_dft_r2c_3d((int)n[0], (int)n[1], (int)n[2], whole, ref + f * n[0] * n[1] * nh, FFTW_ESTIMATE);
+    fftw_plan p =
+        fftw_plan_dft_r2c_3d((int)n[0], (int)n[1], (int)n[2], whole, ref + f * n[0] * n[1] * nh, FFTW_ESTIMATE);
     fftw_execute(p);
     fftw_destroy_plan(p);
   }
@@ -123,8 +125,8 @@ int main(int argc, char** argv) {
   free(a);
   free(b);
 
-  toru_result rc = toru_fft_batch_plan_create_3d(MPI_COMM_WORLD, n[0], n[1], n[2], 1, 0, TORU_FFT_INTERLEAVED, NULL,
-                                                 &plan);
+  toru_result rc =
+      toru_fft_batch_plan_create_3d(MPI_COMM_WORLD, n[0], n[1], n[2], 1, 0, TORU_FFT_INTERLEAVED, NULL, &plan);
   if (rc != TORU_ERROR_INVALID_ARGUMENT || plan != NULL) {
     fprintf(stderr, "rank %d: howmany 0 gave %d\n", me, (int)rc);
     ++bad;

@@ -127,14 +127,19 @@ TEST(FftBatchR2c, BadArgumentsFailOnEveryRank) {
   using plan = toru::fft::fft3d_batch_r2c<double>;
   expect_same_error([] { plan(MPI_COMM_WORLD, {4, 4, 4}, 0); }, toru::errc::invalid_argument, "howmany");
   // One rank wrong, every rank told: that rank's error, or the mismatch of two valid values.
-  expect_same_error([&] { plan(MPI_COMM_WORLD, {4, 4, 4}, me == last ? -1 : 3); }, toru::errc::invalid_argument,
-                    "howmany");
+  expect_same_error(
+      [&] {
+        plan(MPI_COMM_WORLD, {4, 4, 4}, me == last ? -1 : 3);
+      },
+      toru::errc::invalid_argument, "howmany");
   if (P > 1)
     expect_same_error([&] { plan(MPI_COMM_WORLD, {4, 4, 4}, me == last ? 2 : 3); }, toru::errc::mismatch, "howmany");
-  expect_same_error([&] { plan(MPI_COMM_WORLD, {4, me == last ? 0 : 4, 4}, 3); }, toru::errc::invalid_argument,
-                    "n[1]");
-  expect_same_error([&] { plan(MPI_COMM_WORLD, {4, 4, 4}, 2, static_cast<fields>(me == last ? 7 : 0)); },
-                    toru::errc::invalid_argument, "layout");
+  expect_same_error([&] { plan(MPI_COMM_WORLD, {4, me == last ? 0 : 4, 4}, 3); }, toru::errc::invalid_argument, "n[1]");
+  expect_same_error(
+      [&] {
+        plan(MPI_COMM_WORLD, {4, 4, 4}, 2, static_cast<fields>(me == last ? 7 : 0));
+      },
+      toru::errc::invalid_argument, "layout");
   // A c2c batch on one rank and an r2c batch on the others (same n and howmany): no hang.
   if (P > 1)
     expect_same_error(
@@ -149,8 +154,7 @@ TEST(FftBatchR2c, BadArgumentsFailOnEveryRank) {
   plan p(MPI_COMM_WORLD, {6, 5, 4}, 2);
   std::vector<double> r(2 * static_cast<std::size_t>(p.alloc_size()));
   std::vector<std::complex<double>> c(p.alloc_size());
-  expect_same_error([&] { p.forward(me == 0 ? nullptr : r.data(), c.data()); }, toru::errc::invalid_argument,
-                    nullptr);
+  expect_same_error([&] { p.forward(me == 0 ? nullptr : r.data(), c.data()); }, toru::errc::invalid_argument, nullptr);
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ velocity_extremes nonlinear_term::evaluate(const vector_field& u, vector_field& 
   const auto& mask = grid_.mask();
   const auto& inv_k2 = grid_.inv_k2();
   for (std::size_t i = 0; i < size; ++i) {
-    const cpx nx = scratch_[i * p] * mask[i], ny = scratch_[i * p + sc] * mask[i], nz = scratch_[i * p + 2 * sc] * mask[i];
+    const cpx nx = scratch_[i * p] * mask[i], ny = scratch_[i * p + sc] * mask[i],
+              nz = scratch_[i * p + 2 * sc] * mask[i];
     const cpx kdotn = (kx[i] * nx + ky[i] * ny + kz[i] * nz) * inv_k2[i];
     const double keep = inv_k2[i] > 0 ? 1.0 : 0.0;  // the mean (k = 0) of u x omega is 0 but for round-off
     out[0][i] = keep * (nx - kx[i] * kdotn);

@@ -38,8 +38,8 @@ class toru_transform final : public transform {
 // gets work in both layouts, as fft3d_r2c's automatic slab.
 fft::options3d batch_options(MPI_Comm comm, std::int64_t n, fft::decomposition decomp) {
   const int P = mpi_size(comm);
-  const bool slab = decomp == fft::decomposition::slab ||
-                    (decomp == fft::decomposition::automatic && n >= P && n / 2 + 1 >= P);
+  const bool slab =
+      decomp == fft::decomposition::slab || (decomp == fft::decomposition::automatic && n >= P && n / 2 + 1 >= P);
   fft::options3d o{.output = fft::order::transposed};
   if (slab) o.grid = {1, P};
   return o;

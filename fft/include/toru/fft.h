@@ -202,8 +202,8 @@ toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan);
  * plans (n, r2c, howmany, layout and options equal on every rank). */
 typedef struct toru_fft_batch_plan_s* toru_fft_batch_plan;
 typedef enum toru_fft_fields { TORU_FFT_INTERLEAVED = 0, TORU_FFT_PLANAR = 1 } toru_fft_fields;
-toru_result toru_fft_batch_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c,
-                                          int howmany, toru_fft_fields layout, const toru_fft_options* options,
+toru_result toru_fft_batch_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c, int howmany,
+                                          toru_fft_fields layout, const toru_fft_options* options,
                                           toru_fft_batch_plan* plan);
 toru_result toru_fft_batch_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
                                             int howmany, toru_fft_fields layout, const toru_fft_options* options,

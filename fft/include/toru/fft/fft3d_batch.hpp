@@ -32,7 +32,7 @@ enum class fields { interleaved, planar };
 namespace detail {
 class batch_plan;
 class batch_r2c_plan;
-}
+}  // namespace detail
 
 /// Collective plans with fft3d's agreement rules (n, howmany, layout, precision and options equal
 /// on every rank). Pencils: input with axis 2 whole on a p0 x p1 grid; output in the same pencils
