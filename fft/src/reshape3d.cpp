@@ -287,6 +287,10 @@ void reshape_impl::execute(const void* in, void* out) const {
     if (in && out && in_bytes && out_bytes && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
       throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: in and out overlap");
   });
+  move(in, out);
+}
+
+void reshape_impl::move(const void* in, void* out) const {
   const char* src = static_cast<const char*>(in);
   char* dst = static_cast<char*>(out);
   const int P = static_cast<int>(ins_.size());
