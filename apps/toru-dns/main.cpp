@@ -66,6 +66,7 @@ struct settings {
   std::int64_t checkpoint_every = 0;
   std::string decomp = "auto";
   std::string fft = "toru";
+  bool fft_batch = false;
   bool json = false;
   bool quiet = false;
   // Streaming to viewers (off unless a port or a recording directory is given).
@@ -198,7 +199,8 @@ int run(const settings& cli, MPI_Comm comm) {
       .fft = {.backend = s.fft == "fftw-mpi" ? dns::fft_backend::fftw_mpi : dns::fft_backend::toru,
               .decomp = s.decomp == "slab"     ? toru::fft::decomposition::slab
                         : s.decomp == "pencil" ? toru::fft::decomposition::pencil
-                                               : toru::fft::decomposition::automatic}};
+                                               : toru::fft::decomposition::automatic,
+              .batched = s.fft_batch}};
   dns::solver sol(comm, cfg);
   if (restart) {
     const auto h = dns::read_checkpoint(sol.grid(), sol.u(), s.restart);
@@ -250,9 +252,9 @@ int run(const settings& cli, MPI_Comm comm) {
     spectra.emplace_back(t, std::move(ek));
   };
 
-  const std::string label =
-      fmt::format("{} {} {}x{}", sol.transformer().backend_name(), toru::fft::to_string(sol.transformer().decomp()),
-                  sol.transformer().grid()[0], sol.transformer().grid()[1]);
+  const std::string label = fmt::format("{} {} {}x{}{}", sol.transformer().backend_name(),
+                                        toru::fft::to_string(sol.transformer().decomp()), sol.transformer().grid()[0],
+                                        sol.transformer().grid()[1], sol.transformer().batched() ? " batched" : "");
   std::FILE* progress = s.json ? stderr : stdout;
   if (rank == 0 && !s.quiet)
     fmt::print(progress, "toru-dns: {}^3, Re {}, nu {:.6g}, {} ranks, FFT {}, {}, {}, CFL {}\n", s.n, s.re, cfg.nu,
@@ -403,6 +405,7 @@ int run(const settings& cli, MPI_Comm comm) {
                  {"fft", sol.transformer().backend_name()},
                  {"decomposition", std::string(toru::fft::to_string(sol.transformer().decomp()))},
                  {"grid", sol.transformer().grid()},
+                 {"fft_batched", sol.transformer().batched()},
                  {"scheme", s.scheme},
                  {"dealias", s.dealias},
                  {"re", s.re},
@@ -511,6 +514,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "slab", "pencil"}))
       ->capture_default_str();
   app.add_option("--fft", s.fft, "FFT backend")->check(CLI::IsMember({"toru", "fftw-mpi"}))->capture_default_str();
+  app.add_flag("--fft-batch,!--no-fft-batch", s.fft_batch,
+               "vector fields (u, omega, u x omega) in one batched transform each, one exchange per transpose for "
+               "the three components (toru: fft3d_batch_r2c on pencils; FFTW-MPI: plan_many) instead of three")
+      ->capture_default_str();
   app.add_option("--stream-port", s.stream_port,
                  "publish a slice (u_x at z=0) and E(k) per step; serve the viewer page and WebSocket on this port "
                  "(0: any free port; off by default; see docs/stream.md)")

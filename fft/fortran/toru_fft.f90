@@ -35,6 +35,7 @@ module toru_fft
     TORU_FFT_DST1 = 4, TORU_FFT_DST2 = 5, TORU_FFT_DST3 = 6, TORU_FFT_DST4 = 7, TORU_FFT_PERIODIC = -1
   integer(c_int), parameter, public :: TORU_FFT_ELEMENT_DOUBLE = 0, TORU_FFT_ELEMENT_FLOAT = 1, &
     TORU_FFT_ELEMENT_COMPLEX_DOUBLE = 2, TORU_FFT_ELEMENT_COMPLEX_FLOAT = 3
+  integer(c_int), parameter, public :: TORU_FFT_INTERLEAVED = 0, TORU_FFT_PLANAR = 1
   integer(c_int), parameter, public :: TORU_FFT_FORWARD = -1, TORU_FFT_BACKWARD = 1
   integer(c_int), parameter, public :: TORU_FFT_SCALE_NONE = 0, TORU_FFT_SCALE_FULL = 1, TORU_FFT_SCALE_SYMMETRIC = 2
   integer(c_int), parameter, public :: TORU_FFT_DECOMPOSITION_AUTO = 0, TORU_FFT_DECOMPOSITION_SLAB = 1, &
@@ -74,6 +75,8 @@ module toru_fft
   public :: toru_fft_r2r_plan_create_3d, toru_fft_r2r_plan_local_size, toru_fft_r2r_plan_execute
   public :: toru_fft_r2r_plan_destroy, toru_fft_r2r_plan_create_mixed_3d
   public :: toru_fft_reshape_create, toru_fft_reshape_sizes, toru_fft_reshape_execute, toru_fft_reshape_destroy
+  public :: toru_fft_batch_plan_create_3d, toru_fft_batch_plan_local_size, toru_fft_batch_plan_execute
+  public :: toru_fft_batch_plan_destroy
   ! toru 0.1's names, forwarding to the ones above.
   public :: toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d, toru_fft_local_size, toru_fft_workspace_size
   public :: toru_fft_execute, toru_fft_execute_ws, toru_fft_factors_1d, toru_fft_destroy
@@ -234,6 +237,43 @@ module toru_fft
       integer(c_int) :: r
     end function
 
+    function c_batch_plan_3d(comm, n0, n1, n2, r2c, howmany, layout, options, plan) &
+        bind(c, name='toru_fft_batch_plan_create_3d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_options
+      integer(c_int), value :: comm, r2c, howmany, layout
+      integer(c_long_long), value :: n0, n1, n2
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
+    !> Not collective: one field's boxes and the complex elements a buffer holds for all fields
+    !> (a real buffer of an r2c plan holds twice as many reals).
+    function toru_fft_batch_plan_local_size(plan, inbox, outbox, alloc) &
+        bind(c, name='toru_fft_batch_plan_local_size') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_box
+      type(c_ptr), value :: plan
+      type(toru_fft_box), intent(out) :: inbox, outbox
+      integer(c_long_long), intent(out) :: alloc
+      integer(c_int) :: r
+    end function
+
+    !> Collective: in = c_loc(a), out = c_loc(b); forward r2c / backward c2r for an r2c plan.
+    function toru_fft_batch_plan_execute(plan, direction, scale, in, out) &
+        bind(c, name='toru_fft_batch_plan_execute') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out
+      integer(c_int) :: r
+    end function
+
+    function toru_fft_batch_plan_destroy(plan) bind(c, name='toru_fft_batch_plan_destroy') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int) :: r
+    end function
+
     function c_reshape_create(comm, n0, n1, n2, inbox, outbox, element, reshape) &
         bind(c, name='toru_fft_reshape_create_f') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_box
@@ -328,6 +368,23 @@ contains
       r = c_mixed_plan_3d(int(comm, c_int), n0, n1, n2, kinds, options, plan)
     else
       r = c_mixed_plan_3d(int(comm, c_int), n0, n1, n2, kinds, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  !> Collective over comm: howmany fields in one plan, one exchange per transpose for all; r2c /= 0
+  !> real fields (forward r2c, backward c2r), else complex; layout TORU_FFT_INTERLEAVED or
+  !> TORU_FFT_PLANAR (C memory order, 0-based boxes). options is optional.
+  function toru_fft_batch_plan_create_3d(comm, n0, n1, n2, r2c, howmany, layout, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    integer(c_int), intent(in) :: r2c, howmany, layout
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    if (present(options)) then
+      r = c_batch_plan_3d(int(comm, c_int), n0, n1, n2, r2c, howmany, layout, options, plan)
+    else
+      r = c_batch_plan_3d(int(comm, c_int), n0, n1, n2, r2c, howmany, layout, toru_fft_options_default(), plan)
     end if
   end function
 

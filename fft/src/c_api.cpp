@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/fft/fft3d_batch.hpp"
 #include "toru/fft/fft3d_mixed.hpp"
 #include "toru/fft/fft3d_r2r.hpp"
 #include "toru/fft/reshape3d.hpp"
@@ -505,6 +507,91 @@ toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction
 }
 
 toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan) {
+  delete plan;
+  return TORU_SUCCESS;
+}
+
+struct toru_fft_batch_plan_s {
+  std::variant<toru::fft::fft3d_batch<double>, toru::fft::fft3d_batch<float>, toru::fft::fft3d_batch_r2c<double>,
+               toru::fft::fft3d_batch_r2c<float>>
+      plan;
+};
+
+toru_result toru_fft_batch_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c, int howmany,
+                                          toru_fft_fields layout, const toru_fft_options* options,
+                                          toru_fft_batch_plan* plan) {
+  if (plan) *plan = nullptr;
+  return toru::detail::c_guarded([&] {
+    toru::expect_intracommunicator(comm, "comm");
+    toru_fft_options o = defaults();
+    const toru::defer_error checks(c_checks([&] {
+      toru::expect(plan != nullptr, "plan", "a pointer to a toru_fft_batch_plan", "NULL");
+      o = read_options(options);
+      check_options(o, true);
+    }));
+    // howmany, layout, r2c (the transform kind) and the precision are agreed by the plan itself.
+    const options3d opts = convert3d(o);
+    const std::array<std::int64_t, 3> n{n0, n1, n2};
+    const auto f = static_cast<toru::fft::fields>(raw_enum(layout));
+    const bool single = raw_enum(o.precision) == TORU_FFT_FLOAT;
+    std::unique_ptr<toru_fft_batch_plan_s> p;
+    if (r2c)
+      p.reset(single ? new toru_fft_batch_plan_s{toru::fft::fft3d_batch_r2c<float>(comm, n, howmany, f, opts)}
+                     : new toru_fft_batch_plan_s{toru::fft::fft3d_batch_r2c<double>(comm, n, howmany, f, opts)});
+    else
+      p.reset(single ? new toru_fft_batch_plan_s{toru::fft::fft3d_batch<float>(comm, n, howmany, f, opts)}
+                     : new toru_fft_batch_plan_s{toru::fft::fft3d_batch<double>(comm, n, howmany, f, opts)});
+    *plan = p.release();
+  });
+}
+
+toru_result toru_fft_batch_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                            int howmany, toru_fft_fields layout, const toru_fft_options* options,
+                                            toru_fft_batch_plan* plan) {
+  return toru_fft_batch_plan_create_3d(MPI_Comm_f2c(comm), n0, n1, n2, r2c, howmany, layout, options, plan);
+}
+
+toru_result toru_fft_batch_plan_local_size(toru_fft_batch_plan plan, toru_fft_box* in, toru_fft_box* out,
+                                           long long* alloc) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_batch_plan_create_3d", "NULL");
+    std::visit(
+        [&](const auto& p) {
+          to_c(p.inbox(), in);
+          to_c(p.outbox(), out);
+          if (alloc) *alloc = p.alloc_size();
+        },
+        plan->plan);
+  });
+}
+
+toru_result toru_fft_batch_plan_execute(toru_fft_batch_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                        const void* in, void* out) {
+  const int dir = raw_enum(direction);
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_batch_plan_create_3d", "NULL");
+    std::visit(
+        [&](const auto& p) {
+          const toru::defer_error checks(c_checks([&] {
+            toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+                         "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+          }));
+          using P = std::decay_t<decltype(p)>;
+          using C = typename P::complex_type;
+          using R = typename C::value_type;
+          // The real side of an r2c plan; c2c plans are complex on both.
+          using I = std::conditional_t<std::is_same_v<P, toru::fft::fft3d_batch_r2c<R>>, R, C>;
+          const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
+          if (dir == TORU_FFT_BACKWARD)
+            p.backward(static_cast<const C*>(in), static_cast<I*>(out), s);
+          else
+            p.forward(static_cast<const I*>(in), static_cast<C*>(out), s);
+        },
+        plan->plan);
+  });
+}
+
+toru_result toru_fft_batch_plan_destroy(toru_fft_batch_plan plan) {
   delete plan;
   return TORU_SUCCESS;
 }

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "batch_fields.hpp"
 #include "common.hpp"
 #include "fftw_api.hpp"
 #include "pencil_pipeline.hpp"
@@ -38,16 +39,6 @@ class batch_plan {
 
 namespace {
 
-// An MPI datatype freed with its owner.
-struct owned_type {
-  MPI_Datatype t = MPI_DATATYPE_NULL;
-  ~owned_type() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (t != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&t);
-  }
-};
-
 template <class T>
 class batch_plan_t final : public batch_plan {
   using api = fftw_api<T>;
@@ -62,37 +53,15 @@ class batch_plan_t final : public batch_plan {
  public:
   batch_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, int F, fields layout, const options3d& opts)
       : comm_(comm), n_(n), planar_(layout == fields::planar) {
-    expect_intracommunicator(comm, "comm");
+    agree_on_batch(comm, "toru::fft::fft3d_batch", n, F, layout, sizeof(T), 0, opts);
     int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
-    validate_collectively(comm, "toru::fft::fft3d_batch",
-                          {{"n[0]", n[0]},
-                           {"n[1]", n[1]},
-                           {"n[2]", n[2]},
-                           {"howmany", F},
-                           {"layout", static_cast<std::int64_t>(layout)},
-                           {"precision (sizeof of the real type)", static_cast<std::int64_t>(sizeof(T))},
-                           {"options.grid[0]", opts.grid[0]},
-                           {"options.grid[1]", opts.grid[1]},
-                           {"options.output", static_cast<std::int64_t>(opts.output)},
-                           {"options.planner", static_cast<std::int64_t>(opts.planner)}},
-                          [&] {
-                            for (int a = 0; a < 3; ++a) {
-                              const std::string na = fmt::format("n[{}]", a);
-                              expect(n[a] >= 1 && n[a] <= INT_MAX, na.c_str(), "in [1, INT_MAX]", std::to_string(n[a]));
-                            }
-                            expect(F >= 1, "howmany", ">= 1", std::to_string(F));
-                            expect(layout == fields::interleaved || layout == fields::planar, "layout",
-                                   "fields::interleaved or fields::planar", std::to_string(static_cast<int>(layout)));
-                            check_pencil_grid(opts, P);
-                          });
     howmany = F;
     grid = pencil_grid(opts, P);
-    check_mpi(MPI_Type_contiguous(F, mpi_type<cpx>(), &point_.t), "MPI_Type_contiguous");
-    check_mpi(MPI_Type_commit(&point_.t), "MPI_Type_commit");
+    point_.emplace(F, mpi_type<cpx>());
     const int id = 1000 + static_cast<int>(sizeof(T));  // agreed with howmany above
     pipe_.emplace(comm, n, grid, opts.output == order::natural,
-                  reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, point_.t, sizeof(cpx) * F, id);
+                  reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, point_->get(), sizeof(cpx) * F, id);
     in_box = pipe_->in_box();
     out_box = pipe_->out_box();
     alloc = pipe_->alloc() * F;
@@ -105,8 +74,8 @@ class batch_plan_t final : public batch_plan {
     for (int axis = 0; axis < 3; ++axis)
       for (int dir = 0; dir < 2; ++dir) {
         const int sign = dir == 0 ? FFTW_FORWARD : FFTW_BACKWARD;
-        plan(in_place_[axis][dir], axis, sign, a, a, flags);
-        plan(out_of_place_[axis][dir], axis, sign, a, b, flags);
+        plan_batch_lines<T>(in_place_[axis][dir], pipe_->pencil(axis), axis, F, sign, a, a, flags);
+        plan_batch_lines<T>(out_of_place_[axis][dir], pipe_->pencil(axis), axis, F, sign, a, b, flags);
       }
   }
 
@@ -127,14 +96,14 @@ class batch_plan_t final : public batch_plan {
       (from == to ? in_place_ : out_of_place_)[axis][d].run(static_cast<const cpx*>(from), static_cast<cpx*>(to));
     };
     cpx* staging = static_cast<cpx*>(staging_.get());
-    if (planar_) interleave(in, staging, src.extent());
+    if (planar_) interleave(in, staging, src.extent(), F);
     const cpx* first = planar_ ? staging : in;
     cpx* last = planar_ ? staging : out;
     if (forward)
       pipe_->forward(first, last, lines_along);
     else
       pipe_->backward(first, last, lines_along);
-    if (planar_) split(staging, out, dst.extent());
+    if (planar_) split(staging, out, dst.extent(), F);
     if (s != scale::none) {
       const double N = static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]);
       scale_array(out, dst.extent() * F, static_cast<T>(scale_factor(s, N)));
@@ -142,35 +111,10 @@ class batch_plan_t final : public batch_plan {
   }
 
  private:
-  // Planar (field-major) <-> interleaved (point-major), `points` per field.
-  void interleave(const cpx* planar, cpx* inter, std::int64_t points) const {
-    const std::int64_t F = howmany;
-    for (std::int64_t f = 0; f < F; ++f)
-      for (std::int64_t p = 0; p < points; ++p) inter[p * F + f] = planar[f * points + p];
-  }
-  void split(const cpx* inter, cpx* planar, std::int64_t points) const {
-    const std::int64_t F = howmany;
-    for (std::int64_t f = 0; f < F; ++f)
-      for (std::int64_t p = 0; p < points; ++p) planar[f * points + p] = inter[p * F + f];
-  }
-
-  // Every field of every line of the layout with `axis` whole: points `len` apart by line, the
-  // fields of a point adjacent.
-  void plan(lines& l, int axis, int sign, cpx* in, cpx* out, unsigned flags) {
-    const box3d& bx = pipe_->pencil(axis);
-    const std::int64_t len = n_[axis], F = howmany;
-    const std::int64_t count = bx.size[axis] > 0 ? bx.count() / bx.size[axis] : 0;
-    if (count == 0) return;
-    const typename api::iodim dim{len, F, F};
-    const typename api::iodim many[2] = {{count, len * F, len * F}, {F, 1, 1}};
-    l.p = api::guru_dft(1, &dim, 2, many, in, out, sign, flags);
-    if (!l.p) throw error(errc::fftw, fmt::format("FFTW could not plan {} batched lines of {}", count * F, len));
-  }
-
   MPI_Comm comm_;
   std::array<std::int64_t, 3> n_;
   bool planar_;
-  owned_type point_;  // before the pipeline: freed after its reshapes
+  std::optional<fields_type> point_;  // before the pipeline: freed after its reshapes
   std::optional<pencil_pipeline> pipe_;
   aligned_buffer staging_;
   lines in_place_[3][2], out_of_place_[3][2];

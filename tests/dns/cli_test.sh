@@ -41,6 +41,12 @@ cmp -s a/series.jsonl c/series.jsonl || fail "restart in place: series.jsonl dif
 run 3 --restart a/checkpoint-3.bin --steps 3 --out d --quiet --json >d.json 2>d.err || fail "restart on 3 ranks: $(cat d.err)"
 run 1 --restart a/checkpoint-6.bin --steps 1 --out e --quiet --decomp pencil >/dev/null 2>e.err || fail "restart on 1 rank: $(cat e.err)"
 run 2 --n 16 --re 100 --steps 2 --out f --fft fftw-mpi --quiet >/dev/null 2>f.err || fail "--fft fftw-mpi: $(cat f.err)"
+# Batched vector transforms: the first run again, the same energy to round-off.
+run 2 --n 16 --re 100 --steps 6 --out h --checkpoint-every 3 --spectra-at 0.05 --fft-batch --json --quiet >h.json 2>h.err || fail "--fft-batch: $(cat h.err)"
+grep -q '"fft_batched":true' h.json || fail "--fft-batch: no \"fft_batched\":true in $(cat h.json)"
+energy() { sed -n '$s/.*"E":\([^,}]*\).*/\1/p' "$1"; }
+awk -v a="$(energy a/series.jsonl)" -v b="$(energy h/series.jsonl)" 'BEGIN { d = a - b; exit !(a > 0 && d * d < 1e-24 * a * a) }' ||
+  fail "--fft-batch: E $(energy h/series.jsonl), unbatched $(energy a/series.jsonl)"
 
 # expect_error CODE PATTERN ARGS...: the exit code and a "toru-dns (rank r): error:" message matching
 # PATTERN (apps/common/cli.hpp's convention).

@@ -11,7 +11,8 @@
 
 namespace toru::dns::test {
 
-/// The configurations every rank-count test runs: toru with each decomposition, and FFTW-MPI.
+/// The configurations every rank-count test runs: toru with each decomposition and FFTW-MPI,
+/// vector fields one component at a time (the default) and batched.
 struct fft_case {
   std::string name;
   transform_options opts;
@@ -20,7 +21,10 @@ inline std::vector<fft_case> fft_cases() {
   return {{"toru-auto", {fft_backend::toru, fft::decomposition::automatic}},
           {"toru-slab", {fft_backend::toru, fft::decomposition::slab}},
           {"toru-pencil", {fft_backend::toru, fft::decomposition::pencil}},
-          {"fftw-mpi", {fft_backend::fftw_mpi, fft::decomposition::slab}}};
+          {"fftw-mpi", {fft_backend::fftw_mpi, fft::decomposition::slab}},
+          {"toru-auto-batched", {fft_backend::toru, fft::decomposition::automatic, true}},
+          {"toru-pencil-batched", {fft_backend::toru, fft::decomposition::pencil, true}},
+          {"fftw-mpi-batched", {fft_backend::fftw_mpi, fft::decomposition::slab, true}}};
 }
 
 /// Collective over the grid's communicator: the whole field in global natural order

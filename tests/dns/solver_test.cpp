@@ -61,9 +61,10 @@ TEST(DnsSolver, NonlinearTermOfTaylorGreenIsAnalytic) {
 // u = (sin x cos y, -cos x sin y, 0) solves Navier-Stokes with u(t) = u(0) exp(-2 nu t): its
 // nonlinear term is a gradient. E(t) = exp(-4 nu t) / 4.
 TEST(DnsSolver, ViscousTaylorGreenModeDecaysExactly) {
-  const auto cases = fft_cases();  // the decompositions agree (decomp_test); one toru, one FFTW-MPI
+  // The decompositions agree (decomp_test): one toru, one FFTW-MPI, and toru's batched transforms.
+  const auto cases = fft_cases();
   for (const auto method : {scheme::rk3, scheme::rk4})
-    for (const auto& c : {cases[0], cases[3]}) {
+    for (const auto& c : {cases[0], cases[3], cases[4]}) {
       SCOPED_TRACE(c.name + " " + to_string(method));
       const double nu = 0.1, dt = 0.02;
       solver s(MPI_COMM_WORLD, {.n = 16, .nu = nu, .method = method, .fft = c.opts});
@@ -171,7 +172,7 @@ TEST(DnsSolver, NonlinearTermDoesNoWork) {
 // small steps keep E to ~1e-12.
 TEST(DnsSolver, InviscidRk4EnergyDriftIsFifthOrder) {
   const auto cases = fft_cases();
-  for (const auto& c : {cases[0], cases[3]}) {
+  for (const auto& c : {cases[0], cases[3], cases[4]}) {
     SCOPED_TRACE(c.name);
     auto drift = [&](double dt, int steps) {
       solver s(MPI_COMM_WORLD, {.n = 16, .nu = 0, .method = scheme::rk4, .fft = c.opts});

@@ -3,8 +3,10 @@
 //   N(u) = P[ u x omega ],   omega = curl u,
 // with P the projection onto divergence-free fields (it absorbs the pressure and |u|^2/2). The
 // product is formed on the grid and dealiased by the 2/3 rule. Costs 6 backward and 3 forward
-// transforms. Since u . (u x omega) = 0 at every grid point, <u, N(u)> = 0 to round-off for a
-// dealiased, divergence-free u: the spatial discretisation conserves energy.
+// transforms, made as three vector transforms (u, omega back; u x omega forward): batched
+// (transform::batched()), one exchange per transpose carries all three components. Since u . (u x omega) = 0 at every
+// grid point, <u, N(u)> = 0 to round-off for a dealiased, divergence-free u: the spatial discretisation conserves
+// energy.
 #pragma once
 
 #include "dns/spectral.hpp"
@@ -32,12 +34,15 @@ class nonlinear_term {
   double fft_seconds() const { return clock_.seconds; }
 
  private:
-  void backward(const scalar_field& in, real_field& out);
-  void forward(real_field& in, scalar_field& out);
+  // Vector fields in the transform's layout (transform::component_stride()), to and from scratch_.
+  void backward(real_field& out);
+  void forward(real_field& in);
 
   const spectral_grid& grid_;
   const transform& t_;
-  std::array<real_field, 3> u_, w_;
+  // Component c of offset i: real at i * point_ + c * real_comp_, spectral at i * point_ + c * spec_comp_.
+  std::size_t point_, real_comp_, spec_comp_;
+  real_field u_, w_;
   scalar_field scratch_;
   fft_clock clock_;
 };

@@ -14,9 +14,19 @@ std::unique_ptr<transform> make_transform(MPI_Comm comm, std::int64_t n, const t
   if (opts.backend == fft_backend::fftw_mpi) {
     expect(opts.decomp != fft::decomposition::pencil, "decomposition", "slab or auto with FFTW-MPI (slab only)",
            "pencil");
-    return make_fftw_mpi_transform(comm, n);
+    return make_fftw_mpi_transform(comm, n, opts.batched);
   }
-  return make_toru_transform(comm, n, opts.decomp);
+  return opts.batched ? make_toru_batch_transform(comm, n, opts.decomp) : make_toru_transform(comm, n, opts.decomp);
+}
+
+void transform::forward_vector(double* in, cpx* out) const {
+  const std::int64_t s = component_stride();
+  for (int c = 0; c < 3; ++c) forward(in + c * 2 * s, out + c * s);
+}
+
+void transform::backward_vector(cpx* in, double* out) const {
+  const std::int64_t s = component_stride();
+  for (int c = 0; c < 3; ++c) backward(in + c * s, out + c * 2 * s);
 }
 
 }  // namespace toru::dns

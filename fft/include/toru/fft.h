@@ -192,6 +192,33 @@ toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction
                                       const void* in, void* out);
 toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan);
 
+/* Batched plans: `howmany` fields of an n0 x n1 x n2 grid in one plan, every transpose moving all
+ * fields in one exchange (C++: toru::fft::fft3d_batch and fft3d_batch_r2c; docs/fft.md, "Batched
+ * fields"). r2c = 0: complex fields (c2c); r2c != 0: real fields, forward r2c and backward c2r,
+ * the complex side n0 x n1 x (n2/2+1) and the real rows padded to 2*(n2/2+1) as the r2c plans.
+ * layout: TORU_FFT_INTERLEAVED (field f of the element at offset m of a box at m*howmany + f) or
+ * TORU_FFT_PLANAR (field f's box at f * box extent). options->precision and ->transposed_out
+ * apply, and ->grid fixes the pencil grid. Collective, with the agreement rules of the other
+ * plans (n, r2c, howmany, layout and options equal on every rank). */
+typedef struct toru_fft_batch_plan_s* toru_fft_batch_plan;
+typedef enum toru_fft_fields { TORU_FFT_INTERLEAVED = 0, TORU_FFT_PLANAR = 1 } toru_fft_fields;
+toru_result toru_fft_batch_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2, int r2c, int howmany,
+                                          toru_fft_fields layout, const toru_fft_options* options,
+                                          toru_fft_batch_plan* plan);
+toru_result toru_fft_batch_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2, int r2c,
+                                            int howmany, toru_fft_fields layout, const toru_fft_options* options,
+                                            toru_fft_batch_plan* plan);
+/* Not collective: one field's input and output boxes (r2c: the padded real box and the complex
+ * one) and the complex elements each buffer holds for all fields (a real buffer holds twice as
+ * many reals). Any pointer may be NULL. */
+toru_result toru_fft_batch_plan_local_size(toru_fft_batch_plan plan, toru_fft_box* in, toru_fft_box* out,
+                                           long long* alloc);
+/* Collective. Forward: in (complex, or reals for r2c) to out (complex); backward the reverse.
+ * in == out is in place; otherwise in is preserved. */
+toru_result toru_fft_batch_plan_execute(toru_fft_batch_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                        const void* in, void* out);
+toru_result toru_fft_batch_plan_destroy(toru_fft_batch_plan plan);
+
 /* A reshape moves an n0 x n1 x n2 array from one distribution, a box per rank (in), to another
  * (out), in one exchange: pencil transposes, slab <-> pencil, a solver's own bricks (C++:
  * toru::fft::reshape3d; docs/fft.md, "Reshape"). A row_stride of 0 means packed rows. Collective;

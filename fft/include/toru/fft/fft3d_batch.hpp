@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// toru::fft::fft3d_batch: the same 3D c2c transform of `howmany` fields at once (velocity
-// components, species), each transpose moving every field in one exchange instead of one exchange
-// per field.
+// toru::fft::fft3d_batch and fft3d_batch_r2c: the same 3D transform (c2c, or r2c / c2r) of
+// `howmany` fields at once (velocity components, species), each transpose moving every field in
+// one exchange instead of one exchange per field.
 //
 //   toru::fft::fft3d_batch<double> plan(MPI_COMM_WORLD, {n, n, n}, 3);   // u, v, w interleaved
 //   std::vector<std::complex<double>> in(plan.alloc_size()), out(plan.alloc_size());
 //   plan.forward(in.data(), out.data());   // point p of plan.inbox(), field f at in[p * 3 + f]
+//
+//   toru::fft::fft3d_batch_r2c<double> r2c(MPI_COMM_WORLD, {n, n, n}, 3);  // real u, v, w
+//   std::vector<double> u(2 * r2c.alloc_size());                           // padded rows, as fft3d_r2c
+//   std::vector<std::complex<double>> uh(r2c.alloc_size());
+//   r2c.forward(u.data(), uh.data());      // real offset m of r2c.inbox(), field f at u[m * 3 + f]
 #pragma once
 
 #include <mpi.h>
@@ -26,7 +31,8 @@ enum class fields { interleaved, planar };
 
 namespace detail {
 class batch_plan;
-}
+class batch_r2c_plan;
+}  // namespace detail
 
 /// Collective plans with fft3d's agreement rules (n, howmany, layout, precision and options equal
 /// on every rank). Pencils: input with axis 2 whole on a p0 x p1 grid; output in the same pencils
@@ -57,6 +63,45 @@ class fft3d_batch {
 
  private:
   std::unique_ptr<detail::batch_plan> impl_;
+};
+
+/// Real-to-complex forward / complex-to-real backward of `howmany` real fields: fft3d_r2c's
+/// transform (the complex side n0 x n1 x (n2/2+1), FFTW's sign and Hermitian half) in fft3d_batch's
+/// pencils and field layouts, one exchange per transpose for all fields. Collective; the
+/// agreement rules of fft3d_batch (n, howmany, layout, precision and options equal on every rank,
+/// the same error everywhere otherwise). Host (FFTW) only.
+/// Real side (inbox()): axis 2 whole, rows padded to row_stride = 2*(n2/2+1) reals as fft3d_r2c's;
+/// interleaved: field f of the real at memory offset m of inbox() at m * howmany + f; planar: field
+/// f's padded box at f * inbox().extent(). Complex side (outbox()): as fft3d_batch's, interleaved
+/// or planar by outbox().extent(). Unnormalized; scale::full divides by n0 * n1 * n2.
+template <precision T>
+class fft3d_batch_r2c {
+ public:
+  using complex_type = std::complex<T>;
+
+  fft3d_batch_r2c(MPI_Comm comm, std::array<std::int64_t, 3> n, int howmany, fields layout = fields::interleaved,
+                  options3d opts = {});
+  ~fft3d_batch_r2c();
+  fft3d_batch_r2c(fft3d_batch_r2c&&) noexcept;
+  fft3d_batch_r2c& operator=(fft3d_batch_r2c&&) noexcept;
+
+  /// One field's boxes: the padded real input, the complex output.
+  const box3d& inbox() const;
+  const box3d& outbox() const;
+  int howmany() const;
+  /// Complex elements a complex buffer holds (all fields); a real buffer holds twice as many reals.
+  std::int64_t alloc_size() const;
+  std::array<int, 2> grid() const;
+
+  /// Collective: every field forward, reals of inbox() to complex outbox(). in may alias out (in
+  /// place); otherwise in is preserved. The padding of the real rows is not read.
+  void forward(const T* in, complex_type* out, scale s = scale::none) const;
+  /// Collective: every field backward, outbox() to the padded reals of inbox(). in is preserved
+  /// unless it aliases out; the padding of out's rows is left as it was.
+  void backward(const complex_type* in, T* out, scale s = scale::none) const;
+
+ private:
+  std::unique_ptr<detail::batch_r2c_plan> impl_;
 };
 
 }  // namespace toru::fft
