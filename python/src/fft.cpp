@@ -230,17 +230,20 @@ struct plan3d_info {
 
 // ---- 3D complex-to-complex ----
 // A c2c plan's forward or backward on NumPy arrays: the input checked (through the call's
-// agreement), the result in `out` (through the scratch: plans write alloc_size() elements) or in a
-// fresh array shaped as the destination box.
+// agreement), the result in `out` or in a fresh uninitialised array shaped as the destination box.
+// Plans write alloc_size() elements; where that is more than the box (an intermediate layout is
+// larger), out= goes through the plan's scratch and a copy, and a fresh array is a view of a
+// buffer of alloc_size().
 template <class Plan>
 py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std::vector<std::int64_t> src_shape,
                   py::handle out, std::vector<std::int64_t> dst_shape, std::int64_t dst_count, py::handle s) {
   using cpx = typename Plan::complex_type;
   call_args a = check_call<cpx, cpx>(a_in, src_shape, out, dst_shape, s);
+  const bool fits = p.alloc_size() <= std::max<std::int64_t>(dst_count, 1);
   py::array_t<cpx> buf;
   cpx* o = nullptr;
   if (a.has_out) {
-    o = sc.get<cpx>(p.alloc_size());
+    o = fits ? static_cast<cpx*>(a.out.mutable_data()) : sc.get<cpx>(p.alloc_size());
   } else {
     buf = fresh<cpx>(p.alloc_size());
     o = buf.mutable_data();
@@ -253,7 +256,8 @@ py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std
       p.forward(i, o, a.s);
     else
       p.backward(i, o, a.s);
-    if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
+    if (a.has_out && !fits)
+      std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
   }
   return a.has_out ? a.out : view(buf, dst_shape);
 }
@@ -304,61 +308,99 @@ class py_fft3d {
 };
 
 // ---- 3D real-to-complex ----
-// Real rows are padded in toru's layout (row_stride reals), so the forward input is copied into
-// the output buffer's padded rows and transformed in place there.
+// toru's own real layout pads each row to 2*(n2/2+1) reals; NumPy's rows are packed. A plan built
+// on its own boxes with packed real rows (py_fft3d_r2c: where the strategy is the direct window)
+// reads and writes the caller's arrays as they are, and its buffers need hold only the boxes: the
+// transform then runs straight between NumPy arrays. Otherwise the input is copied into the
+// output buffer's padded rows and transformed in place there, and the real result comes back
+// through the plan's scratch.
+template <class T>
+bool packed_rows(const fft::fft3d_r2c<T>& p) {
+  const fft::box3d& b = p.inbox();
+  return b.row_stride == b.size[b.order[2]];
+}
+
 template <class T>
 py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
   using cpx = std::complex<T>;
   const fft::box3d& rb = p.inbox();
+  const std::int64_t count = p.outbox().count();
   call_args a = check_call<T, cpx>(a_in, mem_shape(rb), out, mem_shape(p.outbox()), s);
+  const bool packed = packed_rows(p), fits = p.alloc_size() <= std::max<std::int64_t>(count, 1);
   py::array_t<cpx> buf;
   cpx* o = nullptr;
   if (a.has_out) {
-    o = sc.get<cpx>(p.alloc_size());
+    o = fits ? static_cast<cpx*>(a.out.mutable_data()) : sc.get<cpx>(p.alloc_size());
   } else {
     buf = fresh<cpx>(p.alloc_size());
     o = buf.mutable_data();
   }
   {
     py::gil_scoped_release nogil;
-    auto* r = reinterpret_cast<T*>(o);
-    if (!a.bad) {
+    const T* r = reinterpret_cast<const T*>(o);
+    if (!a.bad && packed) {
+      r = static_cast<const T*>(a.in.data());
+    } else if (!a.bad) {
       const auto* in = static_cast<const T*>(a.in.data());
+      auto* padded = reinterpret_cast<T*>(o);
       const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
       for (std::int64_t row = 0; row < rows; ++row)
-        std::memcpy(r + row * rb.row_stride, in + row * len, static_cast<std::size_t>(len) * sizeof(T));
+        std::memcpy(padded + row * rb.row_stride, in + row * len, static_cast<std::size_t>(len) * sizeof(T));
     }
     const defer_error checks(a.bad);
     p.forward(r, o, a.s);
-    if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(p.outbox().count()) * sizeof(cpx));
+    if (a.has_out && !fits) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(count) * sizeof(cpx));
   }
   return a.has_out ? a.out : view(buf, mem_shape(p.outbox()));
 }
 
-// The padded real rows come back through the plan's work buffer into the caller's packed rows.
 template <class T>
 py::array r2c_backward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
   using cpx = std::complex<T>;
   const fft::box3d& rb = p.inbox();
   const std::vector<std::int64_t> real_shape = mem_shape(rb);
   call_args a = check_call<cpx, T>(a_in, mem_shape(p.outbox()), out, real_shape, s);
-  cpx* work = sc.get<cpx>(p.alloc_size());
+  // A plan on its own boxes (packed rows) writes the real box and nothing more; a plain plan's real
+  // buffer must hold 2 * alloc_size() reals.
+  const bool packed = packed_rows(p);
   py::array result =
       a.has_out ? a.out : py::array_t<T>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
+  cpx* work = packed ? nullptr : sc.get<cpx>(p.alloc_size());
+  T* r = packed ? static_cast<T*>(result.mutable_data()) : reinterpret_cast<T*>(work);
   {
     py::gil_scoped_release nogil;
-    const cpx* i = a.bad ? work : static_cast<const cpx*>(a.in.data());
-    auto* r = reinterpret_cast<T*>(work);
+    const cpx* i = a.bad ? reinterpret_cast<const cpx*>(r) : static_cast<const cpx*>(a.in.data());
     {
       const defer_error checks(a.bad);
       p.backward(i, r, a.s);
     }
-    auto* dst = static_cast<T*>(result.mutable_data());
-    const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
-    for (std::int64_t row = 0; row < rows; ++row)
-      std::memcpy(dst + row * len, r + row * rb.row_stride, static_cast<std::size_t>(len) * sizeof(T));
+    if (!packed) {
+      auto* dst = static_cast<T*>(result.mutable_data());
+      const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
+      for (std::int64_t row = 0; row < rows; ++row)
+        std::memcpy(dst + row * len, r + row * rb.row_stride, static_cast<std::size_t>(len) * sizeof(T));
+    }
   }
   return result;
+}
+
+// The strategy whose plans run on the caller's own boxes without reshapes (fft/src/plan3d.cpp,
+// use_own_boxes), by its name in the plan's strategy table.
+constexpr const char* direct_window = "middle layout M, direct window";
+
+// Collective: where the plan chose the direct window, the same plan again on its own boxes with
+// packed real rows, which then reads and writes NumPy's arrays as they are (r2c_forward). Other
+// strategies would reshape between those boxes and theirs (an exchange each way): they keep the
+// plain plan and the binding's row copies.
+template <class T>
+void on_own_boxes(plan_holder<fft::fft3d_r2c<T>>& h, MPI_Comm c, std::array<std::int64_t, 3> n,
+                  const fft::options3d& o) {
+  if (h.plan->strategy() != direct_window) return;
+  fft::box3d in = h.plan->inbox();
+  const fft::box3d out = h.plan->outbox();
+  in.row_stride = 0;  // packed
+  h.plan.reset();     // its node array and communicators go before the new plan takes its own
+  h.plan = std::make_unique<fft::fft3d_r2c<T>>(c, n, in, out, o);
 }
 
 class py_fft3d_r2c {
@@ -375,8 +417,14 @@ class py_fft3d_r2c {
       single = parse_single(dtype, true);
     });
     py::gil_scoped_release nogil;
-    const defer_error checks(bad);
-    p_.build(single, c, n, o);
+    {
+      const defer_error checks(bad);
+      p_.build(single, c, n, o);
+    }
+    if (single)
+      on_own_boxes(p_.f, c, n, o);
+    else
+      on_own_boxes(p_.d, c, n, o);
     info_ = p_.visit([&](const auto& p) { return plan3d_info::of(p, n, single); });
   }
 

@@ -8,6 +8,8 @@ output box with numpy.fft's transform of the whole array; the boxes of all ranks
 global output exactly once (counted with an mpi4py allreduce), and backward must give the input back.
 A failure on any rank makes every rank exit 1 (allreduced), so mpiexec reports it.
 """
+import os
+
 import numpy as np
 from mpi4py import MPI
 
@@ -89,6 +91,7 @@ def case_r2c(shape, dtype=np.complex128, **kw):
     a = np.ascontiguousarray(box(x, plan.in_offset, plan.in_shape))
     keep = a.copy()
     b = plan.forward(a)
+    b0 = b.copy()
     check(np.array_equal(a, keep), f"{name}: forward changed its input")
     ref_t = np.transpose(ref, plan.out_axes)
     check(b.dtype == dtype and b.shape == tuple(plan.out_shape), f"{name}: forward gave {b.dtype} {b.shape}")
@@ -107,6 +110,25 @@ def case_r2c(shape, dtype=np.complex128, **kw):
     rout = np.empty(plan.in_shape, dtype=real)
     plan.backward(b, out=rout)
     check(rel_err(rout, a) < tol, f"{name}: backward(out=) differs")
+    check(np.array_equal(b, b0), f"{name}: backward changed its input")
+    return plan
+
+
+DIRECT = "middle layout M, direct window"
+
+
+def case_r2c_direct(shape, dtype=np.complex128, **kw):
+    """r2c forced onto the direct window, where toru's plan reads and writes NumPy's packed rows
+    straight (no copies in the binding); refused on every rank where that window does not apply."""
+    os.environ["TORU_FFT_STRATEGY"] = DIRECT
+    try:
+        plan = case_r2c(shape, dtype, decomposition="slab", **kw)
+    except ValueError as e:
+        check(DIRECT in str(e) or "TORU_FFT_STRATEGY" in str(e), f"r2c {shape} on the direct window: {e}")
+        return
+    finally:
+        del os.environ["TORU_FFT_STRATEGY"]
+    check(plan.strategy == DIRECT, f"r2c {shape} forced onto the direct window ran {plan.strategy}")
 
 
 def case_1d(n, dtype=np.complex128, **kw):
@@ -159,6 +181,11 @@ cases = [
     lambda: case_r2c((7, 5, 8), dtype=np.complex64, output="transposed"),
     lambda: case_1d(2 * 3 * 5 * 7, dtype=np.complex64),
     lambda: case_1d(1001, dtype=np.complex64, output="transposed"),
+    # The direct window, both precisions, both orders, odd n2 (packed rows of odd length).
+    lambda: case_r2c_direct((6, 10, 13)),
+    lambda: case_r2c_direct((9, 8, 7), output="transposed"),
+    lambda: case_r2c_direct((6, 10, 13), dtype=np.complex64),
+    lambda: case_r2c_direct((16, 12, 10), dtype=np.complex64, output="transposed"),
 ]
 t.run_cases(cases)
 t.finish()
