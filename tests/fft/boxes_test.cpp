@@ -179,6 +179,42 @@ TEST(FftBoxes, R2cBetweenThePlansOwnBoxesRunsInTheCallersBuffers) {
   }
 }
 
+TEST(FftBoxes, C2cBetweenThePlansOwnBoxesRunsInTheCallersBuffers) {
+  // The same for c2c: the direct window on the plan's own boxes, buffers of exactly the boxes.
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  for (index3 n : {index3{16, 12, 10}, index3{9, 8, 7}})
+    for (auto o : {toru::fft::order::natural, toru::fft::order::transposed}) {
+      const toru::fft::options3d opts{.decomp = toru::fft::decomposition::slab, .output = o};
+      try {
+        const toru::fft::local_layout lay = toru::fft::local_size_3d(P, me, n, opts);
+        const forced_strategy f(direct_name);
+        toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, lay.in, lay.out, opts);
+        EXPECT_EQ(plan.strategy(), direct_name);
+        const std::int64_t nin = plan.inbox().extent(), nout = plan.outbox().extent();
+        constexpr std::int64_t guard = 16;
+        const std::complex<double> sentinel(-7.25, 3.5);
+        std::vector<std::complex<double>> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = toru::test::cnoise(i, 4);
+        const auto want = toru::test::serial_dft3(n, all, -1);
+        std::vector<std::complex<double>> a(static_cast<std::size_t>(nin + guard), sentinel),
+            b(static_cast<std::size_t>(nout + guard), sentinel), c(a.size(), sentinel);
+        toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { a[i] = all[toru::test::flat(n, g)]; });
+        plan.forward(a.data(), b.data());
+        toru::test::error_norm e;
+        toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) { e.add(b[i], want[toru::test::flat(n, g)]); });
+        EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(all.size())));
+        for (std::int64_t i = 0; i < guard; ++i) ASSERT_EQ(b[nout + i], sentinel) << "forward overran out";
+        plan.backward(b.data(), c.data(), toru::fft::scale::full);
+        toru::test::error_norm r;
+        toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { r.add(c[i], all[toru::test::flat(n, g)]); });
+        EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size())));
+        for (std::int64_t i = 0; i < guard; ++i) ASSERT_EQ(c[nin + i], sentinel) << "backward overran out";
+      } catch (const toru::error& err) {
+        EXPECT_EQ(err.code(), toru::errc::invalid_argument) << err.what();  // no slab at 5-8 ranks
+      }
+    }
+}
+
 TEST(FftBoxes, OverlappingBoxesFailOnEveryRank) {
   const int P = toru::test::nranks(), me = toru::test::rank();
   const index3 n{8, 5, 6};
