@@ -21,6 +21,12 @@ peaks = [p for ps in comm.allgather(peak) for p in ps if p[1] > 1]
 assert len(peaks) == 1 and peaks[0][0] == (3, 5, 7) and np.isclose(peaks[0][1], np.prod(n))
 assert np.allclose(plan.backward(b), a)  # backward scales by 1/N, as numpy.fft.ifftn
 
+# Single precision, real input: dtype picks toru's float plan; the constant 1 transforms to N at 0.
+r2c = toru.FFT3DR2C(comm, n, dtype=np.float32)
+c = r2c.forward(np.ones(r2c.in_shape, dtype=np.float32))  # complex64 of r2c.out_shape
+at_zero = [complex(c[0, 0, 0])] if c.size and r2c.out_offset == (0, 0, 0) else []
+assert c.dtype == np.complex64 and [complex(np.prod(n))] == [z for zs in comm.allgather(at_zero) for z in zs]
+
 recv = toru.alltoall(comm, np.full(comm.size, comm.rank, dtype=np.int64))  # recv[j] == j
 if comm.rank == 0:
     print(f"{comm.size} ranks, {plan.decomposition} {plan.grid}: peak at {peaks[0][0]} of height "

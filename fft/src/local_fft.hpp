@@ -27,8 +27,10 @@ class local_fft {
   /// dims[..-1] * (c2c ? last : last/2+1) points; real units of r2c/c2r are padded to
   /// 2*(last/2+1) reals per row. `batches` lists the unit counts execute() will be called with
   /// most (others are run as pieces). Plans on the scratch buffers, which must hold the largest batch.
+  /// packed_real: the real rows (r2c's input, c2r's output) hold `last` reals each, unpadded, as a
+  /// caller's own array; out of place only (c2r then destroys its input).
   local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::int64_t> batches, bool in_place, unsigned flags,
-            void* scratch_in, void* scratch_out);
+            void* scratch_in, void* scratch_out, bool packed_real = false);
   ~local_fft();
   local_fft(const local_fft&) = delete;
   local_fft& operator=(const local_fft&) = delete;
@@ -54,10 +56,12 @@ class local_fft {
   fft_kind kind_;
   std::vector<int> dims_;
   bool in_place_;
+  bool packed_ = false;  // real rows unpadded
   std::int64_t unit_complex_ = 0, unit_in_bytes_ = 0, unit_out_bytes_ = 0;
   std::vector<entry> plans_;  // decreasing batch, always ending with batch 1
   // Planes as rows + tiled columns (empty plans_): the rows of one plane, and its columns (c2r:
-  // from the input to the output, the rows then in place; otherwise in place on the output).
+  // from the input to the output, the rows then in place; packed c2r: in place on the input, the
+  // rows then out of place; otherwise in place on the output).
   std::unique_ptr<local_fft<T>> rows_;
   std::unique_ptr<column_fft<T>> columns_;
 };

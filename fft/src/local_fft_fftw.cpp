@@ -11,7 +11,7 @@ namespace toru::fft::detail {
 
 template <class T>
 local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::int64_t> batches, bool in_place,
-                        unsigned flags, void* scratch_in, void* scratch_out)
+                        unsigned flags, void* scratch_in, void* scratch_out, bool packed_real)
     : kind_(kind), dims_(std::move(dims)), in_place_(in_place) {
   const int last = dims_.back();
   const bool real = kind_ == fft_kind::r2c || kind_ == fft_kind::c2r;
@@ -22,6 +22,12 @@ local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::i
   const std::int64_t cbytes = unit_complex_ * static_cast<std::int64_t>(sizeof(std::complex<T>));
   unit_in_bytes_ = cbytes;  // padded real rows take exactly the bytes of the complex rows
   unit_out_bytes_ = cbytes;
+  packed_ = packed_real && real;
+  if (packed_) {
+    if (in_place_) throw error(errc::internal, "fft: packed real rows cannot be transformed in place");
+    const std::int64_t rbytes = rows * last * static_cast<std::int64_t>(sizeof(T));
+    (kind_ == fft_kind::r2c ? unit_in_bytes_ : unit_out_bytes_) = rbytes;
+  }
 
   batches.push_back(1);
   std::sort(batches.begin(), batches.end(), std::greater<>());
@@ -32,8 +38,15 @@ local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::i
     const int sign = kind_ == fft_kind::c2c_backward || c2r ? FFTW_BACKWARD : FFTW_FORWARD;
     auto* in_c = static_cast<std::complex<T>*>(scratch_in);
     auto* out_c = static_cast<std::complex<T>*>(scratch_out);
+    if (c2r && packed_) {
+      rows_ = std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]},
+                                             false, flags, scratch_in, scratch_out, true);
+      columns_ = std::make_unique<column_fft<T>>(dims_[0], clast, 1, sign, true, flags, in_c, in_c);
+      return;
+    }
     rows_ = std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]},
-                                           c2r || in_place_, flags, c2r ? scratch_out : scratch_in, scratch_out);
+                                           c2r || in_place_, flags, c2r ? scratch_out : scratch_in, scratch_out,
+                                           packed_);
     if (c2r)
       columns_ = std::make_unique<column_fft<T>>(dims_[0], clast, 1, sign, in_place_, flags, in_c, out_c);
     else
@@ -55,7 +68,7 @@ typename local_fft<T>::api::plan local_fft<T>::make(int howmany, unsigned flags,
   const int last = dims_.back();
   std::vector<int> cemb(dims_), remb(dims_);
   cemb.back() = last / 2 + 1;
-  remb.back() = 2 * (last / 2 + 1);
+  remb.back() = packed_ ? last : 2 * (last / 2 + 1);
   auto prod = [](const std::vector<int>& v) {
     int p = 1;
     for (int x : v) p *= x;
@@ -117,7 +130,10 @@ void local_fft<T>::execute(std::int64_t units, void* in, void* out) const {
     using cpx = std::complex<T>;
     const std::int64_t rows = dims_[0];
     for (std::int64_t u = 0; u < units; ++u, pin += unit_in_bytes_, pout += unit_out_bytes_) {
-      if (kind_ == fft_kind::c2r) {
+      if (kind_ == fft_kind::c2r && packed_) {
+        columns_->execute(reinterpret_cast<const cpx*>(pin), reinterpret_cast<cpx*>(pin));
+        rows_->execute(rows, pin, pout);
+      } else if (kind_ == fft_kind::c2r) {
         columns_->execute(reinterpret_cast<const cpx*>(pin), reinterpret_cast<cpx*>(pout));
         rows_->execute(rows, pout, pout);
       } else {

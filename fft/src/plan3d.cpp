@@ -402,6 +402,11 @@ struct plan3d<T>::boxed_io {
   std::unique_ptr<reshape3d<cpx>> in_to_plan, in_from_plan;    // c2c: the input side
   std::unique_ptr<reshape3d<cpx>> out_from_plan, out_to_plan;  // the complex output side
   aligned_buffer a, b;
+  // The boxes are the plan's own on every rank and the strategy is the direct window: the
+  // transform runs straight between the caller's buffers (no reshape, none of the above), r2c's
+  // real planes packed when `packed`.
+  bool direct = false;
+  bool packed = false;
 };
 
 template <class T>
@@ -412,6 +417,49 @@ std::int64_t plan3d<T>::alloc_size() const {
   return std::max({in, user_out_.extent(), std::int64_t{1}});
 }
 
+// The direct window's step touches nothing of the caller's buffers beyond the plan's own in and
+// out boxes (its exchange goes through the node array), so a caller passing exactly those boxes,
+// with r2c's real rows packed as in its own arrays or padded as the plan's, needs no reshape: its
+// buffers are the step's. The other strategies exchange through the out buffer, which must then
+// hold alloc() elements, and read padded real rows: they keep the reshapes. Agreed across ranks,
+// since a rank that skipped the reshapes would leave the others in them.
+template <class T>
+bool plan3d<T>::use_own_boxes(MPI_Comm comm, const box3d& in, const box3d& out, boxed_io& io) {
+  const auto same_points = [](const box3d& a, const box3d& b) {
+    return a.low == b.low && a.size == b.size && a.order == b.order;
+  };
+  const box3d& own_in = plan_inbox();
+  const std::int64_t row = own_in.size[own_in.order[2]];
+  const std::int64_t in_stride = in.row_stride == 0 ? in.size[in.order[2]] : in.row_stride;
+  const std::int64_t out_stride = out.row_stride == 0 ? out.size[out.order[2]] : out.row_stride;
+  const bool packed = lay_.r2c && in_stride == row && in_stride != own_in.row_stride;
+  int mine = strategy_.direct && !ops_->device_memory() && fwd_.size() == 1 && bwd_.size() == 1 &&
+             same_points(in, own_in) && same_points(out, plan_outbox()) &&
+             (in_stride == own_in.row_stride || packed) && out_stride == plan_outbox().row_stride;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_INT, MPI_LAND, comm), "MPI_Allreduce");
+  if (!mine) return false;
+  int any_packed = packed;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any_packed, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce");
+  if (any_packed) {
+    // Replanning the plane FFTs may fail on one rank: on every rank then.
+    validate_collectively(comm, [&] {
+      auto* f = dynamic_cast<slab_direct_step<T>*>(fwd_.front().get());
+      auto* b = dynamic_cast<slab_direct_step<T>*>(bwd_.front().get());
+      if (!f || !b) throw error(errc::internal, "fft: the direct window's steps are not slab_direct_step");
+      if (packed) {
+        f->use_packed_real();
+        b->use_packed_real();
+      }
+    });
+  }
+  io.direct = true;
+  io.packed = packed;
+  user_in_ = own_in;
+  user_in_.row_stride = in_stride;
+  user_out_ = plan_outbox();
+  return true;
+}
+
 template <class T>
 void plan3d<T>::use_boxes(MPI_Comm comm, const box3d& in, const box3d& out) {
   // The backend is agreed on every rank, so this refusal is too.
@@ -419,6 +467,10 @@ void plan3d<T>::use_boxes(MPI_Comm comm, const box3d& in, const box3d& out) {
     throw error(errc::unsupported, "toru::fft: caller-defined boxes need a host backend (fftw), not cufft");
   using cpx = std::complex<T>;
   auto io = std::make_unique<boxed_io>();
+  if (use_own_boxes(comm, in, out, *io)) {
+    io_ = std::move(io);
+    return;
+  }
   const std::array<std::int64_t, 3> nc{lay_.n[0], lay_.n[1], lay_.nc};
   const reshape_options ro{.algorithm = opts_.algorithm, .comm = opts_.comm};
   if (lay_.r2c) {
@@ -443,7 +495,7 @@ void plan3d<T>::use_boxes(MPI_Comm comm, const box3d& in, const box3d& out) {
 
 template <class T>
 void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
-  if (!io_) return run(forward, in, out, ws, s);
+  if (!io_ || io_->direct) return run(forward, in, out, ws, s);
   using cpx = std::complex<T>;
   void* a = io_->a.get();
   void* b = io_->b.get();
@@ -471,12 +523,17 @@ void plan3d<T>::run(bool forward, const void* in, void* out, void* ws, scale s) 
   const box3d& src_box = forward ? plan_inbox() : plan_outbox();
   const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
   const box3d& dst_box = forward ? plan_outbox() : lay_.s0;
+  // Straight between the caller's own boxes (use_own_boxes): buffers of exactly those boxes.
+  const bool direct = io_ && io_->direct;
+  const std::int64_t in_elems = lay_.r2c ? (user_in_.extent() + 1) / 2 : user_in_.extent();
+  const std::int64_t src_elems = direct ? (forward ? in_elems : user_out_.extent()) : src_box.extent();
+  const std::int64_t dst_elems = direct ? (forward ? user_out_.extent() : in_elems) : lay_.alloc;
   validate_collectively(comm(), "a toru::fft 3D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);
-                          ops_->check_buffers_local(in, src_box.extent(), out, lay_.alloc);
+                          ops_->check_buffers_local(in, src_elems, out, dst_elems);
                         });
-  ops_->check_buffers_collective(comm(), in, src_box.extent(), out, lay_.alloc, ws);
+  ops_->check_buffers_collective(comm(), in, src_elems, out, dst_elems, ws);
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;
@@ -484,8 +541,14 @@ void plan3d<T>::run(bool forward, const void* in, void* out, void* ws, scale s) 
     st->run(src, out, wb);
     src = out;
   }
-  if (s != scale::none)
+  if (s != scale::none && !forward && direct && io_->packed) {
+    // Packed real rows: their count may be odd, no whole number of complex elements.
+    auto* r = static_cast<T*>(out);
+    const T f = static_cast<T>(scale_factor(s, N));
+    for (std::int64_t i = 0, n = user_in_.count(); i < n; ++i) r[i] *= f;
+  } else if (s != scale::none) {
     ops_->scale(static_cast<std::complex<T>*>(out), dst_box.extent(), static_cast<T>(scale_factor(s, N)));
+  }
   ops_->finish();  // blocking on every backend: out is complete on return
 }
 

@@ -70,7 +70,9 @@ class plan3d {
   const box3d& outbox() const { return io_ ? user_out_ : plan_outbox(); }
   std::int64_t alloc_size() const;
   /// Collective: the caller's own in and out boxes (reshape3d's rules; host backends only).
-  /// execute then reshapes in to the plan's own layout and its result to out, one exchange each.
+  /// execute then reshapes in to the plan's own layout and its result to out, one exchange each;
+  /// or, where they are the plan's own boxes (real rows packed or padded) and the strategy is the
+  /// direct window, runs straight between the caller's buffers (use_own_boxes).
   void use_boxes(MPI_Comm comm, const box3d& in, const box3d& out);
   std::size_t workspace_size() const { return ws_bytes_; }
   const options3d& options() const { return opts_; }
@@ -85,6 +87,7 @@ class plan3d {
 
  private:
   struct boxed_io;  // plan3d.cpp
+  bool use_own_boxes(MPI_Comm comm, const box3d& in, const box3d& out, boxed_io& io);
   const box3d& plan_inbox() const { return lay_.r2c ? lay_.real_in : lay_.s0; }
   const box3d& plan_outbox() const { return lay_.out; }
   void run(bool forward, const void* in, void* out, void* ws, scale s) const;

@@ -15,7 +15,16 @@ template <class T>
 slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c,
                                       bool forward, bool natural, unsigned flags, const node_array* m, void* scratch_a,
                                       void* scratch_b)
-    : n0_(n0), n1_(n1), w_(r2c ? n2 / 2 + 1 : n2), forward_(forward), natural_(natural), m_(m) {
+    : n0_(n0),
+      n1_(n1),
+      n2_(n2),
+      w_(r2c ? n2 / 2 + 1 : n2),
+      r2c_(r2c),
+      flags_(flags),
+      scratch_a_(scratch_a),
+      forward_(forward),
+      natural_(natural),
+      m_(m) {
   if (!m_) throw error(errc::internal, "fft: the direct window needs its node array");
   const std::int64_t w = w_;
   const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here
@@ -24,6 +33,7 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
   m_offset_ = a0 * n0 * w;
   plane_offset_ = b0 * w;
   plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
+  real_plane_bytes_ = plane_bytes_;
   plane_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(plane_bytes_)));
   if (!plane_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes of plane scratch", plane_bytes_));
   // One plane between the caller's rows (complex rows of w, or r2c's real rows padded to 2w
@@ -52,6 +62,19 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
       axis0_ = std::make_unique<column_fft<T>>(n0, w, A, sign, false, flags, a, mine);
   }
   (void)scratch_b;
+}
+
+template <class T>
+void slab_direct_step<T>::use_packed_real() {
+  if (!r2c_) return;
+  real_plane_bytes_ = n1_ * n2_ * static_cast<std::int64_t>(sizeof(T));
+  if (!planes_) return;
+  const std::vector<int> dims{static_cast<int>(n1_), static_cast<int>(n2_)};
+  const std::vector<std::int64_t> one{1};
+  if (forward_)
+    planes_ = std::make_unique<local_fft<T>>(fft_kind::r2c, dims, one, false, flags_, scratch_a_, plane_, true);
+  else
+    planes_ = std::make_unique<local_fft<T>>(fft_kind::c2r, dims, one, false, flags_, plane_, scratch_a_, true);
 }
 
 template <class T>
@@ -88,9 +111,11 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
     const events::scope e("fft.window.fence");
     a->fence(parity);
   };
-  auto plane = [&](auto* base, std::int64_t i0) {
+  // Plane i0 of the caller's buffer: complex planes are plane_bytes_ apart, real ones (r2c's
+  // forward input, backward output) real_plane_bytes_.
+  auto plane = [&](auto* base, std::int64_t i0, bool real = false) {
     using byte = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(base)>>, const char, char>;
-    return reinterpret_cast<byte*>(base) + i0 * plane_bytes_;
+    return reinterpret_cast<byte*>(base) + i0 * (real ? real_plane_bytes_ : plane_bytes_);
   };
   // Each use of the node array: this rank writes, fence(s), reads; so two parities suffice, as for
   // node_window: a rank writes parity p again (two uses later) only after every rank passed the
@@ -100,7 +125,7 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
   const int p = m_->next_use();
   if (forward_) {
     for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
-      fft(plane(src, i0), plane_);
+      fft(plane(src, i0, true), plane_);
       const events::scope e("fft.window.write");
       scatter_plane(plane_, i0, p);
     }
@@ -132,7 +157,7 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
       const events::scope e("fft.window.out");
       gather_plane(plane_, i0, p);
     }
-    fft(plane_, plane(dst, i0));
+    fft(plane_, plane(dst, i0, true));
   }
 }
 

@@ -39,6 +39,9 @@ class slab_direct_step final : public step<T> {
   slab_direct_step(const slab_direct_step&) = delete;
   slab_direct_step& operator=(const slab_direct_step&) = delete;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
+  /// r2c: from now on the caller's real planes are packed (n1 x n2 reals, rows unpadded, as a
+  /// caller's own array) instead of the plan's padded layout; replans the plane FFTs. Not thread-safe.
+  void use_packed_real();
 
  private:
   using api = fftw_api<T>;
@@ -50,8 +53,12 @@ class slab_direct_step final : public step<T> {
   void scatter_plane(const cpx* plane, std::int64_t i0, int parity) const;
   void gather_plane(cpx* plane, std::int64_t i0, int parity) const;
 
-  std::int64_t n0_, n1_, w_;
-  std::int64_t plane_bytes_ = 0;  // one plane of the caller's S0 (complex, or r2c's padded reals)
+  std::int64_t n0_, n1_, n2_, w_;
+  std::int64_t plane_bytes_ = 0;  // one plane of the caller's complex S0 (or r2c's padded reals)
+  std::int64_t real_plane_bytes_ = 0;  // one plane of the caller's real array: padded, or packed
+  bool r2c_;
+  unsigned flags_;
+  void* scratch_a_;  // planning buffer of the plane FFTs
   cpx* plane_ = nullptr;          // one plane [n1][w], FFTW-aligned
   bool forward_, natural_;
   std::int64_t planes_here_ = 0;   // i0 planes of S0 on this rank

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// toru.FFT3D, toru.FFT3DR2C and toru.FFT1D: toru::fft's double-precision plans on NumPy arrays.
+// toru.FFT3D, toru.FFT3DR2C and toru.FFT1D: toru::fft's double- and single-precision plans on NumPy
+// arrays (dtype= at plan creation picks fft3d<double> or fft3d<float>, and so on).
 //
 // toru's buffers are larger than a rank's box (alloc_size(): the largest intermediate layout) and
 // r2c rows are padded; NumPy users hand over and get back arrays of exactly the box. So results
@@ -11,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include <new>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bindings.hpp"
@@ -31,7 +34,6 @@
 namespace toru::python {
 namespace {
 
-using cpx = std::complex<double>;
 using fft::scale;
 
 scale parse_scale(py::handle s, const char* argument) {
@@ -109,22 +111,25 @@ py::array view(const py::array_t<T>& buf, const std::vector<std::int64_t>& shape
 // A buffer a plan keeps for out= (allocated on first use, never zeroed: toru writes it whole).
 class scratch {
  public:
-  cpx* get(std::int64_t count) {
-    if (!p_) {
-      p_.reset(
-          static_cast<cpx*>(std::malloc(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * sizeof(cpx))));
+  template <class C>
+  C* get(std::int64_t count) {
+    const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * sizeof(C);
+    if (bytes > bytes_) {
+      p_.reset(std::malloc(bytes));
+      bytes_ = p_ ? bytes : 0;
       if (!p_)
-        throw toru::error(errc::out_of_memory, "toru: a plan's output buffer of " + std::to_string(count) +
-                                                   " complex elements could not be allocated");
+        throw toru::error(errc::out_of_memory,
+                          "toru: a plan's work buffer of " + std::to_string(bytes) + " bytes could not be allocated");
     }
-    return p_.get();
+    return static_cast<C*>(p_.get());
   }
 
  private:
   struct release {
     void operator()(void* p) const { std::free(p); }
   };
-  std::unique_ptr<cpx, release> p_;
+  std::unique_ptr<void, release> p_;
+  std::size_t bytes_ = 0;
 };
 
 // A plan outlived by MPI (a module global freed after mpi4py finalised MPI) is leaked rather than
@@ -138,6 +143,48 @@ struct plan_holder {
     if (finalized) (void)plan.release();
   }
 };
+
+// A Python plan holds toru's plan of the precision its dtype chose: double or float.
+template <template <class> class Plan>
+struct either_precision {
+  plan_holder<Plan<double>> d;
+  plan_holder<Plan<float>> f;
+  bool single = false;
+
+  // Collective: builds the plan of the chosen precision. A rank whose arguments failed its own
+  // checks (bad) builds a double plan and raises their error on every rank at its agreement.
+  template <class... Args>
+  void build(bool single_precision, Args&&... args) {
+    single = single_precision;
+    if (single)
+      f.plan = std::make_unique<Plan<float>>(std::forward<Args>(args)...);
+    else
+      d.plan = std::make_unique<Plan<double>>(std::forward<Args>(args)...);
+  }
+  // f(plan) on the plan of this precision.
+  template <class F>
+  decltype(auto) visit(F&& fn) const {
+    return single ? fn(*f.plan) : fn(*d.plan);
+  }
+};
+
+// The dtype= of a plan: the forward input's element type. False: double precision.
+bool parse_single(py::handle dtype, bool real) {
+  const char* expected = real ? "float64 or float32 (the real input of an r2c plan)"
+                              : "complex128 or complex64 (toru.FFT3DR2C takes real input)";
+  py::dtype d;
+  try {
+    d = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+  } catch (const py::error_already_set&) {
+    expect(false, "dtype", expected, std::string(py::repr(dtype)) + ", which is no NumPy dtype");
+  }
+  const py::dtype dbl = real ? py::dtype::of<double>() : py::dtype::of<std::complex<double>>();
+  const py::dtype sgl = real ? py::dtype::of<float>() : py::dtype::of<std::complex<float>>();
+  if (d.is(dbl)) return false;
+  if (d.is(sgl)) return true;
+  expect(false, "dtype", expected, std::string(py::str(py::handle(d))));
+  return false;
+}
 
 // The checks of an execute's Python arguments, deferred to the plan's agreement (bindings.hpp).
 struct call_args {
@@ -164,25 +211,39 @@ call_args check_call(py::handle in, const std::vector<std::int64_t>& in_shape, p
   return a;
 }
 
-template <class Plan>
-std::string strategy_of(const Plan& p) {
-  return p.strategy();
-}
-
 std::string decomposition_name(fft::decomposition d) { return std::string(fft::to_string(d)); }
+
+// What the Python side reads of a 3D plan, whatever its precision.
+struct plan3d_info {
+  std::array<std::int64_t, 3> n{};
+  fft::box3d in, out;
+  fft::decomposition decomp = fft::decomposition::slab;
+  std::array<int, 2> grid{1, 1};
+  std::string strategy;
+  bool single = false;
+
+  template <class Plan>
+  static plan3d_info of(const Plan& p, std::array<std::int64_t, 3> n, bool single) {
+    return {n, p.inbox(), p.outbox(), p.decomp(), p.grid(), p.strategy(), single};
+  }
+};
 
 // ---- 3D complex-to-complex ----
 // A c2c plan's forward or backward on NumPy arrays: the input checked (through the call's
-// agreement), the result in `out` (through the scratch: plans write alloc_size() elements) or in a
-// fresh array shaped as the destination box.
+// agreement), the result in `out` or in a fresh uninitialised array shaped as the destination box.
+// Plans write alloc_size() elements; where that is more than the box (an intermediate layout is
+// larger), out= goes through the plan's scratch and a copy, and a fresh array is a view of a
+// buffer of alloc_size().
 template <class Plan>
 py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std::vector<std::int64_t> src_shape,
                   py::handle out, std::vector<std::int64_t> dst_shape, std::int64_t dst_count, py::handle s) {
+  using cpx = typename Plan::complex_type;
   call_args a = check_call<cpx, cpx>(a_in, src_shape, out, dst_shape, s);
+  const bool fits = p.alloc_size() <= std::max<std::int64_t>(dst_count, 1);
   py::array_t<cpx> buf;
   cpx* o = nullptr;
   if (a.has_out) {
-    o = sc.get(p.alloc_size());
+    o = fits ? static_cast<cpx*>(a.out.mutable_data()) : sc.get<cpx>(p.alloc_size());
   } else {
     buf = fresh<cpx>(p.alloc_size());
     o = buf.mutable_data();
@@ -195,245 +256,347 @@ py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std
       p.forward(i, o, a.s);
     else
       p.backward(i, o, a.s);
-    if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
+    if (a.has_out && !fits)
+      std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
   }
   return a.has_out ? a.out : view(buf, dst_shape);
 }
 
+template <class T>
+using fft3d_of = fft::fft3d<T>;
+template <class T>
+using fft3d_r2c_of = fft::fft3d_r2c<T>;
+template <class T>
+using fft1d_of = fft::fft1d<T>;
+
 class py_fft3d {
  public:
   py_fft3d(py::handle comm, py::handle shape, py::handle decomposition, py::handle grid, py::handle output,
-           py::handle planner) {
+           py::handle planner, py::handle dtype) {
     const MPI_Comm c = mpi_comm(comm);
     std::array<std::int64_t, 3> n{1, 1, 1};
     fft::options3d o;
+    bool single = false;
     const std::exception_ptr bad = local_checks([&] {
       n = parse_shape3(shape);
       o = parse3d(decomposition, grid, output, planner);
+      single = parse_single(dtype, false);
     });
     py::gil_scoped_release nogil;
     const defer_error checks(bad);
-    h_.plan = std::make_unique<fft::fft3d<double>>(c, n, o);
-    n_ = n;
+    p_.build(single, c, n, o);
+    info_ = p_.visit([&](const auto& p) { return plan3d_info::of(p, n, single); });
   }
 
   py::array forward(py::handle a, py::handle out, py::handle s) { return run(true, a, out, s); }
   py::array backward(py::handle a, py::handle out, py::handle s) { return run(false, a, out, s); }
 
-  const fft::fft3d<double>& plan() const { return *h_.plan; }
-  std::array<std::int64_t, 3> shape() const { return n_; }
+  const plan3d_info& info() const { return info_; }
 
  private:
   py::array run(bool forward, py::handle a_in, py::handle out, py::handle s) {
-    const auto& p = *h_.plan;
-    const fft::box3d& src = forward ? p.inbox() : p.outbox();
-    const fft::box3d& dst = forward ? p.outbox() : p.inbox();
-    return run_c2c(p, scratch_, forward, a_in, mem_shape(src), out, mem_shape(dst), dst.count(), s);
+    const fft::box3d& src = forward ? info_.in : info_.out;
+    const fft::box3d& dst = forward ? info_.out : info_.in;
+    return p_.visit([&](const auto& p) {
+      return run_c2c(p, scratch_, forward, a_in, mem_shape(src), out, mem_shape(dst), dst.count(), s);
+    });
   }
 
-  plan_holder<fft::fft3d<double>> h_;
-  std::array<std::int64_t, 3> n_{};
+  either_precision<fft3d_of> p_;
+  plan3d_info info_;
   scratch scratch_;
 };
 
 // ---- 3D real-to-complex ----
+// toru's own real layout pads each row to 2*(n2/2+1) reals; NumPy's rows are packed. A plan built
+// on its own boxes with packed real rows (py_fft3d_r2c: where the strategy is the direct window)
+// reads and writes the caller's arrays as they are, and its buffers need hold only the boxes: the
+// transform then runs straight between NumPy arrays. Otherwise the input is copied into the
+// output buffer's padded rows and transformed in place there, and the real result comes back
+// through the plan's scratch.
+template <class T>
+bool packed_rows(const fft::fft3d_r2c<T>& p) {
+  const fft::box3d& b = p.inbox();
+  return b.row_stride == b.size[b.order[2]];
+}
+
+template <class T>
+py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
+  using cpx = std::complex<T>;
+  const fft::box3d& rb = p.inbox();
+  const std::int64_t count = p.outbox().count();
+  call_args a = check_call<T, cpx>(a_in, mem_shape(rb), out, mem_shape(p.outbox()), s);
+  const bool packed = packed_rows(p), fits = p.alloc_size() <= std::max<std::int64_t>(count, 1);
+  py::array_t<cpx> buf;
+  cpx* o = nullptr;
+  if (a.has_out) {
+    o = fits ? static_cast<cpx*>(a.out.mutable_data()) : sc.get<cpx>(p.alloc_size());
+  } else {
+    buf = fresh<cpx>(p.alloc_size());
+    o = buf.mutable_data();
+  }
+  {
+    py::gil_scoped_release nogil;
+    const T* r = reinterpret_cast<const T*>(o);
+    if (!a.bad && packed) {
+      r = static_cast<const T*>(a.in.data());
+    } else if (!a.bad) {
+      const auto* in = static_cast<const T*>(a.in.data());
+      auto* padded = reinterpret_cast<T*>(o);
+      const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
+      for (std::int64_t row = 0; row < rows; ++row)
+        std::memcpy(padded + row * rb.row_stride, in + row * len, static_cast<std::size_t>(len) * sizeof(T));
+    }
+    const defer_error checks(a.bad);
+    p.forward(r, o, a.s);
+    if (a.has_out && !fits) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(count) * sizeof(cpx));
+  }
+  return a.has_out ? a.out : view(buf, mem_shape(p.outbox()));
+}
+
+template <class T>
+py::array r2c_backward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
+  using cpx = std::complex<T>;
+  const fft::box3d& rb = p.inbox();
+  const std::vector<std::int64_t> real_shape = mem_shape(rb);
+  call_args a = check_call<cpx, T>(a_in, mem_shape(p.outbox()), out, real_shape, s);
+  // A plan on its own boxes (packed rows) writes the real box and nothing more; a plain plan's real
+  // buffer must hold 2 * alloc_size() reals.
+  const bool packed = packed_rows(p);
+  py::array result =
+      a.has_out ? a.out : py::array_t<T>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
+  cpx* work = packed ? nullptr : sc.get<cpx>(p.alloc_size());
+  T* r = packed ? static_cast<T*>(result.mutable_data()) : reinterpret_cast<T*>(work);
+  {
+    py::gil_scoped_release nogil;
+    const cpx* i = a.bad ? reinterpret_cast<const cpx*>(r) : static_cast<const cpx*>(a.in.data());
+    {
+      const defer_error checks(a.bad);
+      p.backward(i, r, a.s);
+    }
+    if (!packed) {
+      auto* dst = static_cast<T*>(result.mutable_data());
+      const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
+      for (std::int64_t row = 0; row < rows; ++row)
+        std::memcpy(dst + row * len, r + row * rb.row_stride, static_cast<std::size_t>(len) * sizeof(T));
+    }
+  }
+  return result;
+}
+
+// The strategy whose plans run on the caller's own boxes without reshapes (fft/src/plan3d.cpp,
+// use_own_boxes), by its name in the plan's strategy table.
+constexpr const char* direct_window = "middle layout M, direct window";
+
+// Collective: where the plan chose the direct window, the same plan again on its own boxes with
+// packed real rows, which then reads and writes NumPy's arrays as they are (r2c_forward). Other
+// strategies would reshape between those boxes and theirs (an exchange each way): they keep the
+// plain plan and the binding's row copies.
+template <class T>
+void on_own_boxes(plan_holder<fft::fft3d_r2c<T>>& h, MPI_Comm c, std::array<std::int64_t, 3> n,
+                  const fft::options3d& o) {
+  if (h.plan->strategy() != direct_window) return;
+  fft::box3d in = h.plan->inbox();
+  const fft::box3d out = h.plan->outbox();
+  in.row_stride = 0;  // packed
+  h.plan.reset();     // its node array and communicators go before the new plan takes its own
+  h.plan = std::make_unique<fft::fft3d_r2c<T>>(c, n, in, out, o);
+}
+
 class py_fft3d_r2c {
  public:
   py_fft3d_r2c(py::handle comm, py::handle shape, py::handle decomposition, py::handle grid, py::handle output,
-               py::handle planner) {
+               py::handle planner, py::handle dtype) {
     const MPI_Comm c = mpi_comm(comm);
     std::array<std::int64_t, 3> n{1, 1, 1};
     fft::options3d o;
+    bool single = false;
     const std::exception_ptr bad = local_checks([&] {
       n = parse_shape3(shape);
       o = parse3d(decomposition, grid, output, planner);
+      single = parse_single(dtype, true);
     });
     py::gil_scoped_release nogil;
-    const defer_error checks(bad);
-    h_.plan = std::make_unique<fft::fft3d_r2c<double>>(c, n, o);
-    n_ = n;
+    {
+      const defer_error checks(bad);
+      p_.build(single, c, n, o);
+    }
+    if (single)
+      on_own_boxes(p_.f, c, n, o);
+    else
+      on_own_boxes(p_.d, c, n, o);
+    info_ = p_.visit([&](const auto& p) { return plan3d_info::of(p, n, single); });
   }
 
-  const fft::fft3d_r2c<double>& plan() const { return *h_.plan; }
-  std::array<std::int64_t, 3> shape() const { return n_; }
+  const plan3d_info& info() const { return info_; }
 
-  // Real rows are padded in toru's layout (row_stride reals), so the input is copied into the
-  // output buffer's padded rows and transformed in place there.
-  py::array forward(py::handle a_in, py::handle out, py::handle s) {
-    const auto& p = *h_.plan;
-    const fft::box3d& rb = p.inbox();
-    call_args a = check_call<double, cpx>(a_in, mem_shape(rb), out, mem_shape(p.outbox()), s);
-    py::array_t<cpx> buf;
-    cpx* o = nullptr;
-    if (a.has_out) {
-      o = scratch_.get(p.alloc_size());
-    } else {
-      buf = fresh<cpx>(p.alloc_size());
-      o = buf.mutable_data();
-    }
-    {
-      py::gil_scoped_release nogil;
-      auto* r = reinterpret_cast<double*>(o);
-      if (!a.bad) {
-        const auto* in = static_cast<const double*>(a.in.data());
-        const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
-        for (std::int64_t row = 0; row < rows; ++row)
-          std::memcpy(r + row * rb.row_stride, in + row * len, static_cast<std::size_t>(len) * sizeof(double));
-      }
-      const defer_error checks(a.bad);
-      p.forward(r, o, a.s);
-      if (a.has_out) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(p.outbox().count()) * sizeof(cpx));
-    }
-    return a.has_out ? a.out : view(buf, mem_shape(p.outbox()));
+  py::array forward(py::handle a, py::handle out, py::handle s) {
+    return p_.visit([&](const auto& p) { return r2c_forward(p, scratch_, a, out, s); });
   }
-
-  py::array backward(py::handle a_in, py::handle out, py::handle s) {
-    const auto& p = *h_.plan;
-    const fft::box3d& rb = p.inbox();
-    const std::vector<std::int64_t> real_shape = mem_shape(rb);
-    call_args a = check_call<cpx, double>(a_in, mem_shape(p.outbox()), out, real_shape, s);
-    cpx* work = scratch_.get(p.alloc_size());
-    py::array result =
-        a.has_out ? a.out : py::array_t<double>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
-    {
-      py::gil_scoped_release nogil;
-      const cpx* i = a.bad ? work : static_cast<const cpx*>(a.in.data());
-      auto* r = reinterpret_cast<double*>(work);
-      {
-        const defer_error checks(a.bad);
-        p.backward(i, r, a.s);
-      }
-      auto* dst = static_cast<double*>(result.mutable_data());
-      const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
-      for (std::int64_t row = 0; row < rows; ++row)
-        std::memcpy(dst + row * len, r + row * rb.row_stride, static_cast<std::size_t>(len) * sizeof(double));
-    }
-    return result;
+  py::array backward(py::handle a, py::handle out, py::handle s) {
+    return p_.visit([&](const auto& p) { return r2c_backward(p, scratch_, a, out, s); });
   }
 
  private:
-  plan_holder<fft::fft3d_r2c<double>> h_;
-  std::array<std::int64_t, 3> n_{};
+  either_precision<fft3d_r2c_of> p_;
+  plan3d_info info_;
   scratch scratch_;
 };
 
 // ---- 1D complex ----
 class py_fft1d {
  public:
-  py_fft1d(py::handle comm, py::handle n, py::handle n1, py::handle output, py::handle planner) {
+  py_fft1d(py::handle comm, py::handle n, py::handle n1, py::handle output, py::handle planner, py::handle dtype) {
     const MPI_Comm c = mpi_comm(comm);
     std::int64_t size = 1;
     fft::options1d o;
+    bool single = false;
     const std::exception_ptr bad = local_checks([&] {
       size = py::cast<std::int64_t>(n);
       o.n1 = py::cast<std::int64_t>(n1);
       o.output = parse_order(py::cast<std::string>(output));
       o.planner = parse_planner(py::cast<std::string>(planner));
+      single = parse_single(dtype, false);
     });
     py::gil_scoped_release nogil;
     const defer_error checks(bad);
-    h_.plan = std::make_unique<fft::fft1d<double>>(c, size, o);
+    p_.build(single, c, size, o);
+    p_.visit([&](const auto& p) {
+      size_ = p.size();
+      n1_ = p.n1();
+      n2_ = p.n2();
+      in_ = {p.in_start(), p.in_count()};
+      out_ = {p.out_start(), p.out_count()};
+      strategy_ = p.strategy();
+    });
   }
-
-  const fft::fft1d<double>& plan() const { return *h_.plan; }
 
   py::array forward(py::handle a, py::handle out, py::handle s) { return run(true, a, out, s); }
   py::array backward(py::handle a, py::handle out, py::handle s) { return run(false, a, out, s); }
 
+  std::int64_t size() const { return size_; }
+  std::int64_t n1() const { return n1_; }
+  std::int64_t n2() const { return n2_; }
+  // {start, count} of this rank's input and output blocks.
+  std::array<std::int64_t, 2> in_block() const { return in_; }
+  std::array<std::int64_t, 2> out_block() const { return out_; }
+  const std::string& strategy() const { return strategy_; }
+  bool single() const { return p_.single; }
+
  private:
   py::array run(bool forward, py::handle a_in, py::handle out, py::handle s) {
-    const auto& p = *h_.plan;
-    const std::int64_t src = forward ? p.in_count() : p.out_count(), dst = forward ? p.out_count() : p.in_count();
-    return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s);
+    const std::int64_t src = forward ? in_[1] : out_[1], dst = forward ? out_[1] : in_[1];
+    return p_.visit([&](const auto& p) { return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s); });
   }
 
-  plan_holder<fft::fft1d<double>> h_;
+  either_precision<fft1d_of> p_;
+  std::int64_t size_ = 0, n1_ = 0, n2_ = 0;
+  std::array<std::int64_t, 2> in_{}, out_{};
+  std::string strategy_;
   scratch scratch_;
 };
 
+// The dtype of a plan's forward input (numpy.dtype).
+py::dtype input_dtype(bool single, bool real) {
+  if (real) return single ? py::dtype::of<float>() : py::dtype::of<double>();
+  return single ? py::dtype::of<std::complex<float>>() : py::dtype::of<std::complex<double>>();
+}
+
 // The properties the 3D plans share.
 template <class Py>
-void bind_3d_common(py::class_<Py>& c) {
+void bind_3d_common(py::class_<Py>& c, bool real) {
   c.def_property_readonly(
        "shape",
        [](const Py& p) {
-         return tuple_of({p.shape()[0], p.shape()[1], p.shape()[2]});
+         const auto& n = p.info().n;
+         return tuple_of({n[0], n[1], n[2]});
        },
        "The global array shape (n0, n1, n2).")
       .def_property_readonly(
-          "in_shape", [](const Py& p) { return tuple_of(mem_shape(p.plan().inbox())); },
+          "in_shape", [](const Py& p) { return tuple_of(mem_shape(p.info().in)); },
           "Shape of this rank's input array (forward's argument, backward's result).")
       .def_property_readonly(
-          "in_offset", [](const Py& p) { return tuple_of(mem_offset(p.plan().inbox())); },
+          "in_offset", [](const Py& p) { return tuple_of(mem_offset(p.info().in)); },
           "Global index of this rank's input element [0, 0, 0].")
       .def_property_readonly(
-          "out_shape", [](const Py& p) { return tuple_of(mem_shape(p.plan().outbox())); },
+          "out_shape", [](const Py& p) { return tuple_of(mem_shape(p.info().out)); },
           "Shape of this rank's output array (forward's result, backward's argument).")
       .def_property_readonly(
-          "out_offset", [](const Py& p) { return tuple_of(mem_offset(p.plan().outbox())); },
+          "out_offset", [](const Py& p) { return tuple_of(mem_offset(p.info().out)); },
           "Global index (along out_axes) of this rank's output element [0, 0, 0].")
       .def_property_readonly(
-          "out_axes", [](const Py& p) { return axes_of(p.plan().outbox()); },
+          "out_axes", [](const Py& p) { return axes_of(p.info().out); },
           "The global axis of each output axis: (0, 1, 2) unless output='transposed'.")
-      .def_property_readonly("decomposition", [](const Py& p) { return decomposition_name(p.plan().decomp()); })
-      .def_property_readonly("grid", [](const Py& p) { return py::make_tuple(p.plan().grid()[0], p.plan().grid()[1]); })
-      .def_property_readonly("strategy", [](const Py& p) { return strategy_of(p.plan()); });
+      .def_property_readonly(
+          "dtype", [real](const Py& p) { return input_dtype(p.info().single, real); },
+          "The dtype of forward's input (and backward's result).")
+      .def_property_readonly(
+          "out_dtype", [](const Py& p) { return input_dtype(p.info().single, false); },
+          "The dtype of forward's result (and backward's input).")
+      .def_property_readonly("decomposition", [](const Py& p) { return decomposition_name(p.info().decomp); })
+      .def_property_readonly("grid", [](const Py& p) { return py::make_tuple(p.info().grid[0], p.info().grid[1]); })
+      .def_property_readonly("strategy", [](const Py& p) { return p.info().strategy; });
 }
 
 constexpr const char* doc3d = R"(Parallel 3D FFT plan of a global array of `shape` over the mpi4py communicator `comm`
 (None: MPI.COMM_WORLD). Collective. The decomposition is chosen by toru unless forced; each rank
 reads its part from in_shape/in_offset and out_shape/out_offset/out_axes.
 Keywords: decomposition='auto'|'slab'|'pencil', grid=(p0, p1) for pencils, output='natural'|'transposed',
-planner='estimate'|'measure'.)";
+planner='estimate'|'measure', dtype= forward's input: complex128 or complex64 (FFT3D), float64 or
+float32 (FFT3DR2C); the single-precision types run toru's float plans.)";
 
 }  // namespace
 
 void bind_fft(py::module_& m) {
+  using h = py::handle;
   py::class_<py_fft3d> c3(m, "FFT3D", doc3d);
-  c3.def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle>(), py::arg("comm"),
-         py::arg("shape"), py::kw_only(), py::arg("decomposition") = "auto", py::arg("grid") = py::none(),
-         py::arg("output") = "natural", py::arg("planner") = "estimate")
+  c3.def(py::init<h, h, h, h, h, h, h>(), py::arg("comm"), py::arg("shape"), py::kw_only(),
+         py::arg("decomposition") = "auto", py::arg("grid") = py::none(), py::arg("output") = "natural",
+         py::arg("planner") = "estimate", py::arg("dtype") = "complex128")
       .def("forward", &py_fft3d::forward, py::arg("a"), py::kw_only(), py::arg("out") = py::none(),
            py::arg("scale") = "none",
-           "Collective. a: complex128 of in_shape. Returns the transform, complex128 of out_shape "
+           "Collective. a: dtype of in_shape. Returns the transform, dtype of out_shape "
            "(exp(-2 pi i jk/n), unscaled unless scale='full' or 'symmetric').")
       .def("backward", &py_fft3d::backward, py::arg("a"), py::kw_only(), py::arg("out") = py::none(),
            py::arg("scale") = "full",
-           "Collective. a: complex128 of out_shape. Returns the inverse, complex128 of in_shape, scaled by "
+           "Collective. a: dtype of out_shape. Returns the inverse, dtype of in_shape, scaled by "
            "1/N by default (as numpy.fft.ifftn).");
-  bind_3d_common(c3);
+  bind_3d_common(c3, false);
 
   py::class_<py_fft3d_r2c> r3(m, "FFT3DR2C", doc3d);
-  r3.def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle>(), py::arg("comm"),
-         py::arg("shape"), py::kw_only(), py::arg("decomposition") = "auto", py::arg("grid") = py::none(),
-         py::arg("output") = "natural", py::arg("planner") = "estimate")
+  r3.def(py::init<h, h, h, h, h, h, h>(), py::arg("comm"), py::arg("shape"), py::kw_only(),
+         py::arg("decomposition") = "auto", py::arg("grid") = py::none(), py::arg("output") = "natural",
+         py::arg("planner") = "estimate", py::arg("dtype") = "float64")
       .def("forward", &py_fft3d_r2c::forward, py::arg("a"), py::kw_only(), py::arg("out") = py::none(),
            py::arg("scale") = "none",
-           "Collective. a: float64 of in_shape. Returns complex128 of out_shape (the n2//2+1 coefficients of "
-           "the last axis, as numpy.fft.rfftn).")
+           "Collective. a: dtype (float64 or float32) of in_shape. Returns out_dtype (complex128 or complex64) "
+           "of out_shape (the n2//2+1 coefficients of the last axis, as numpy.fft.rfftn).")
       .def("backward", &py_fft3d_r2c::backward, py::arg("a"), py::kw_only(), py::arg("out") = py::none(),
-           py::arg("scale") = "full", "Collective. a: complex128 of out_shape. Returns float64 of in_shape.");
-  bind_3d_common(r3);
+           py::arg("scale") = "full", "Collective. a: out_dtype of out_shape. Returns dtype of in_shape.");
+  bind_3d_common(r3, true);
 
   py::class_<py_fft1d>(m, "FFT1D",
                        R"(Distributed 1D complex FFT of n points over `comm` (six-step, n = n1 * n2). Collective.
 Input: global elements [in_offset[0], in_offset[0] + in_shape[0]). Natural output: coefficients
 [out_offset[0], out_offset[0] + out_shape[0]); output='transposed' (scrambled): local index
-(k1 - k1_start) * n2 + k2 holds X[k1 + n1 * k2]. n1=0 lets toru choose the factor.)")
-      .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle>(), py::arg("comm"), py::arg("n"),
-           py::kw_only(), py::arg("n1") = 0, py::arg("output") = "natural", py::arg("planner") = "estimate")
+(k1 - k1_start) * n2 + k2 holds X[k1 + n1 * k2]. n1=0 lets toru choose the factor.
+dtype=complex128 (default) or complex64 (toru's float plan).)")
+      .def(py::init<h, h, h, h, h, h>(), py::arg("comm"), py::arg("n"), py::kw_only(), py::arg("n1") = 0,
+           py::arg("output") = "natural", py::arg("planner") = "estimate", py::arg("dtype") = "complex128")
       .def("forward", &py_fft1d::forward, py::arg("a"), py::kw_only(), py::arg("out") = py::none(),
            py::arg("scale") = "none")
       .def("backward", &py_fft1d::backward, py::arg("a"), py::kw_only(), py::arg("out") = py::none(),
            py::arg("scale") = "full")
-      .def_property_readonly("n", [](const py_fft1d& p) { return p.plan().size(); })
-      .def_property_readonly("n1", [](const py_fft1d& p) { return p.plan().n1(); })
-      .def_property_readonly("n2", [](const py_fft1d& p) { return p.plan().n2(); })
-      .def_property_readonly("in_shape", [](const py_fft1d& p) { return py::make_tuple(p.plan().in_count()); })
-      .def_property_readonly("in_offset", [](const py_fft1d& p) { return py::make_tuple(p.plan().in_start()); })
-      .def_property_readonly("out_shape", [](const py_fft1d& p) { return py::make_tuple(p.plan().out_count()); })
-      .def_property_readonly("out_offset", [](const py_fft1d& p) { return py::make_tuple(p.plan().out_start()); })
-      .def_property_readonly("strategy", [](const py_fft1d& p) { return strategy_of(p.plan()); });
+      .def_property_readonly("n", &py_fft1d::size)
+      .def_property_readonly("n1", &py_fft1d::n1)
+      .def_property_readonly("n2", &py_fft1d::n2)
+      .def_property_readonly("in_shape", [](const py_fft1d& p) { return py::make_tuple(p.in_block()[1]); })
+      .def_property_readonly("in_offset", [](const py_fft1d& p) { return py::make_tuple(p.in_block()[0]); })
+      .def_property_readonly("out_shape", [](const py_fft1d& p) { return py::make_tuple(p.out_block()[1]); })
+      .def_property_readonly("out_offset", [](const py_fft1d& p) { return py::make_tuple(p.out_block()[0]); })
+      .def_property_readonly("dtype", [](const py_fft1d& p) { return input_dtype(p.single(), false); })
+      .def_property_readonly("out_dtype", [](const py_fft1d& p) { return input_dtype(p.single(), false); })
+      .def_property_readonly("strategy", &py_fft1d::strategy);
 }
 
 }  // namespace toru::python

@@ -2,13 +2,14 @@
 // local_fft's planes (fft/src/local_fft.hpp) against FFTW's own 2D plan, on random data: under
 // FFTW_ESTIMATE planes beyond L1 run as rows + tiled columns, the rest as one FFTW plan; c2c both
 // ways, r2c and c2r (from a Hermitian input: the r2c of random reals), in and out of place, two
-// planes per call, sizes with odd and prime extents.
+// planes per call, sizes with odd and prime extents; r2c and c2r with packed (unpadded) real rows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "local_fft.hpp"
@@ -102,6 +103,57 @@ TEST(LocalFftPlanes, MatchFftw2dPlan) {
         const bool real = kind == fft_kind::r2c || kind == fft_kind::c2r;
         check(kind, z.n1, z.n2, in_place, FFTW_ESTIMATE, real ? z.split_real : z.split_c2c);
       }
+}
+
+// Packed real rows (n2 reals each, as a caller's own array; the direct window's planes on the
+// caller's boxes): r2c from them, c2r into them, against FFTW's plan in the padded layout, with a
+// guard after the packed buffer that must stay untouched.
+void check_packed(fft_kind kind, int n1, int n2, unsigned flags) {
+  const int nc = n2 / 2 + 1;
+  const std::size_t padded = static_cast<std::size_t>(planes) * n1 * 2 * nc, packed = std::size_t{1} * planes * n1 * n2;
+  std::vector<double> reals(padded, 0.0);
+  std::mt19937 gen(static_cast<unsigned>(n1 * 7 + n2));
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int r = 0; r < planes * n1; ++r)
+    for (int i = 0; i < n2; ++i) reals[static_cast<std::size_t>(r) * 2 * nc + i] = u(gen);
+  const auto coefs = reference(fft_kind::r2c, n1, n2, reals);
+  const auto want = kind == fft_kind::r2c ? coefs : reference(fft_kind::c2r, n1, n2, coefs);
+  constexpr std::size_t guard = 8;
+  auto* c = static_cast<double*>(api::malloc(padded * sizeof(double)));  // complex side
+  auto* r = static_cast<double*>(api::malloc((packed + guard) * sizeof(double)));  // packed reals
+  const bool r2c = kind == fft_kind::r2c;
+  local_fft<double> f(kind, {n1, n2}, {planes}, false, flags, r2c ? static_cast<void*>(r) : c, r2c ? static_cast<void*>(c) : r,
+                      true);
+  for (std::size_t i = 0; i < guard; ++i) r[packed + i] = -7.25;
+  for (int row = 0; row < planes * n1; ++row)
+    for (int i = 0; i < n2; ++i)
+      r[static_cast<std::size_t>(row) * n2 + i] = r2c ? reals[static_cast<std::size_t>(row) * 2 * nc + i] : 0.0;
+  if (!r2c) std::copy(coefs.begin(), coefs.end(), c);
+  if (r2c)
+    f.execute(planes, r, c);
+  else
+    f.execute(planes, c, r);
+  double worst = 0, scale = 0;
+  for (int row = 0; row < planes * n1; ++row)
+    for (int i = 0; i < (r2c ? 2 * nc : n2); ++i) {
+      const std::size_t w = static_cast<std::size_t>(row) * 2 * nc + i;
+      const double got = r2c ? c[w] : r[static_cast<std::size_t>(row) * n2 + i];
+      worst = std::max(worst, std::abs(got - want[w]));
+      scale = std::max(scale, std::abs(want[w]));
+    }
+  EXPECT_LE(worst, 1e-13 * std::max(scale, 1.0)) << n1 << "x" << n2 << (r2c ? " r2c" : " c2r") << " packed";
+  for (std::size_t i = 0; i < guard; ++i) EXPECT_EQ(r[packed + i], -7.25) << n1 << "x" << n2 << " overran";
+  api::free(c);
+  api::free(r);
+}
+
+TEST(LocalFftPlanes, PackedRealRowsMatchFftw2dPlan) {
+  // Split (128 x 128, 61 x 130) and whole (16 x 16, 8 x 300, 9 x 7) planes; odd n2 leaves the
+  // packed rows unaligned.
+  for (auto [n1, n2] : {std::pair{128, 128}, std::pair{61, 130}, std::pair{16, 16}, std::pair{8, 300}, std::pair{9, 7},
+                        std::pair{64, 63}})
+    for (fft_kind kind : {fft_kind::r2c, fft_kind::c2r}) check_packed(kind, n1, n2, FFTW_ESTIMATE);
+  for (fft_kind kind : {fft_kind::r2c, fft_kind::c2r}) check_packed(kind, 16, 15, FFTW_MEASURE);
 }
 
 TEST(LocalFftPlanes, MeasureKeepsFftw2dPlan) {

@@ -20,6 +20,9 @@ expect_raise = t.expect_raise
 plan = toru.FFT3D(comm, (6, 5, 7))
 r2c = toru.FFT3DR2C(comm, (5, 6, 13))
 plan1 = toru.FFT1D(comm, 210)
+plan_f = toru.FFT3D(comm, (6, 5, 7), dtype=np.complex64)
+r2c_f = toru.FFT3DR2C(comm, (5, 6, 13), dtype=np.float32)
+plan1_f = toru.FFT1D(comm, 210, dtype=np.complex64)
 good = np.ones(plan.in_shape, dtype=np.complex128)
 strided = np.ones(tuple(plan.in_shape[:2]) + (2 * plan.in_shape[2],), dtype=np.complex128)[..., ::2]
 
@@ -54,6 +57,25 @@ cases = [
     ("FFT3D with decomposition 'cube' on the last rank",
      lambda: toru.FFT3D(comm, (4, 4, 4), decomposition="cube" if last else "auto"), "decomposition"),
     ("FFT1D with n1 not dividing n on every rank", lambda: toru.FFT1D(comm, 210, n1=4), "n1"),
+    # Single-precision plans take only their dtype; a plan's dtype must be one toru has.
+    ("complex64 c2c forward, complex128 on the last rank",
+     lambda: plan_f.forward(good if last else good.astype(np.complex64)), "complex64"),
+    ("complex64 c2c forward, complex128 out= on every rank",
+     lambda: plan_f.forward(good.astype(np.complex64), out=np.empty(plan_f.out_shape, dtype=np.complex128)), "out"),
+    ("float32 r2c forward, float64 input on the last rank",
+     lambda: r2c_f.forward(np.ones(r2c_f.in_shape, dtype=np.float64 if last else np.float32)), "float32"),
+    ("float32 r2c backward, complex128 input on every rank",
+     lambda: r2c_f.backward(np.ones(r2c_f.out_shape, dtype=np.complex128)), "complex64"),
+    ("complex64 1d forward, complex128 on every rank",
+     lambda: plan1_f.forward(np.ones(plan1_f.in_shape, dtype=np.complex128)), "complex64"),
+    ("FFT3D with dtype float32 on the last rank",
+     lambda: toru.FFT3D(comm, (4, 4, 4), dtype=np.float32 if last else np.complex64), "dtype"),
+    ("FFT3DR2C with dtype complex64 on every rank",
+     lambda: toru.FFT3DR2C(comm, (4, 4, 4), dtype=np.complex64), "dtype"),
+    ("FFT1D with dtype float16 on the last rank",
+     lambda: toru.FFT1D(comm, 210, dtype=np.float16 if last else np.complex128), "dtype"),
+    ("FFT3D with dtype 'complex' + 'ish' (no dtype) on the last rank",
+     lambda: toru.FFT3D(comm, (4, 4, 4), dtype="complexish" if last else "complex128"), "dtype"),
     ("alltoall, recv of another dtype on the last rank",
      lambda: toru.alltoall(comm, np.ones(nranks), recv=np.ones(nranks, dtype=np.int64 if last else np.float64)), "recv"),
     ("alltoallv, too few sendcounts on the last rank",
@@ -68,6 +90,12 @@ if nranks > 1:
         ("FFT3D whose shape differs on the last rank",
          lambda: toru.FFT3D(comm, (8, 8, 9) if last else (8, 8, 8)), "n[2]"),
         ("FFT1D whose n differs on the last rank", lambda: toru.FFT1D(comm, 211 if last else 210), "n"),
+        ("FFT3D whose precision differs on the last rank",
+         lambda: toru.FFT3D(comm, (8, 8, 8), dtype=np.complex64 if last else np.complex128), "precision"),
+        ("FFT3DR2C whose precision differs on the last rank",
+         lambda: toru.FFT3DR2C(comm, (8, 8, 8), dtype=np.float32 if last else np.float64), "precision"),
+        ("FFT1D whose precision differs on the last rank",
+         lambda: toru.FFT1D(comm, 210, dtype=np.complex64 if last else np.complex128), "precision"),
         ("c2c backward whose scale differs on the last rank",
          lambda: plan.backward(good, scale="none" if last else "full"), "scale"),
         ("alltoall whose block differs on the last rank",
