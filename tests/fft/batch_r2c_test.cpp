@@ -92,6 +92,7 @@ TEST(FftBatchR2c, EveryFieldMatchesSerialFftw) {
       check<double>({11, 7, 9}, 3, layout, output, false);
       check<double>({16, 13, 10}, 2, layout, output, false);
       check<double>({11, 7, 9}, 3, layout, output, true);
+      check<double>({6, 1, 9}, 3, layout, output, true);  // n1 = 1: the reshape pipeline (see batch_test)
     }
   check<double>({5, 3, 8}, 1, fields::interleaved, order::transposed, false);
   check<float>({11, 7, 9}, 4, fields::planar, order::natural, false);

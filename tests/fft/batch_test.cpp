@@ -61,6 +61,9 @@ TEST(FftBatch, EveryFieldMatchesSerialFftw) {
     for (auto layout : {fields::interleaved, fields::planar}) {
       check<double>({6, 5, 7}, 3, layout, output);
       check<double>({9, 4, 3}, 2, layout, output);
+      // n1 = 1: no pencil grid of two or more ranks gives every rank points, so the reshape
+      // pipeline runs instead of fft3d's plan field by field.
+      check<double>({6, 1, 5}, 3, layout, output);
     }
   check<double>({5, 5, 5}, 1, fields::interleaved, toru::fft::order::natural);
   check<float>({7, 6, 5}, 4, fields::planar, toru::fft::order::natural);
