@@ -59,18 +59,19 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
 }  // namespace
 
 template <class T>
-bool field_loop<T>::applies(std::array<std::int64_t, 3> n, bool r2c, std::array<int, 2> grid) {
+bool field_loop<T>::applies(std::array<std::int64_t, 3> n, bool r2c, const options3d& opts) {
+  const std::array<int, 2> grid = opts.grid;
+  if (grid[0] == 0 && grid[1] == 0) return true;  // plan3d's own choice (a slab with idle ranks at worst)
   const std::int64_t nc = r2c ? n[2] / 2 + 1 : n[2];
   return grid[0] <= n[0] && grid[0] <= n[1] && grid[1] <= n[1] && grid[1] <= nc;
 }
 
 template <class T>
 field_loop<T>::field_loop(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, int howmany, bool planar,
-                          std::array<int, 2> grid, const options3d& opts)
+                          const options3d& opts)
     : r2c_(r2c), planar_(planar), F_(howmany) {
   options3d o = opts;
-  o.decomp = decomposition::pencil;
-  o.grid = grid;
+  if (o.grid[0] != 0 || o.grid[1] != 0) o.decomp = decomposition::pencil;  // a forced grid is a pencil grid
   plan_ = std::make_unique<plan3d<T>>(comm, n, r2c, o);
   const std::int64_t A = plan_->alloc_size();
   validate_collectively(comm, [&] {

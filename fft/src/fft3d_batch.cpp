@@ -60,14 +60,15 @@ class batch_plan_t final : public batch_plan {
     int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
     howmany = F;
-    grid = pencil_grid(opts, P);
-    if (field_loop<T>::applies(n, false, grid)) {
-      loop_ = std::make_unique<field_loop<T>>(comm, n, false, F, planar_, grid, opts);
+    if (field_loop<T>::applies(n, false, opts)) {
+      loop_ = std::make_unique<field_loop<T>>(comm, n, false, F, planar_, opts);
+      grid = loop_->grid();
       in_box = loop_->inbox();
       out_box = loop_->outbox();
       alloc = loop_->alloc() * F;
       return;
     }
+    grid = pencil_grid(opts, P);
     point_.emplace(F, mpi_type<cpx>());
     const int id = 1000 + static_cast<int>(sizeof(T));  // agreed with howmany above
     pipe_.emplace(comm, n, grid, opts.output == order::natural,

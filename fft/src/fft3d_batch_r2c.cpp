@@ -49,14 +49,15 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
     int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
     howmany = F;
-    grid = pencil_grid(opts, P);
-    if (field_loop<T>::applies(n, true, grid)) {
-      loop_ = std::make_unique<field_loop<T>>(comm, n, true, F, planar_, grid, opts);
+    if (field_loop<T>::applies(n, true, opts)) {
+      loop_ = std::make_unique<field_loop<T>>(comm, n, true, F, planar_, opts);
+      grid = loop_->grid();
       real_box = loop_->inbox();
       out_box = loop_->outbox();
       alloc = loop_->alloc() * F;
       return;
     }
+    grid = pencil_grid(opts, P);
     point_.emplace(F, mpi_type<cpx>());
     const std::int64_t nc = n[2] / 2 + 1;
     const int id = 1100 + static_cast<int>(sizeof(T));  // agreed with howmany above
