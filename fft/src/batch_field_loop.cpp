@@ -66,6 +66,7 @@ void interleave_rows(const E* planar, E* inter, std::int64_t field, int F, rows_
 // One field's valid elements from a plan3d output (padding untouched in `to`).
 template <class E>
 void copy_rows(const E* from, E* to, rows_of r) {
+  if (r.rows == 0) return;  // an idle rank's `to` may be null, which memcpy may not see even for 0 bytes
   if (r.valid == r.stride) {
     std::memcpy(static_cast<void*>(to), from, static_cast<std::size_t>(r.rows * r.stride) * sizeof(E));
     return;
