@@ -48,19 +48,27 @@ void interleave_rows(const E* planar, E* inter, std::int64_t field, int nf, rows
 template <class E>
 void split_rows(const E* inter, E* planar, std::int64_t field, int F, rows_of r) {
   switch (F) {
-    case 2: return split_rows<2>(inter, planar, field, F, r);
-    case 3: return split_rows<3>(inter, planar, field, F, r);
-    case 4: return split_rows<4>(inter, planar, field, F, r);
-    default: return split_rows<0>(inter, planar, field, F, r);
+    case 2:
+      return split_rows<2>(inter, planar, field, F, r);
+    case 3:
+      return split_rows<3>(inter, planar, field, F, r);
+    case 4:
+      return split_rows<4>(inter, planar, field, F, r);
+    default:
+      return split_rows<0>(inter, planar, field, F, r);
   }
 }
 template <class E>
 void interleave_rows(const E* planar, E* inter, std::int64_t field, int F, rows_of r) {
   switch (F) {
-    case 2: return interleave_rows<2>(planar, inter, field, F, r);
-    case 3: return interleave_rows<3>(planar, inter, field, F, r);
-    case 4: return interleave_rows<4>(planar, inter, field, F, r);
-    default: return interleave_rows<0>(planar, inter, field, F, r);
+    case 2:
+      return interleave_rows<2>(planar, inter, field, F, r);
+    case 3:
+      return interleave_rows<3>(planar, inter, field, F, r);
+    case 4:
+      return interleave_rows<4>(planar, inter, field, F, r);
+    default:
+      return interleave_rows<0>(planar, inter, field, F, r);
   }
 }
 // One field's valid elements from a plan3d output (padding untouched in `to`).
@@ -72,7 +80,8 @@ void copy_rows(const E* from, E* to, rows_of r) {
     return;
   }
   for (std::int64_t k = 0; k < r.rows; ++k)
-    std::memcpy(static_cast<void*>(to + k * r.stride), from + k * r.stride, static_cast<std::size_t>(r.valid) * sizeof(E));
+    std::memcpy(static_cast<void*>(to + k * r.stride), from + k * r.stride,
+                static_cast<std::size_t>(r.valid) * sizeof(E));
 }
 
 bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {

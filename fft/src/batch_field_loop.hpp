@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The batched plans' fast path: fft3d's own plan (plan3d, with the batched plan's options: its
-// decomposition and strategy, or the forced pencil grid), run once per field. plan3d's local FFTs are unit-stride and its transposes take the node-window path
-// on one node; the reshape pipeline's guru FFTs over interleaved fields (stride howmany) and its
-// reshape copies measured 1.8-4.2x slower than howmany single transforms (docs/results.md), more
-// than the exchanges it saves. Interleaved fields are split into a planar staging copy on the way
-// in and interleaved again on the way out; planar fields go straight to plan3d.
+// decomposition and strategy, or the forced pencil grid), run once per field. plan3d's local
+// FFTs are unit-stride and its transposes take the node-window path on one node; the reshape
+// pipeline's guru FFTs over interleaved fields (stride howmany) and its reshape copies measured
+// 1.8-4.2x slower than howmany single transforms (docs/results.md), more than the exchanges it
+// saves. Interleaved fields are split into a planar staging copy on the way in and interleaved
+// again on the way out; planar fields go straight to plan3d.
 #pragma once
 
 #include <mpi.h>

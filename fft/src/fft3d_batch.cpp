@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// fft3d_batch: where fft3d's plan takes the pencil grid (every rank gets points in every layout),
+// fft3d_batch: where fft3d's plan takes the options (unless a forced grid leaves a rank empty),
 // that plan run field by field (batch_field_loop.hpp: measured faster than the pipeline below).
 // Otherwise the pencil pipeline (as fft3d_r2r's), every point carrying `howmany` interleaved
 // fields. The local transforms are FFTW guru plans over (fields x lines); each reshape moves a
@@ -127,7 +127,7 @@ class batch_plan_t final : public batch_plan {
   std::array<std::int64_t, 3> n_;
   bool planar_;
   std::unique_ptr<field_loop<T>> loop_;  // the fast path, where plan3d takes the grid
-  std::optional<fields_type> point_;  // before the pipeline: freed after its reshapes
+  std::optional<fields_type> point_;     // before the pipeline: freed after its reshapes
   std::optional<pencil_pipeline> pipe_;
   aligned_buffer staging_;
   lines in_place_[3][2], out_of_place_[3][2];

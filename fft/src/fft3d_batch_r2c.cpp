@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// fft3d_batch_r2c: where fft3d_r2c's plan takes the pencil grid, that plan run field by field
-// (batch_field_loop.hpp), as fft3d_batch. Otherwise fft3d_batch's pencil pipeline on the complex grid n0 x n1 x (n2/2+1), whose
-// first forward step (and last backward step) is an r2c (c2r) of the real rows along axis 2
-// straight from (into) the caller's array: FFTW guru plans over (fields x lines) with the real
-// side's own strides, so planar real fields need no staging copy. Planar complex fields go
-// through an interleaved staging copy as in fft3d_batch.
+// fft3d_batch_r2c: where fft3d_r2c's plan takes the options, that plan run field by field
+// (batch_field_loop.hpp), as fft3d_batch. Otherwise fft3d_batch's pencil pipeline on the complex
+// grid n0 x n1 x (n2/2+1), whose first forward step (and last backward step) is an r2c (c2r) of
+// the real rows along axis 2 straight from (into) the caller's array: FFTW guru plans over
+// (fields x lines) with the real side's own strides, so planar real fields need no staging copy.
+// Planar complex fields go through an interleaved staging copy as in fft3d_batch.
 #include <optional>
 
 #include <fmt/format.h>
@@ -148,7 +148,7 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
   std::array<std::int64_t, 3> n_;
   bool planar_;
   std::unique_ptr<field_loop<T>> loop_;  // the fast path, where plan3d takes the grid
-  std::optional<fields_type> point_;  // before the pipeline: freed after its reshapes
+  std::optional<fields_type> point_;     // before the pipeline: freed after its reshapes
   std::optional<pencil_pipeline> pipe_;
   aligned_buffer staging_;
   owned_fftw_plan<T> r2c_, c2r_;
