@@ -371,7 +371,7 @@ contains
     end if
   end function
 
-  !> Collective over comm: howmany fields in one plan, one exchange per transpose for all; r2c /= 0
+  !> Collective over comm: howmany fields in one plan (the single plan field by field); r2c /= 0
   !> real fields (forward r2c, backward c2r), else complex; layout TORU_FFT_INTERLEAVED or
   !> TORU_FFT_PLANAR (C memory order, 0-based boxes). options is optional.
   function toru_fft_batch_plan_create_3d(comm, n0, n1, n2, r2c, howmany, layout, plan, options) result(r)

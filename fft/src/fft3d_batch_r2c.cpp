@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// fft3d_batch_r2c: fft3d_batch's pencil pipeline on the complex grid n0 x n1 x (n2/2+1), whose
-// first forward step (and last backward step) is an r2c (c2r) of the real rows along axis 2
-// straight from (into) the caller's array: FFTW guru plans over (fields x lines) with the real
-// side's own strides, so planar real fields need no staging copy. Planar complex fields go
-// through an interleaved staging copy as in fft3d_batch.
+// fft3d_batch_r2c: where fft3d_r2c's plan takes the options, that plan run field by field
+// (batch_field_loop.hpp), as fft3d_batch. Otherwise fft3d_batch's pencil pipeline on the complex
+// grid n0 x n1 x (n2/2+1), whose first forward step (and last backward step) is an r2c (c2r) of
+// the real rows along axis 2 straight from (into) the caller's array: FFTW guru plans over
+// (fields x lines) with the real side's own strides, so planar real fields need no staging copy.
+// Planar complex fields go through an interleaved staging copy as in fft3d_batch.
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "batch_field_loop.hpp"
 #include "batch_fields.hpp"
 #include "common.hpp"
 #include "fftw_api.hpp"
@@ -47,6 +49,14 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
     int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
     howmany = F;
+    if (field_loop<T>::applies(n, true, opts)) {
+      loop_ = std::make_unique<field_loop<T>>(comm, n, true, F, planar_, opts);
+      grid = loop_->grid();
+      real_box = loop_->inbox();
+      out_box = loop_->outbox();
+      alloc = loop_->alloc() * F;
+      return;
+    }
     grid = pencil_grid(opts, P);
     point_.emplace(F, mpi_type<cpx>());
     const std::int64_t nc = n[2] / 2 + 1;
@@ -82,6 +92,7 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
                             check_scale(s);
                             check_buffers(in, forward ? reals : modes, out, forward ? modes : reals);
                           });
+    if (loop_) return loop_->execute(forward, in, out, s);
     const int d = forward ? 0 : 1;
     auto lines_along = [&](int axis, const void* from, void* to) {
       void* src = const_cast<void*>(from);
@@ -136,7 +147,8 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
   MPI_Comm comm_;
   std::array<std::int64_t, 3> n_;
   bool planar_;
-  std::optional<fields_type> point_;  // before the pipeline: freed after its reshapes
+  std::unique_ptr<field_loop<T>> loop_;  // the fast path, where plan3d takes the grid
+  std::optional<fields_type> point_;     // before the pipeline: freed after its reshapes
   std::optional<pencil_pipeline> pipe_;
   aligned_buffer staging_;
   owned_fftw_plan<T> r2c_, c2r_;

@@ -21,14 +21,14 @@ using toru::fft::fields;
 using toru::fft::order;
 
 template <class T>
-void check(index3 n, int F, fields layout, order output, bool in_place) {
+void check(index3 n, int F, fields layout, order output, bool in_place, std::array<int, 2> grid = {0, 0}) {
   const std::string what = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
                            " howmany " + std::to_string(F) + (layout == fields::planar ? " planar" : " interleaved") +
                            (output == order::natural ? " natural" : " transposed") +
                            (in_place ? " in place" : " out of place") + (sizeof(T) == 8 ? " double" : " float");
   SCOPED_TRACE(what);
   using cpx = std::complex<T>;
-  toru::fft::fft3d_batch_r2c<T> plan(MPI_COMM_WORLD, n, F, layout, {.output = output});
+  toru::fft::fft3d_batch_r2c<T> plan(MPI_COMM_WORLD, n, F, layout, {.grid = grid, .output = output});
   ASSERT_EQ(plan.howmany(), F);
   const index3 nh{n[0], n[1], n[2] / 2 + 1};
   const std::int64_t N = n[0] * n[1] * n[2];
@@ -92,6 +92,8 @@ TEST(FftBatchR2c, EveryFieldMatchesSerialFftw) {
       check<double>({11, 7, 9}, 3, layout, output, false);
       check<double>({16, 13, 10}, 2, layout, output, false);
       check<double>({11, 7, 9}, 3, layout, output, true);
+      // A forced 1 x P grid with n1 = 1: the reshape pipeline (see batch_test).
+      check<double>({6, 1, 9}, 3, layout, output, true, {1, toru::test::nranks()});
     }
   check<double>({5, 3, 8}, 1, fields::interleaved, order::transposed, false);
   check<float>({11, 7, 9}, 4, fields::planar, order::natural, false);

@@ -4,7 +4,7 @@
 // with P the projection onto divergence-free fields (it absorbs the pressure and |u|^2/2). The
 // product is formed on the grid and dealiased by the 2/3 rule. Costs 6 backward and 3 forward
 // transforms, made as three vector transforms (u, omega back; u x omega forward): batched
-// (transform::batched()), one exchange per transpose carries all three components. Since u . (u x omega) = 0 at every
+// (transform::batched()), one plan and one call for all three components. Since u . (u x omega) = 0 at every
 // grid point, <u, N(u)> = 0 to round-off for a dealiased, divergence-free u: the spatial discretisation conserves
 // energy.
 #pragma once

@@ -48,7 +48,7 @@ class transform {
   virtual void forward(double* in, cpx* out) const = 0;
   /// Collective. `in` may be overwritten.
   virtual void backward(cpx* in, double* out) const = 0;
-  /// Whether the vector transforms move their three components in one exchange per transpose.
+  /// Whether the vector transforms run their three components through one batched plan.
   virtual bool batched() const { return false; }
   /// Where the vector transforms keep component c of the field's offset i (of the real or the
   /// spectral box): batched, interleaved at 3 i + c; otherwise planar, at c * component_stride() + i

@@ -33,23 +33,17 @@ class toru_transform final : public transform {
   mutable std::vector<std::byte> ws_;
 };
 
-// The batched plans run on pencils; a "slab" is the 1 x P grid (axis 1 split over all ranks, then
-// axis 2: one exchange, the reshape y -> x stays on each rank), taken automatically when every rank
-// gets work in both layouts, as fft3d_r2c's automatic slab.
-fft::options3d batch_options(MPI_Comm comm, std::int64_t n, fft::decomposition decomp) {
-  const int P = mpi_size(comm);
-  const bool slab =
-      decomp == fft::decomposition::slab || (decomp == fft::decomposition::automatic && n >= P && n / 2 + 1 >= P);
-  fft::options3d o{.output = fft::order::transposed};
-  if (slab) o.grid = {1, P};
-  return o;
+// The batched plans take fft3d_r2c's decomposition (and, where it gives every rank points, its
+// plan field by field), so a batched solver has the unbatched one's boxes.
+fft::options3d batch_options(fft::decomposition decomp) {
+  return fft::options3d{.decomp = decomp, .output = fft::order::transposed};
 }
 
 class toru_batch_transform final : public transform {
  public:
   toru_batch_transform(MPI_Comm comm, std::int64_t n, fft::decomposition decomp)
-      : scalar_(comm, {n, n, n}, 1, fft::fields::interleaved, batch_options(comm, n, decomp)),
-        vector_(comm, {n, n, n}, 3, fft::fields::interleaved, batch_options(comm, n, decomp)) {}
+      : scalar_(comm, {n, n, n}, 1, fft::fields::interleaved, batch_options(decomp)),
+        vector_(comm, {n, n, n}, 3, fft::fields::interleaved, batch_options(decomp)) {}
 
   const fft::box3d& real_box() const override { return scalar_.inbox(); }
   const fft::box3d& spec_box() const override { return scalar_.outbox(); }
@@ -61,7 +55,7 @@ class toru_batch_transform final : public transform {
   bool batched() const override { return true; }
   std::string backend_name() const override { return "toru"; }
   fft::decomposition decomp() const override {
-    return scalar_.grid()[0] == 1 ? fft::decomposition::slab : fft::decomposition::pencil;
+    return scalar_.grid()[1] == 1 ? fft::decomposition::slab : fft::decomposition::pencil;  // a slab is P x 1
   }
   std::array<int, 2> grid() const override { return scalar_.grid(); }
 

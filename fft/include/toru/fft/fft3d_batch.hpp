@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // toru::fft::fft3d_batch and fft3d_batch_r2c: the same 3D transform (c2c, or r2c / c2r) of
-// `howmany` fields at once (velocity components, species), each transpose moving every field in
-// one exchange instead of one exchange per field.
+// `howmany` fields at once (velocity components, species) with one plan and one call. Where the
+// options allow fft3d's own plan (always, unless options.grid forces a pencil grid that leaves a
+// rank without points), that plan runs field by field on fft3d's boxes; otherwise a pencil
+// pipeline moves every field in one exchange per transpose (docs/fft.md, Batched fields).
 //
 //   toru::fft::fft3d_batch<double> plan(MPI_COMM_WORLD, {n, n, n}, 3);   // u, v, w interleaved
 //   std::vector<std::complex<double>> in(plan.alloc_size()), out(plan.alloc_size());
@@ -35,8 +37,10 @@ class batch_r2c_plan;
 }  // namespace detail
 
 /// Collective plans with fft3d's agreement rules (n, howmany, layout, precision and options equal
-/// on every rank). Pencils: input with axis 2 whole on a p0 x p1 grid; output in the same pencils
-/// (order::natural) or with axis 0 whole (order::transposed, one exchange fewer). Host (FFTW) only.
+/// on every rank). Boxes: fft3d's for the same n and options (inbox() axis 2 whole on a p0 x p1
+/// grid, {P, 1} for a slab; outbox() inbox() again for order::natural, fft3d's transposed layout
+/// otherwise); with a forced grid fft3d refuses, pencils with the output's axis 0 whole
+/// (order::transposed). Read the boxes' order, not an assumed one. Host (FFTW) only.
 template <precision T>
 class fft3d_batch {
  public:
@@ -67,7 +71,7 @@ class fft3d_batch {
 
 /// Real-to-complex forward / complex-to-real backward of `howmany` real fields: fft3d_r2c's
 /// transform (the complex side n0 x n1 x (n2/2+1), FFTW's sign and Hermitian half) in fft3d_batch's
-/// pencils and field layouts, one exchange per transpose for all fields. Collective; the
+/// boxes and field layouts (fft3d_r2c's boxes where it takes the options). Collective; the
 /// agreement rules of fft3d_batch (n, howmany, layout, precision and options equal on every rank,
 /// the same error everywhere otherwise). Host (FFTW) only.
 /// Real side (inbox()): axis 2 whole, rows padded to row_stride = 2*(n2/2+1) reals as fft3d_r2c's;
