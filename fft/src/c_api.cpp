@@ -189,7 +189,8 @@ void run(const P& p, toru_fft_direction direction, scale s, const void* in, void
 
 // The C++ call behind toru_fft_plan_execute and toru_fft_plan_start (on the calling thread, or on
 // the start's own): a bad direction rides on the call's agreement, on that thread.
-void execute_cpp(const toru_fft_plan_s& plan, int dir, toru_fft_scale sc, const void* in, void* out, void* ws) {
+// dir and sc are the enums' raw values: a C caller's out-of-range enum is no valid toru_fft_scale to load.
+void execute_cpp(const toru_fft_plan_s& plan, int dir, int sc, const void* in, void* out, void* ws) {
   std::visit(
       [&](const auto& p) {
         const toru::defer_error checks(c_checks([&] {
@@ -200,7 +201,7 @@ void execute_cpp(const toru_fft_plan_s& plan, int dir, toru_fft_scale sc, const 
         using cpx = typename P::complex_type;
         using real = typename cpx::value_type;
         // An out-of-range scale reaches the C++ call, whose agreement refuses it on every rank.
-        const auto s = static_cast<scale>(raw_enum(sc));
+        const auto s = static_cast<scale>(sc);
         const toru_fft_direction d = dir == TORU_FFT_BACKWARD ? TORU_FFT_BACKWARD : TORU_FFT_FORWARD;
         if constexpr (std::is_same_v<P, fft3d_r2c<real>>)
           run<P, real, cpx>(p, d, s, in, out, ws);
@@ -213,7 +214,8 @@ void execute_cpp(const toru_fft_plan_s& plan, int dir, toru_fft_scale sc, const 
 toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale sc, const void* in, void* out,
                     void* ws) {
   const int dir = raw_enum(direction);
-  return with_plan(plan, [&](const auto&) { execute_cpp(*plan, dir, sc, in, out, ws); });
+  const int scale = raw_enum(sc);
+  return with_plan(plan, [&](const auto&) { execute_cpp(*plan, dir, scale, in, out, ws); });
 }
 
 }  // namespace
@@ -334,9 +336,10 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
 toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
                                 void* out) {
   const int dir = raw_enum(direction);
+  const int sc = raw_enum(scale);
   return with_plan(plan, [&](const auto&) {
     toru::detail::start_split_phase(plan->phase, "toru_fft_plan_start",
-                                    [plan, dir, scale, in, out] { execute_cpp(*plan, dir, scale, in, out, nullptr); });
+                                    [plan, dir, sc, in, out] { execute_cpp(*plan, dir, sc, in, out, nullptr); });
   });
 }
 

@@ -89,7 +89,7 @@ TEST(StreamPublisher, GatheredTilesArriveBitIdenticalInTheRecording) {
         ASSERT_EQ(h.shape, (std::vector<std::int64_t>{static_cast<std::int64_t>(want.size()) / cols, cols}));
         const auto bytes = ts::decode_payload(h, payload);
         ASSERT_EQ(bytes.size(), want.size() * sizeof(std::uint64_t));
-        EXPECT_EQ(std::memcmp(bytes.data(), want.data(), bytes.size()), 0) << "step " << step;
+        EXPECT_TRUE(bytes.empty() || std::memcmp(bytes.data(), want.data(), bytes.size()) == 0) << "step " << step;
       }
     } else {
       EXPECT_EQ(pub.store(), nullptr);  // only the root records
@@ -157,7 +157,7 @@ TEST(StreamPublisher, RootServesTheGatheredFramesToAViewer) {
       ASSERT_EQ(h.shape, (std::vector<std::int64_t>{static_cast<std::int64_t>(want.size()) / cols, cols}));
       const auto bytes = ts::decode_payload(h, payload);
       ASSERT_EQ(bytes.size(), want.size() * sizeof(std::uint64_t));
-      EXPECT_EQ(std::memcmp(bytes.data(), want.data(), bytes.size()), 0) << "step " << step;
+      EXPECT_TRUE(bytes.empty() || std::memcmp(bytes.data(), want.data(), bytes.size()) == 0) << "step " << step;
     }
     EXPECT_GE(pub.get_server()->counters().frames_sent, static_cast<std::uint64_t>(steps));
   }

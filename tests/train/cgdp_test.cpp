@@ -560,13 +560,14 @@ TEST(HostSum, OnePassEqualsCopyAddDivideBitwiseOnAwkwardSizes) {
           for (auto& x : want) x /= divisor;
         std::vector<float> out(len, std::nanf(""));
         sum_in_order(out.data(), in, len, divisor);
-        EXPECT_EQ(std::memcmp(out.data(), want.data(), len * sizeof(float)), 0)
+        EXPECT_TRUE(len == 0 || std::memcmp(out.data(), want.data(), len * sizeof(float)) == 0)
             << len << " floats, " << copies << " copies, divisor " << divisor;
         auto alias = g;  // out is inputs[0]
         std::vector<const float*> ain;
         for (const auto& v : alias) ain.push_back(v.data());
         sum_in_order(alias[0].data(), ain, len, divisor);
-        EXPECT_EQ(std::memcmp(alias[0].data(), want.data(), len * sizeof(float)), 0) << "aliased, " << len;
+        EXPECT_TRUE(len == 0 || std::memcmp(alias[0].data(), want.data(), len * sizeof(float)) == 0)
+            << "aliased, " << len;
       }
     }
   float x = 0;
