@@ -230,6 +230,43 @@ template <toru::fft::precision T>
 struct r2r_data<fft3d_mixed<T>> {
   using type = std::complex<T>;
 };
+
+// local_size of a plan held in a variant (the r2r and batch families): its boxes and allocation.
+template <class Plan>
+toru_result variant_local_size(const Plan* plan, const char* expected, toru_fft_box* in, toru_fft_box* out,
+                               long long* alloc) {
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", expected, "NULL");
+    std::visit(
+        [&](const auto& p) {
+          to_c(p.inbox(), in);
+          to_c(p.outbox(), out);
+          if (alloc) *alloc = p.alloc_size();
+        },
+        plan->plan);
+  });
+}
+
+// execute of a plan held in a variant: run(p, forward, scale) with a bad direction deferred to the
+// C++ call's agreement, as toru_fft_plan_execute does.
+template <class Plan, class Run>
+toru_result variant_execute(const Plan* plan, const char* expected, toru_fft_direction direction,
+                            toru_fft_scale scale, Run&& run) {
+  const int dir = raw_enum(direction);
+  const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", expected, "NULL");
+    std::visit(
+        [&](const auto& p) {
+          const toru::defer_error checks(c_checks([&] {
+            toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+                         "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+          }));
+          run(p, dir != TORU_FFT_BACKWARD, s);
+        },
+        plan->plan);
+  });
+}
 }  // namespace
 
 extern "C" {
@@ -475,38 +512,19 @@ toru_result toru_fft_r2r_plan_create_mixed_3d_f(MPI_Fint comm, long long n0, lon
 
 toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out,
                                          long long* alloc) {
-  return toru::detail::c_guarded([&] {
-    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_r2r_plan_create_3d", "NULL");
-    std::visit(
-        [&](const auto& p) {
-          to_c(p.inbox(), in);
-          to_c(p.outbox(), out);
-          if (alloc) *alloc = p.alloc_size();
-        },
-        plan->plan);
-  });
+  return variant_local_size(plan, "a plan from toru_fft_r2r_plan_create_3d", in, out, alloc);
 }
 
 toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                       const void* in, void* out) {
-  const int dir = raw_enum(direction);
-  return toru::detail::c_guarded([&] {
-    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_r2r_plan_create_3d", "NULL");
-    std::visit(
-        [&](const auto& p) {
-          const toru::defer_error checks(c_checks([&] {
-            toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-                         "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-          }));
-          using T = typename r2r_data<std::decay_t<decltype(p)>>::type;
-          const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
-          if (dir == TORU_FFT_BACKWARD)
-            p.backward(static_cast<const T*>(in), static_cast<T*>(out), s);
-          else
-            p.forward(static_cast<const T*>(in), static_cast<T*>(out), s);
-        },
-        plan->plan);
-  });
+  return variant_execute(plan, "a plan from toru_fft_r2r_plan_create_3d", direction, scale,
+                         [&](const auto& p, bool forward, toru::fft::scale s) {
+                           using T = typename r2r_data<std::decay_t<decltype(p)>>::type;
+                           if (forward)
+                             p.forward(static_cast<const T*>(in), static_cast<T*>(out), s);
+                           else
+                             p.backward(static_cast<const T*>(in), static_cast<T*>(out), s);
+                         });
 }
 
 toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan) {
@@ -556,42 +574,23 @@ toru_result toru_fft_batch_plan_create_3d_f(MPI_Fint comm, long long n0, long lo
 
 toru_result toru_fft_batch_plan_local_size(toru_fft_batch_plan plan, toru_fft_box* in, toru_fft_box* out,
                                            long long* alloc) {
-  return toru::detail::c_guarded([&] {
-    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_batch_plan_create_3d", "NULL");
-    std::visit(
-        [&](const auto& p) {
-          to_c(p.inbox(), in);
-          to_c(p.outbox(), out);
-          if (alloc) *alloc = p.alloc_size();
-        },
-        plan->plan);
-  });
+  return variant_local_size(plan, "a plan from toru_fft_batch_plan_create_3d", in, out, alloc);
 }
 
 toru_result toru_fft_batch_plan_execute(toru_fft_batch_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                         const void* in, void* out) {
-  const int dir = raw_enum(direction);
-  return toru::detail::c_guarded([&] {
-    toru::expect(plan != nullptr, "plan", "a plan from toru_fft_batch_plan_create_3d", "NULL");
-    std::visit(
-        [&](const auto& p) {
-          const toru::defer_error checks(c_checks([&] {
-            toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-                         "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-          }));
-          using P = std::decay_t<decltype(p)>;
-          using C = typename P::complex_type;
-          using R = typename C::value_type;
-          // The real side of an r2c plan; c2c plans are complex on both.
-          using I = std::conditional_t<std::is_same_v<P, toru::fft::fft3d_batch_r2c<R>>, R, C>;
-          const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
-          if (dir == TORU_FFT_BACKWARD)
-            p.backward(static_cast<const C*>(in), static_cast<I*>(out), s);
-          else
-            p.forward(static_cast<const I*>(in), static_cast<C*>(out), s);
-        },
-        plan->plan);
-  });
+  return variant_execute(plan, "a plan from toru_fft_batch_plan_create_3d", direction, scale,
+                         [&](const auto& p, bool forward, toru::fft::scale s) {
+                           using P = std::decay_t<decltype(p)>;
+                           using C = typename P::complex_type;
+                           using R = typename C::value_type;
+                           // The real side of an r2c plan; c2c plans are complex on both.
+                           using I = std::conditional_t<std::is_same_v<P, toru::fft::fft3d_batch_r2c<R>>, R, C>;
+                           if (forward)
+                             p.forward(static_cast<const I*>(in), static_cast<C*>(out), s);
+                           else
+                             p.backward(static_cast<const C*>(in), static_cast<I*>(out), s);
+                         });
 }
 
 toru_result toru_fft_batch_plan_destroy(toru_fft_batch_plan plan) {
