@@ -95,10 +95,11 @@ endfunction()
 # takes from half a minute to several on 2 cores (PyTorch exports and references, a second
 # configure and build, 6.5 GB all-to-alls, whole toru-train runs, a headless browser). Re-check the
 # list against Testing/Temporary/CTestCostData.txt after a full `ctest -j1` when tests are added.
-# The second group is the slowest of the remaining tier (CTestCostData of 2026-12-06: the header
-# and SPDX builds, the install consumer, the window suite but its uneven np3, DNS solver runs,
-# the 4-rank DDP and env2x2 runs): with them the tier took 8.5 min; the same paths stay covered at
-# other rank counts (fft3d_test runs on the window by default, python_ddp_np3, dns_solver_test_np1/3).
+# The second group is the slowest of the remaining tier (CTestCostData of 2026-12-06, quiet VM: the
+# header and SPDX builds, the install consumer, the window suite, DNS solver runs, the 4-rank DDP,
+# and one or two rank counts of suites that run at several): with them the tier took 8.5 min, then
+# 6.5; the same paths stay covered at other rank counts (fft3d_test runs on the window by default,
+# python_ddp_np3, dns_solver_test_np1, the np3 runs of the forced-algorithm and CGDP suites).
 set(TORU_LONG_TESTS
   swap_fidelity_test train_onnx_test train_torch_compare_test train_toru_train_onnx_np2 train_toru_train_np2
   train_cgdp_toru_train_np2 train_toru_train_swap_np2 train_swap_exec_test build_generator_Unix_Makefiles
@@ -106,7 +107,8 @@ set(TORU_LONG_TESTS
   build_public_headers build_spdx_headers install_consumer fft_window_test_np1 fft_window_test_np2
   fft_window_test_np4 fft_window_test_disabled_np3 python_ddp_np4 dns_solver_test_np2 dns_solver_test_np4
   fft3d_test_env2x2_np4 fft3d_test_a2a_np2 tune_validate_small_messages_preload
-  tune_validate_small_messages_linked)
+  tune_validate_small_messages_linked fft_window_test_np3 fft3d_test_indirect_np4 fft3d_test_pairwise_np4
+  dns_solver_test_np3 train_cgdp_test_np2 train_cgdp_test_np4 fft3d_r2c_test_np2 train_trainer_test_np2)
 
 # toru_label_long_tests(): called at the end of each tests/<module>/CMakeLists.txt (a test's
 # properties can only be set in its own folder); labels that folder's tests named in
