@@ -54,8 +54,10 @@ PYBIND11_MODULE(_core, m) {
   // initialised, which invalidates every existing FFTW plan: mpi4py-fft calls it on each plan, and
   // toru's plans then crashed when destroyed (a segfault in fftw_destroy_plan, seen with 64^3 plans
   // of both libraries in one process). Initialised here, before any toru plan exists, it never
-  // cleans up. Transforms stay single-threaded: FFTW's default thread count is 1.
+  // cleans up. Transforms stay single-threaded: FFTW's default thread count is 1. The same holds for
+  // single precision (fftwf_*, mpi4py-fft's complex64 / float32 plans).
   if (fftw_init_threads() == 0) throw std::runtime_error("toru: fftw_init_threads failed");
+  if (fftwf_init_threads() == 0) throw std::runtime_error("toru: fftwf_init_threads failed");
   m.doc() = "toru's parallel FFTs and all-to-alls on NumPy arrays and mpi4py communicators";
   m.attr("__version__") = TORU_VERSION_STRING;
 
