@@ -213,6 +213,17 @@ call_args check_call(py::handle in, const std::vector<std::int64_t>& in_shape, p
 
 std::string decomposition_name(fft::decomposition d) { return std::string(fft::to_string(d)); }
 
+// Where a transform writes: the caller's out= where it holds the plan's alloc_size() elements
+// (more than dst_count where an intermediate layout is larger), else the plan's scratch (copied out
+// afterwards); without out=, a fresh uninitialised array of alloc_size() kept in buf.
+template <class C>
+C* output_buffer(call_args& a, scratch& sc, std::int64_t alloc, std::int64_t dst_count, py::array_t<C>& buf) {
+  if (a.has_out)
+    return alloc <= std::max<std::int64_t>(dst_count, 1) ? static_cast<C*>(a.out.mutable_data()) : sc.get<C>(alloc);
+  buf = fresh<C>(alloc);
+  return buf.mutable_data();
+}
+
 // What the Python side reads of a 3D plan, whatever its precision.
 struct plan3d_info {
   std::array<std::int64_t, 3> n{};
@@ -241,13 +252,7 @@ py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std
   call_args a = check_call<cpx, cpx>(a_in, src_shape, out, dst_shape, s);
   const bool fits = p.alloc_size() <= std::max<std::int64_t>(dst_count, 1);
   py::array_t<cpx> buf;
-  cpx* o = nullptr;
-  if (a.has_out) {
-    o = fits ? static_cast<cpx*>(a.out.mutable_data()) : sc.get<cpx>(p.alloc_size());
-  } else {
-    buf = fresh<cpx>(p.alloc_size());
-    o = buf.mutable_data();
-  }
+  cpx* o = output_buffer(a, sc, p.alloc_size(), dst_count, buf);
   const cpx* i = a.bad ? o : static_cast<const cpx*>(a.in.data());
   {
     py::gil_scoped_release nogil;
@@ -328,13 +333,7 @@ py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, 
   call_args a = check_call<T, cpx>(a_in, mem_shape(rb), out, mem_shape(p.outbox()), s);
   const bool packed = packed_rows(p), fits = p.alloc_size() <= std::max<std::int64_t>(count, 1);
   py::array_t<cpx> buf;
-  cpx* o = nullptr;
-  if (a.has_out) {
-    o = fits ? static_cast<cpx*>(a.out.mutable_data()) : sc.get<cpx>(p.alloc_size());
-  } else {
-    buf = fresh<cpx>(p.alloc_size());
-    o = buf.mutable_data();
-  }
+  cpx* o = output_buffer(a, sc, p.alloc_size(), count, buf);
   {
     py::gil_scoped_release nogil;
     const T* r = reinterpret_cast<const T*>(o);
