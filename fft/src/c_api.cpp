@@ -250,8 +250,8 @@ toru_result variant_local_size(const Plan* plan, const char* expected, toru_fft_
 // execute of a plan held in a variant: run(p, forward, scale) with a bad direction deferred to the
 // C++ call's agreement, as toru_fft_plan_execute does.
 template <class Plan, class Run>
-toru_result variant_execute(const Plan* plan, const char* expected, toru_fft_direction direction,
-                            toru_fft_scale scale, Run&& run) {
+toru_result variant_execute(const Plan* plan, const char* expected, toru_fft_direction direction, toru_fft_scale scale,
+                            Run&& run) {
   const int dir = raw_enum(direction);
   const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
   return toru::detail::c_guarded([&] {

@@ -39,14 +39,14 @@ local_fft<T>::local_fft(fft_kind kind, std::vector<int> dims, std::vector<std::i
     auto* in_c = static_cast<std::complex<T>*>(scratch_in);
     auto* out_c = static_cast<std::complex<T>*>(scratch_out);
     if (c2r && packed_) {
-      rows_ = std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]},
-                                             false, flags, scratch_in, scratch_out, true);
+      rows_ = std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]}, false,
+                                             flags, scratch_in, scratch_out, true);
       columns_ = std::make_unique<column_fft<T>>(dims_[0], clast, 1, sign, true, flags, in_c, in_c);
       return;
     }
-    rows_ = std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]},
-                                           c2r || in_place_, flags, c2r ? scratch_out : scratch_in, scratch_out,
-                                           packed_);
+    rows_ =
+        std::make_unique<local_fft<T>>(kind_, std::vector<int>{last}, std::vector<std::int64_t>{dims_[0]},
+                                       c2r || in_place_, flags, c2r ? scratch_out : scratch_in, scratch_out, packed_);
     if (c2r)
       columns_ = std::make_unique<column_fft<T>>(dims_[0], clast, 1, sign, in_place_, flags, in_c, out_c);
     else

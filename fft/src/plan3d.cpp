@@ -434,8 +434,8 @@ bool plan3d<T>::use_own_boxes(MPI_Comm comm, const box3d& in, const box3d& out, 
   const std::int64_t out_stride = out.row_stride == 0 ? out.size[out.order[2]] : out.row_stride;
   const bool packed = lay_.r2c && in_stride == row && in_stride != own_in.row_stride;
   int mine = strategy_.direct && !ops_->device_memory() && fwd_.size() == 1 && bwd_.size() == 1 &&
-             same_points(in, own_in) && same_points(out, plan_outbox()) &&
-             (in_stride == own_in.row_stride || packed) && out_stride == plan_outbox().row_stride;
+             same_points(in, own_in) && same_points(out, plan_outbox()) && (in_stride == own_in.row_stride || packed) &&
+             out_stride == plan_outbox().row_stride;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_INT, MPI_LAND, comm), "MPI_Allreduce");
   if (!mine) return false;
   int any_packed = packed;

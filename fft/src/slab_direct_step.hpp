@@ -54,12 +54,12 @@ class slab_direct_step final : public step<T> {
   void gather_plane(cpx* plane, std::int64_t i0, int parity) const;
 
   std::int64_t n0_, n1_, n2_, w_;
-  std::int64_t plane_bytes_ = 0;  // one plane of the caller's complex S0 (or r2c's padded reals)
+  std::int64_t plane_bytes_ = 0;       // one plane of the caller's complex S0 (or r2c's padded reals)
   std::int64_t real_plane_bytes_ = 0;  // one plane of the caller's real array: padded, or packed
   bool r2c_;
   unsigned flags_;
-  void* scratch_a_;  // planning buffer of the plane FFTs
-  cpx* plane_ = nullptr;          // one plane [n1][w], FFTW-aligned
+  void* scratch_a_;       // planning buffer of the plane FFTs
+  cpx* plane_ = nullptr;  // one plane [n1][w], FFTW-aligned
   bool forward_, natural_;
   std::int64_t planes_here_ = 0;   // i0 planes of S0 on this rank
   std::int64_t m_offset_ = 0;      // this rank's part in the whole M, elements

@@ -261,8 +261,7 @@ py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std
       p.forward(i, o, a.s);
     else
       p.backward(i, o, a.s);
-    if (a.has_out && !fits)
-      std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
+    if (a.has_out && !fits) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(dst_count) * sizeof(cpx));
   }
   return a.has_out ? a.out : view(buf, dst_shape);
 }
@@ -362,8 +361,7 @@ py::array r2c_backward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in,
   // A plan on its own boxes (packed rows) writes the real box and nothing more; a plain plan's real
   // buffer must hold 2 * alloc_size() reals.
   const bool packed = packed_rows(p);
-  py::array result =
-      a.has_out ? a.out : py::array_t<T>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
+  py::array result = a.has_out ? a.out : py::array_t<T>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
   cpx* work = packed ? nullptr : sc.get<cpx>(p.alloc_size());
   T* r = packed ? static_cast<T*>(result.mutable_data()) : reinterpret_cast<T*>(work);
   {

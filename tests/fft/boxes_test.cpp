@@ -150,9 +150,8 @@ void check_own_boxes(index3 n, toru::fft::order o, const char* force, bool packe
   for (std::int64_t i = 0; i < guard; ++i) ASSERT_EQ(b[ncpx + i], cpx(sentinel, sentinel)) << "forward overran out";
   plan.backward(b.data(), c.data(), toru::fft::scale::full);
   toru::test::error_norm r;
-  toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) {
-    r.add(std::complex<double>(c[i]), all[toru::test::flat(n, g)]);
-  });
+  toru::test::for_each(
+      plan.inbox(), [&](index3 g, std::int64_t i) { r.add(std::complex<double>(c[i]), all[toru::test::flat(n, g)]); });
   EXPECT_LT(r.rel(), toru::test::tolerance<T>(static_cast<double>(all.size()))) << plan.strategy();
   for (std::int64_t i = 0; i < guard; ++i) ASSERT_EQ(c[nreal + i], sentinel) << "backward overran out";
 }
@@ -201,7 +200,8 @@ TEST(FftBoxes, C2cBetweenThePlansOwnBoxesRunsInTheCallersBuffers) {
         toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { a[i] = all[toru::test::flat(n, g)]; });
         plan.forward(a.data(), b.data());
         toru::test::error_norm e;
-        toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) { e.add(b[i], want[toru::test::flat(n, g)]); });
+        toru::test::for_each(plan.outbox(),
+                             [&](index3 g, std::int64_t i) { e.add(b[i], want[toru::test::flat(n, g)]); });
         EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(all.size())));
         for (std::int64_t i = 0; i < guard; ++i) ASSERT_EQ(b[nout + i], sentinel) << "forward overran out";
         plan.backward(b.data(), c.data(), toru::fft::scale::full);

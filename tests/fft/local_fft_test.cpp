@@ -119,11 +119,11 @@ void check_packed(fft_kind kind, int n1, int n2, unsigned flags) {
   const auto coefs = reference(fft_kind::r2c, n1, n2, reals);
   const auto want = kind == fft_kind::r2c ? coefs : reference(fft_kind::c2r, n1, n2, coefs);
   constexpr std::size_t guard = 8;
-  auto* c = static_cast<double*>(api::malloc(padded * sizeof(double)));  // complex side
+  auto* c = static_cast<double*>(api::malloc(padded * sizeof(double)));            // complex side
   auto* r = static_cast<double*>(api::malloc((packed + guard) * sizeof(double)));  // packed reals
   const bool r2c = kind == fft_kind::r2c;
-  local_fft<double> f(kind, {n1, n2}, {planes}, false, flags, r2c ? static_cast<void*>(r) : c, r2c ? static_cast<void*>(c) : r,
-                      true);
+  local_fft<double> f(kind, {n1, n2}, {planes}, false, flags, r2c ? static_cast<void*>(r) : c,
+                      r2c ? static_cast<void*>(c) : r, true);
   for (std::size_t i = 0; i < guard; ++i) r[packed + i] = -7.25;
   for (int row = 0; row < planes * n1; ++row)
     for (int i = 0; i < n2; ++i)

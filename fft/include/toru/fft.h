@@ -194,8 +194,8 @@ toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan);
 
 /* Batched plans: `howmany` fields of an n0 x n1 x n2 grid in one plan and one call, the single
  * plan's transform run field by field on its boxes (C++: toru::fft::fft3d_batch and
- * fft3d_batch_r2c; docs/fft.md, "Batched fields"). r2c = 0: complex fields (c2c); r2c != 0: real fields, forward r2c and backward c2r,
- * the complex side n0 x n1 x (n2/2+1) and the real rows padded to 2*(n2/2+1) as the r2c plans.
+ * fft3d_batch_r2c; docs/fft.md, "Batched fields"). r2c = 0: complex fields (c2c); r2c != 0: real fields, forward r2c
+ * and backward c2r, the complex side n0 x n1 x (n2/2+1) and the real rows padded to 2*(n2/2+1) as the r2c plans.
  * layout: TORU_FFT_INTERLEAVED (field f of the element at offset m of a box at m*howmany + f) or
  * TORU_FFT_PLANAR (field f's box at f * box extent). options->precision and ->transposed_out
  * apply, and ->grid fixes the pencil grid. Collective, with the agreement rules of the other
