@@ -455,6 +455,9 @@ alltoall_plan::alltoall_plan(alltoall_plan&&) noexcept = default;
 alltoall_plan& alltoall_plan::operator=(alltoall_plan&&) noexcept = default;
 void alltoall_plan::execute(const void* in, void* out) const { impl_->execute(in, out, nullptr); }
 void alltoall_plan::execute(const void* in, void* out, void* ws) const { impl_->execute(in, out, ws); }
+request alltoall_plan::init(const void* in, void* out, void* ws) const {
+  return request("toru::comm::alltoall_plan (persistent)", [impl = impl_.get(), in, out, ws] { impl->execute(in, out, ws); });
+}
 void alltoall_plan::start(const void* in, void* out, void* ws) const {
   toru::detail::start_split_phase(phase_, "toru::comm::alltoall_plan",
                                   [this, in, out, ws] { impl_->execute(in, out, ws); });
@@ -515,6 +518,9 @@ alltoallv_plan::alltoallv_plan(alltoallv_plan&&) noexcept = default;
 alltoallv_plan& alltoallv_plan::operator=(alltoallv_plan&&) noexcept = default;
 void alltoallv_plan::execute(const void* in, void* out) const { impl_->execute(in, out, nullptr); }
 void alltoallv_plan::execute(const void* in, void* out, void* ws) const { impl_->execute(in, out, ws); }
+request alltoallv_plan::init(const void* in, void* out, void* ws) const {
+  return request("toru::comm::alltoallv_plan (persistent)", [impl = impl_.get(), in, out, ws] { impl->execute(in, out, ws); });
+}
 void alltoallv_plan::start(const void* in, void* out, void* ws) const {
   toru::detail::start_split_phase(phase_, "toru::comm::alltoallv_plan",
                                   [this, in, out, ws] { impl_->execute(in, out, ws); });

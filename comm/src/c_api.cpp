@@ -23,6 +23,7 @@
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/detail/c_guard.hpp"
+#include "toru/detail/c_request.hpp"
 #include "toru/topology/torus.hpp"
 
 struct toru_alltoall_plan_s {
@@ -194,6 +195,13 @@ toru_result toru_alltoall_plan_execute_ws(toru_alltoall_plan plan, const void* i
 
 toru_result toru_alltoall_plan_start(toru_alltoall_plan plan, const void* in, void* out) {
   return with_plan(plan, [&](const auto& p) { p.start(in, out); });
+}
+
+toru_result toru_alltoall_plan_init(toru_alltoall_plan plan, const void* in, void* out, toru_request* request) {
+  return with_plan(plan, [&](const auto& p) {
+    toru::expect(request != nullptr, "request", "a pointer to a toru_request", "NULL");
+    *request = new toru_request_s{p.init(in, out)};
+  });
 }
 
 toru_result toru_alltoall_plan_wait(toru_alltoall_plan plan) {

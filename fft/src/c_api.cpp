@@ -17,6 +17,7 @@
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/detail/c_guard.hpp"
+#include "toru/detail/c_request.hpp"
 #include "toru/detail/split_phase.hpp"
 #include "toru/fft.h"
 #include "toru/fft/fft1d.hpp"
@@ -382,6 +383,29 @@ toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction
 
 toru_result toru_fft_plan_wait(toru_fft_plan plan) {
   return with_plan(plan, [&](const auto&) { toru::detail::wait_split_phase(plan->phase, "toru_fft_plan_wait"); });
+}
+
+toru_result toru_fft_plan_init(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                               void* out, toru_request* request) {
+  const int dir = raw_enum(direction);
+  const int sc = raw_enum(scale);
+  return with_plan(plan, [&](const auto& p) {
+    // Ride on the init's agreement: every rank returns the same error.
+    const toru::defer_error checks(c_checks([&] {
+      toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+                   "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+      toru::expect(request != nullptr, "request", "a pointer to a toru_request", "NULL");
+    }));
+    using P = std::decay_t<decltype(p)>;
+    using cpx = typename P::complex_type;
+    using real = typename cpx::value_type;
+    using In = std::conditional_t<std::is_same_v<P, fft3d_r2c<real>>, real, cpx>;
+    const auto s = static_cast<scale>(sc);
+    toru::request r = dir == TORU_FFT_BACKWARD
+                          ? p.backward_init(static_cast<const cpx*>(in), static_cast<In*>(out), s)
+                          : p.forward_init(static_cast<const In*>(in), static_cast<cpx*>(out), s);
+    *request = new toru_request_s{std::move(r)};
+  });
 }
 
 toru_result toru_fft_plan_destroy(toru_fft_plan plan) {

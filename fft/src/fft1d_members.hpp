@@ -3,6 +3,7 @@
 // for fftw, instances_cufft.cpp for cufft when toru is built with CUDA.
 #pragma once
 
+#include "bound_request.hpp"
 #include "plan1d.hpp"
 #include "toru/core/error.hpp"
 #include "toru/detail/split_phase.hpp"
@@ -98,6 +99,15 @@ void fft1d<T, B>::start_backward(const complex_type* in, complex_type* out, scal
 template <precision T, backend B>
 void fft1d<T, B>::wait() const {
   toru::detail::wait_split_phase(phase_, "toru::fft::fft1d");
+}
+
+template <precision T, backend B>
+request fft1d<T, B>::forward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft1d (persistent forward)", true, in, out, s);
+}
+template <precision T, backend B>
+request fft1d<T, B>::backward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft1d (persistent backward)", false, in, out, s);
 }
 
 }  // namespace toru::fft

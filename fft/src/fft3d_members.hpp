@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bound_request.hpp"
 #include "common.hpp"
 #include "plan3d.hpp"
 #include "toru/core/agreement.hpp"
@@ -164,6 +165,23 @@ void fft3d_r2c<T, B>::start_backward(const complex_type* in, T* out, scale s) co
 template <precision T, backend B>
 void fft3d_r2c<T, B>::wait() const {
   toru::detail::wait_split_phase(phase_, "toru::fft::fft3d_r2c");
+}
+
+template <precision T, backend B>
+request fft3d<T, B>::forward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d (persistent forward)", true, in, out, s);
+}
+template <precision T, backend B>
+request fft3d<T, B>::backward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d (persistent backward)", false, in, out, s);
+}
+template <precision T, backend B>
+request fft3d_r2c<T, B>::forward_init(const T* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_r2c (persistent forward)", true, in, out, s);
+}
+template <precision T, backend B>
+request fft3d_r2c<T, B>::backward_init(const complex_type* in, T* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_r2c (persistent backward)", false, in, out, s);
 }
 
 }  // namespace toru::fft

@@ -185,13 +185,17 @@ template <class T>
 plan1d<T>::~plan1d() = default;
 
 template <class T>
-void plan1d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+void plan1d<T>::check(bool forward, const void* in, const void* out, const void* ws, scale s) const {
   validate_collectively(comm(), "a toru::fft 1D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);
                           ops_->check_buffers_local(in, forward ? in_count : out_count, out, alloc);
                         });
   ops_->check_buffers_collective(comm(), in, forward ? in_count : out_count, out, alloc, ws);
+}
+
+template <class T>
+void plan1d<T>::perform(bool forward, const void* in, void* out, void* ws, scale s) const {
   char* base = ws ? static_cast<char*>(ws) : regions_.base();
   const work_buffers wb{base, base + regions_.bytes,
                         ops_->exchange_workspace(ws ? base + 2 * regions_.bytes : nullptr)};

@@ -27,7 +27,15 @@ class plan1d {
   const options1d& options() const { return opts_; }
   MPI_Comm comm() const { return comm_->mpi(); }
 
-  void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
+  /// Collective: check(), then perform().
+  void execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+    check(forward, in, out, ws, s);
+    perform(forward, in, out, ws, s);
+  }
+  /// Collective: execute's argument checks alone, in one agreement (a persistent request runs them once).
+  void check(bool forward, const void* in, const void* out, const void* ws, scale s) const;
+  /// Collective: the transform, on arguments check() accepted.
+  void perform(bool forward, const void* in, void* out, void* ws, scale s) const;
   std::string strategy_name() const { return strategy_.name(); }
   const std::vector<candidate>& strategies() const { return table_; }
   const std::vector<double>& measured() const { return measured_; }  // MEASURE's figures (may be empty)

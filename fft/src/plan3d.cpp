@@ -18,7 +18,7 @@
 #include "toru/core/agreement.hpp"
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
-#include "toru/fft/reshape3d.hpp"
+#include "reshape_impl.hpp"
 #include "wisdom.hpp"
 
 namespace toru::fft::detail {
@@ -397,10 +397,9 @@ work_buffers plan3d<T>::buffers(void* ws) const {
 // the plan's layout the transform runs between.
 template <class T>
 struct plan3d<T>::boxed_io {
-  using cpx = std::complex<T>;
-  std::unique_ptr<reshape3d<T>> real_to_plan, real_from_plan;  // r2c: the real side
-  std::unique_ptr<reshape3d<cpx>> in_to_plan, in_from_plan;    // c2c: the input side
-  std::unique_ptr<reshape3d<cpx>> out_from_plan, out_to_plan;  // the complex output side
+  // The input side (real for r2c, complex for c2c) and the complex output side, each way. Their
+  // engines only: execute agrees on the caller's buffers once for the whole transform.
+  std::unique_ptr<reshape_impl> in_to_plan, in_from_plan, out_from_plan, out_to_plan;
   aligned_buffer a, b;
   // The boxes are the plan's own on every rank and the strategy is the direct window: the
   // transform runs straight between the caller's buffers (no reshape, none of the above), r2c's
@@ -474,16 +473,15 @@ void plan3d<T>::use_boxes(MPI_Comm comm, const box3d& in, const box3d& out) {
   const std::array<std::int64_t, 3> nc{lay_.n[0], lay_.n[1], lay_.nc};
   const reshape_options ro{.algorithm = opts_.algorithm, .comm = opts_.comm};
   if (lay_.r2c) {
-    io->real_to_plan = std::make_unique<reshape3d<T>>(comm, lay_.n, in, plan_inbox(), ro);
-    io->real_from_plan = std::make_unique<reshape3d<T>>(comm, lay_.n, plan_inbox(), in, ro);
-    user_in_ = io->real_to_plan->inbox();
+    io->in_to_plan = make_reshape<T>(comm, lay_.n, in, plan_inbox(), ro);
+    io->in_from_plan = make_reshape<T>(comm, lay_.n, plan_inbox(), in, ro);
   } else {
-    io->in_to_plan = std::make_unique<reshape3d<cpx>>(comm, lay_.n, in, plan_inbox(), ro);
-    io->in_from_plan = std::make_unique<reshape3d<cpx>>(comm, lay_.n, plan_inbox(), in, ro);
-    user_in_ = io->in_to_plan->inbox();
+    io->in_to_plan = make_reshape<cpx>(comm, lay_.n, in, plan_inbox(), ro);
+    io->in_from_plan = make_reshape<cpx>(comm, lay_.n, plan_inbox(), in, ro);
   }
-  io->out_from_plan = std::make_unique<reshape3d<cpx>>(comm, nc, plan_outbox(), out, ro);
-  io->out_to_plan = std::make_unique<reshape3d<cpx>>(comm, nc, out, plan_outbox(), ro);
+  user_in_ = io->in_to_plan->inbox();
+  io->out_from_plan = make_reshape<cpx>(comm, nc, plan_outbox(), out, ro);
+  io->out_to_plan = make_reshape<cpx>(comm, nc, out, plan_outbox(), ro);
   user_out_ = io->out_from_plan->outbox();
   validate_collectively(comm, [&] {
     const std::size_t bytes = checked_bytes(lay_.alloc, sizeof(cpx), "FFT box buffers");
@@ -494,46 +492,44 @@ void plan3d<T>::use_boxes(MPI_Comm comm, const box3d& in, const box3d& out) {
 }
 
 template <class T>
-void plan3d<T>::execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+std::array<std::int64_t, 2> plan3d<T>::buffer_elems(bool forward) const {
+  // The caller's own boxes (through the reshapes, or straight: use_own_boxes); a real box takes
+  // half as many complex elements.
+  if (io_) {
+    const std::int64_t user_real = lay_.r2c ? (user_in_.extent() + 1) / 2 : user_in_.extent();
+    return forward ? std::array{user_real, user_out_.extent()} : std::array{user_out_.extent(), user_real};
+  }
+  return {(forward ? plan_inbox() : plan_outbox()).extent(), lay_.alloc};
+}
+
+template <class T>
+void plan3d<T>::check(bool forward, const void* in, const void* out, const void* ws, scale s) const {
+  const auto [in_elems, out_elems] = buffer_elems(forward);
+  validate_collectively(comm(), "a toru::fft 3D forward/backward",
+                        {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                          check_scale(s);
+                          ops_->check_buffers_local(in, in_elems, out, out_elems);
+                        });
+  ops_->check_buffers_collective(comm(), in, in_elems, out, out_elems, ws);
+}
+
+template <class T>
+void plan3d<T>::perform(bool forward, const void* in, void* out, void* ws, scale s) const {
   if (!io_ || io_->direct) return run(forward, in, out, ws, s);
-  using cpx = std::complex<T>;
+  // The caller's buffers were agreed on by check(); the plan's own (a, b) need no agreement.
   void* a = io_->a.get();
   void* b = io_->b.get();
-  // The reshapes check the caller's buffers (null, overlap) on every rank before writing.
-  if (forward) {
-    if (lay_.r2c)
-      io_->real_to_plan->execute(static_cast<const T*>(in), static_cast<T*>(a));
-    else
-      io_->in_to_plan->execute(static_cast<const cpx*>(in), static_cast<cpx*>(a));
-    run(true, a, b, ws, s);
-    io_->out_from_plan->execute(static_cast<const cpx*>(b), static_cast<cpx*>(out));
-  } else {
-    io_->out_to_plan->execute(static_cast<const cpx*>(in), static_cast<cpx*>(a));
-    run(false, a, b, ws, s);
-    if (lay_.r2c)
-      io_->real_from_plan->execute(static_cast<const T*>(b), static_cast<T*>(out));
-    else
-      io_->in_from_plan->execute(static_cast<const cpx*>(b), static_cast<cpx*>(out));
-  }
+  (forward ? io_->in_to_plan : io_->out_to_plan)->move(in, a);
+  run(forward, a, b, ws, s);
+  (forward ? io_->out_from_plan : io_->in_from_plan)->move(b, out);
 }
 
 template <class T>
 void plan3d<T>::run(bool forward, const void* in, void* out, void* ws, scale s) const {
   const events::scope ev("fft.execute", 0, forward ? "forward" : "backward");
-  const box3d& src_box = forward ? plan_inbox() : plan_outbox();
-  const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
   const box3d& dst_box = forward ? plan_outbox() : lay_.s0;
-  // Straight between the caller's own boxes (use_own_boxes): buffers of exactly those boxes.
+  const double N = static_cast<double>(lay_.n[0]) * static_cast<double>(lay_.n[1]) * static_cast<double>(lay_.n[2]);
   const bool direct = io_ && io_->direct;
-  const std::int64_t in_elems = lay_.r2c ? (user_in_.extent() + 1) / 2 : user_in_.extent();
-  const std::int64_t src_elems = direct ? (forward ? in_elems : user_out_.extent()) : src_box.extent();
-  const std::int64_t dst_elems = direct ? (forward ? user_out_.extent() : in_elems) : lay_.alloc;
-  validate_collectively(comm(), "a toru::fft 3D forward/backward",
-                        {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
-                          check_scale(s);
-                          ops_->check_buffers_local(in, src_elems, out, dst_elems);
-                        });
-  ops_->check_buffers_collective(comm(), in, src_elems, out, dst_elems, ws);
   const work_buffers wb = buffers(ws);
   const auto& steps = forward ? fwd_ : bwd_;
   const void* src = in;

@@ -78,8 +78,16 @@ class plan3d {
   const options3d& options() const { return opts_; }
   MPI_Comm comm() const { return comms_.all->mpi(); }
 
-  /// Collective; checks for null buffers collectively first.
-  void execute(bool forward, const void* in, void* out, void* ws, scale s) const;
+  /// Collective: check(), then perform().
+  void execute(bool forward, const void* in, void* out, void* ws, scale s) const {
+    check(forward, in, out, ws, s);
+    perform(forward, in, out, ws, s);
+  }
+  /// Collective: execute's argument checks alone (direction, scale, null buffers), in one agreement;
+  /// the same error on every rank. A persistent request runs them once, at its init.
+  void check(bool forward, const void* in, const void* out, const void* ws, scale s) const;
+  /// Collective: the transform, on arguments check() accepted (no agreement of its own).
+  void perform(bool forward, const void* in, void* out, void* ws, scale s) const;
   /// The strategy the plan chose from its table (strategy.hpp).
   std::string strategy_name() const;
   const std::vector<candidate>& strategies() const { return table_; }
@@ -91,6 +99,8 @@ class plan3d {
   const box3d& plan_inbox() const { return lay_.r2c ? lay_.real_in : lay_.s0; }
   const box3d& plan_outbox() const { return lay_.out; }
   void run(bool forward, const void* in, void* out, void* ws, scale s) const;
+  /// The elements execute's in and out must hold on this rank (complex units).
+  std::array<std::int64_t, 2> buffer_elems(bool forward) const;
   work_buffers buffers(void* ws) const;
 
   layout3d lay_;

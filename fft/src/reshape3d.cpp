@@ -314,21 +314,9 @@ void reshape_impl::move(const void* in, void* out) const {
 
 }  // namespace detail
 
-namespace {
-// The C API's toru_fft_element numbering.
-template <class T>
-constexpr int element_index() {
-  if constexpr (std::is_same_v<T, double>) return 0;
-  if constexpr (std::is_same_v<T, float>) return 1;
-  if constexpr (std::is_same_v<T, std::complex<double>>) return 2;
-  return 3;
-}
-}  // namespace
-
 template <reshape_element T>
 reshape3d<T>::reshape3d(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, reshape_options opts)
-    : impl_(std::make_unique<detail::reshape_impl>(comm, n, in, out, opts, mpi_type<T>(), sizeof(T),
-                                                   element_index<T>())) {}
+    : impl_(detail::make_reshape<T>(comm, n, in, out, opts)) {}
 template <reshape_element T>
 reshape3d<T>::~reshape3d() = default;
 template <reshape_element T>

@@ -8,10 +8,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <complex>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "comm_cache.hpp"
+#include "toru/core/mpi.hpp"
 #include "toru/fft/reshape3d.hpp"
 
 namespace toru::fft::detail {
@@ -41,5 +44,21 @@ class reshape_impl {
   comm_ptr comm_;
   std::unique_ptr<comm::alltoallv_plan> exchange_;
 };
+
+// The C API's toru_fft_element numbering of reshape3d's element types.
+template <class T>
+constexpr int element_index() {
+  if constexpr (std::is_same_v<T, double>) return 0;
+  if constexpr (std::is_same_v<T, float>) return 1;
+  if constexpr (std::is_same_v<T, std::complex<double>>) return 2;
+  return 3;
+}
+
+/// reshape3d<T>'s engine, for plans that agree on their buffers themselves and then move().
+template <reshape_element T>
+std::unique_ptr<reshape_impl> make_reshape(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out,
+                                           const reshape_options& opts) {
+  return std::make_unique<reshape_impl>(comm, n, in, out, opts, mpi_type<T>(), sizeof(T), element_index<T>());
+}
 
 }  // namespace toru::fft::detail

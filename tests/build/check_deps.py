@@ -29,7 +29,7 @@ PROGRAM_ROOTS = ("apps", "tests", "examples", "bench", "python")
 # Tests of the programs: they may include the program's own files.
 TESTS_OF_APPS = ("apps", "dns", "jobs")
 # Headers under toru/ that are not a module's folder: they belong to core.
-CORE_TOP_LEVEL = ("config.hpp", "version.h", "core.h", "detail")
+CORE_TOP_LEVEL = ("config.hpp", "version.h", "core.h", "request.h", "detail")
 
 
 def read_table(design):

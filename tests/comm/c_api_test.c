@@ -35,6 +35,17 @@ int c_api_plan_roundtrip(MPI_Comm comm, int count, toru_alltoall_algorithm algor
     if (toru_alltoall_plan_wait(plan) != TORU_SUCCESS) bad = 10;
     if (memcmp(out, want, sizeof(int) * (size_t)(count * size)) != 0) bad = 11;
     if (toru_alltoall_plan_wait(plan) != TORU_ERROR_INVALID_ARGUMENT) bad = 12;
+    toru_request req = NULL; /* persistent: bound once, started twice */
+    if (toru_alltoall_plan_init(plan, in, out, &req) != TORU_SUCCESS || req == NULL) bad = 13;
+    for (int round = 0; round < 2 && bad == 0; ++round) {
+      memset(out, 0, sizeof(int) * (size_t)(count * size));
+      if (toru_request_start(req) != TORU_SUCCESS) bad = 14;
+      if (toru_request_wait(req) != TORU_SUCCESS) bad = 15;
+      if (memcmp(out, want, sizeof(int) * (size_t)(count * size)) != 0) bad = 16;
+    }
+    if (toru_request_wait(req) != TORU_ERROR_INVALID_ARGUMENT) bad = 17;
+    toru_request_free(&req);
+    if (req != NULL || toru_alltoall_plan_init(plan, in, out, NULL) != TORU_ERROR_INVALID_ARGUMENT) bad = 18;
     if (toru_alltoall_plan_execute(plan, in, in) != TORU_SUCCESS) bad = 6; /* in place */
     if (memcmp(in, want, sizeof(int) * (size_t)(count * size)) != 0) bad = 7;
     free(ws);

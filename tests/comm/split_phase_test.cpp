@@ -11,6 +11,7 @@
 #include "toru/comm/alltoall_plan.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/request.hpp"
 
 namespace {
 
@@ -56,6 +57,49 @@ TEST(SplitPhase, AlltoallvEqualsMpi) {
   MPI_Alltoallv(in.data(), sc.data(), sd.data(), MPI_INT, want.data(), rc.data(), rd.data(), MPI_INT, MPI_COMM_WORLD);
   EXPECT_EQ(out, want);
   EXPECT_EQ(sum, std::accumulate(in.begin(), in.end(), 0L));  // the input is untouched
+}
+
+// Persistent requests (init once, start / wait every round) on new data in the same buffers.
+TEST(SplitPhase, PersistentRequestsEqualMpiEveryRound) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  toru::comm::communicator comm(MPI_COMM_WORLD);
+  const std::size_t count = 13;
+  toru::comm::alltoall_plan plan(comm, count, MPI_DOUBLE);
+  std::vector<double> in(count * P), out(count * P), want(count * P);
+  toru::request r = plan.init(in.data(), out.data());
+  // Uneven counts for the v variant, as above.
+  std::vector<int> sc(P), rc(P), sd(P), rd(P);
+  for (int j = 0; j < P; ++j) {
+    sc[j] = (me + 3 * j) % 4;  // some pairs exchange nothing
+    rc[j] = (j + 3 * me) % 4;
+  }
+  std::exclusive_scan(sc.begin(), sc.end(), sd.begin(), 0);
+  std::exclusive_scan(rc.begin(), rc.end(), rd.begin(), 0);
+  std::vector<int> vin(static_cast<std::size_t>(sd.back() + sc.back()) + 1), vout(rd.back() + rc.back() + 1),
+      vwant(vout.size());
+  toru::comm::alltoallv_plan vplan(comm, sc, sd, rc, rd, MPI_INT);
+  toru::request v = vplan.init(vin.data(), vout.data());
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = me * 1e6 + static_cast<double>(i) + 0.5 * round;
+    std::iota(vin.begin(), vin.end(), me * 1000 + 7 * round);
+    r.start();
+    EXPECT_TRUE(r.active());
+    const double sum = std::accumulate(in.begin(), in.end(), 0.0);  // local work meanwhile
+    r.wait();
+    EXPECT_FALSE(r.active());
+    v.run();
+    MPI_Alltoall(in.data(), static_cast<int>(count), MPI_DOUBLE, want.data(), static_cast<int>(count), MPI_DOUBLE,
+                 MPI_COMM_WORLD);
+    MPI_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_INT, vwant.data(), rc.data(), rd.data(), MPI_INT,
+                  MPI_COMM_WORLD);
+    EXPECT_EQ(out, want) << "round " << round;
+    EXPECT_EQ(vout, vwant) << "round " << round;
+    EXPECT_EQ(sum, std::accumulate(in.begin(), in.end(), 0.0));
+  }
+  r.start();
+  EXPECT_THROW(r.start(), toru::error);  // one in flight already
+  r.wait();
+  EXPECT_THROW(r.wait(), toru::error);  // nothing in flight
 }
 
 TEST(SplitPhase, SecondStartAndLoneWaitAreErrors) {

@@ -3,7 +3,8 @@
  * global index; then a box that leaves the grid on the last rank only must give
  * TORU_ERROR_INVALID_ARGUMENT on every rank; and a c2c plan from x-slabs to z-slabs
  * (toru_fft_plan_create_boxes_3d) transforms an impulse at j0 into exp(-2 pi i k.j0/n) at every k,
- * and again with toru_fft_plan_start / _wait to the same bits.
+ * and again with toru_fft_plan_start / _wait, and with a persistent request (toru_fft_plan_init), to
+ * the same bits.
  * Exit status 0 when all holds on every rank. */
 #include <complex.h>
 #include <math.h>
@@ -94,6 +95,21 @@ int main(int argc, char** argv) {
     if (y2[i] != y[i]) ++bad;
   if (cabs(sum) > 1.0) ++bad; /* the input is the impulse (or nothing) on this rank */
   if (toru_fft_plan_wait(plan) != TORU_ERROR_INVALID_ARGUMENT) ++bad;
+  /* Persistent: bound once (a NULL request pointer on one rank fails init on every rank), started twice. */
+  toru_request req = NULL;
+  if (toru_fft_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y2, me == P - 1 ? NULL : &req) !=
+      TORU_ERROR_INVALID_ARGUMENT)
+    ++bad;
+  if (req != NULL) ++bad;
+  if (toru_fft_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y2, &req) != TORU_SUCCESS) ++bad;
+  for (int round = 0; round < 2; ++round) {
+    for (long long i = 0; i < alloc; ++i) y2[i] = 0;
+    if (toru_request_start(req) != TORU_SUCCESS) ++bad;
+    if (toru_request_wait(req) != TORU_SUCCESS) ++bad;
+    for (long long i = 0; i < alloc; ++i)
+      if (y2[i] != y[i]) ++bad;
+  }
+  toru_request_free(&req);
   free(y2);
   toru_fft_plan_destroy(plan);
   free(x);

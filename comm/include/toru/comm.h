@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "toru/core.h"
+#include "toru/request.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,6 +96,10 @@ toru_result toru_alltoall_plan_execute_ws(toru_alltoall_plan plan, const void* i
  * MPI_THREAD_SERIALIZED start runs the whole exchange (no overlap). */
 toru_result toru_alltoall_plan_start(toru_alltoall_plan plan, const void* in, void* out);
 toru_result toru_alltoall_plan_wait(toru_alltoall_plan plan);
+/* Persistent form (MPI-4's MPI_Alltoall_init; toru/request.h): binds in and out to a new *request;
+ * each toru_request_start begins toru_alltoall_plan_execute(plan, in, out). Not collective (the
+ * exchange agrees on nothing per call, see above). Free it with toru_request_free before the plan. */
+toru_result toru_alltoall_plan_init(toru_alltoall_plan plan, const void* in, void* out, toru_request* request);
 
 toru_result toru_alltoall_plan_workspace_size(toru_alltoall_plan plan, size_t* bytes);
 toru_result toru_alltoall_plan_algorithm(toru_alltoall_plan plan, toru_alltoall_algorithm* algorithm);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "toru/core.h"
+#include "toru/request.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,6 +137,12 @@ toru_result toru_fft_plan_execute_ws(toru_fft_plan plan, toru_fft_direction dire
 toru_result toru_fft_plan_start(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
                                 void* out);
 toru_result toru_fft_plan_wait(toru_fft_plan plan);
+/* Persistent form (MPI-4's MPI_Alltoall_init; toru/request.h): collective. Checks direction, scale
+ * and the buffers as toru_fft_plan_execute does (the same errors, on every rank; request NULL is one)
+ * and binds them to a new *request; each toru_request_start then runs that transform with no
+ * argument checks. Free it with toru_request_free before the plan. */
+toru_result toru_fft_plan_init(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale, const void* in,
+                               void* out, toru_request* request);
 toru_result toru_fft_plan_destroy(toru_fft_plan plan);
 
 /* A 3D plan (r2c != 0: r2c/c2r) between the caller's own boxes: in is this rank's part of the

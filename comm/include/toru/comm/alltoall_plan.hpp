@@ -19,6 +19,7 @@
 #include <span>
 #include <string_view>
 
+#include "toru/core/request.hpp"
 #include "toru/comm/communicator.hpp"
 
 namespace toru::detail {
@@ -105,6 +106,11 @@ class alltoall_plan {
   /// The chunk hook then runs on the exchange's thread.
   void start(const void* in, void* out, void* ws = nullptr) const;
   void wait() const;
+  /// Persistent form (MPI-4's MPI_Alltoall_init; toru/core/request.hpp): binds in, out and ws;
+  /// each request::start() begins execute(in, out, ws). Not collective: an exchange checks nothing
+  /// collectively per call (a null buffer takes part with scratch data, then throws on its rank).
+  /// The plan must outlive the request.
+  request init(const void* in, void* out, void* ws = nullptr) const;
 
   std::size_t workspace_size() const;
   alltoall_algorithm algorithm() const;
@@ -143,6 +149,11 @@ class alltoallv_plan {
   /// The chunk hook then runs on the exchange's thread.
   void start(const void* in, void* out, void* ws = nullptr) const;
   void wait() const;
+  /// Persistent form (MPI-4's MPI_Alltoall_init; toru/core/request.hpp): binds in, out and ws;
+  /// each request::start() begins execute(in, out, ws). Not collective: an exchange checks nothing
+  /// collectively per call (a null buffer takes part with scratch data, then throws on its rank).
+  /// The plan must outlive the request.
+  request init(const void* in, void* out, void* ws = nullptr) const;
 
   std::size_t workspace_size() const;
   alltoall_algorithm algorithm() const;

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "toru/core/request.hpp"
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
 
@@ -99,6 +100,10 @@ class fft1d {
   void start_forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   void start_backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   void wait() const;
+  /// Persistent form: see fft3d::forward_init (collective, checked once; request::start() runs
+  /// the transform with no argument checks).
+  request forward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  request backward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
 
  private:
   std::unique_ptr<detail::plan1d<T>> impl_;

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "toru/core/request.hpp"
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
 
@@ -127,6 +128,12 @@ class fft3d {
   void start_forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   void start_backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   void wait() const;
+  /// Persistent form (MPI-4's MPI_Alltoall_init; toru/core/request.hpp): collective, checks the
+  /// arguments as forward / backward does (the same errors, on every rank) and binds them; each
+  /// request::start() then runs the transform with no argument checks. The plan must outlive the
+  /// request, and the request the caller's use of the buffers.
+  request forward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  request backward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
 
  private:
   std::unique_ptr<detail::plan3d<T>> impl_;
@@ -188,6 +195,9 @@ class fft3d_r2c {
   void start_forward(const T* in, complex_type* out, scale s = scale::none) const;
   void start_backward(const complex_type* in, T* out, scale s = scale::none) const;
   void wait() const;
+  /// Persistent form: see fft3d::forward_init.
+  request forward_init(const T* in, complex_type* out, scale s = scale::none) const;
+  request backward_init(const complex_type* in, T* out, scale s = scale::none) const;
 
  private:
   std::unique_ptr<detail::plan3d<T>> impl_;

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "toru/core/request.hpp"
+
+#include <utility>
+
+#include "toru/core/error.hpp"
+#include "toru/detail/split_phase.hpp"
+
+namespace toru {
+
+request::request() noexcept = default;
+request::request(std::string what, std::function<void()> work)
+    : what_(std::move(what)), work_(std::move(work)), phase_(std::make_unique<detail::split_phase>()) {}
+request::~request() = default;
+request::request(request&&) noexcept = default;
+
+request& request::operator=(request&& other) noexcept {
+  if (this != &other) {
+    phase_.reset();  // joins a call in flight before its work goes
+    what_ = std::move(other.what_);
+    work_ = std::move(other.work_);
+    phase_ = std::move(other.phase_);
+  }
+  return *this;
+}
+
+void request::start() {
+  if (!work_) throw error(errc::invalid_argument, "toru::request::start: the request is empty (made by no *_init call)");
+  phase_->start(what_, work_);
+}
+
+void request::wait() {
+  if (!work_) throw error(errc::invalid_argument, "toru::request::wait: the request is empty (made by no *_init call)");
+  phase_->wait(what_);
+}
+
+void request::run() {
+  start();
+  wait();
+}
+
+bool request::active() const noexcept { return phase_ && phase_->in_flight(); }
+
+}  // namespace toru

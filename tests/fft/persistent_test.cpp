@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Persistent FFT requests (forward_init / backward_init, then start / wait every step): each step's
+// result against serial FFTW on the step's own input, the reference computed while the transform
+// is in flight; the arguments are agreed on once, at init (this process's MPI_Allreduce calls are
+// counted through PMPI: execute agrees on every call, a started request never), and bad arguments
+// at init are the same error on every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <complex>
+#include <vector>
+
+#include "fft_test_util.hpp"
+#include "mpi_test.hpp"
+#include "toru/core/error.hpp"
+#include "toru/core/request.hpp"
+#include "toru/fft/fft1d.hpp"
+#include "toru/fft/fft3d.hpp"
+
+namespace {
+std::atomic<int> allreduces{0};
+}  // namespace
+
+// Every MPI_Allreduce of this process, toru's libraries' included (the executable's definition
+// interposes MPI's; target property ENABLE_EXPORTS).
+extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  allreduces.fetch_add(1);
+  return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+
+namespace {
+
+using index3 = std::array<std::int64_t, 3>;
+using cpx = std::complex<double>;
+using toru::fft::box3d;
+
+std::vector<cpx> global_input(index3 n, std::uint64_t seed) {
+  std::vector<cpx> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = toru::test::cnoise(i, seed);
+  return all;
+}
+
+// Three steps on the same bound buffers, new input each step: forward checked against serial FFTW
+// (computed between start and wait), backward (scale full) against the input.
+template <class Plan>
+void three_steps_c2c(const Plan& plan, index3 n) {
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size()), c(plan.alloc_size());
+  // The counter works: a plain execute agrees on its arguments.
+  int before = allreduces.load();
+  plan.forward(a.data(), b.data());
+  EXPECT_GT(allreduces.load() - before, 0);
+
+  toru::request fwd = plan.forward_init(a.data(), b.data());
+  toru::request bwd = plan.backward_init(b.data(), c.data(), toru::fft::scale::full);
+  for (std::uint64_t step = 0; step < 3; ++step) {
+    const auto all = global_input(n, 20 + step);
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { a[i] = all[toru::test::flat(n, g)]; });
+    before = allreduces.load();
+    fwd.start();
+    EXPECT_TRUE(fwd.active());
+    const auto want = toru::test::serial_dft3(n, all, -1);  // the work done while the FFT is in flight
+    fwd.wait();
+    bwd.run();
+    EXPECT_EQ(allreduces.load() - before, 0) << "step " << step << ": a started request agreed on its arguments";
+    toru::test::error_norm e, r;
+    toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) { e.add(b[i], want[toru::test::flat(n, g)]); });
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { r.add(c[i], all[toru::test::flat(n, g)]); });
+    EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << "step " << step;
+    EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << "step " << step;
+  }
+}
+
+TEST(FftPersistent, C2cStepsMatchSerialFftwWithoutAgreeing) {
+  three_steps_c2c(toru::fft::fft3d<double>(MPI_COMM_WORLD, {9, 10, 7}), {9, 10, 7});
+}
+
+// This rank's slab of axis `axis` (uneven for most rank counts), stored in `order`.
+box3d slab(index3 n, int axis, std::array<int, 3> order) {
+  const int P = toru::test::nranks(), me = toru::test::rank();
+  box3d b;
+  b.size = n;
+  b.low[axis] = n[axis] * me / P;
+  b.size[axis] = n[axis] * (me + 1) / P - b.low[axis];
+  b.order = order;
+  b.row_stride = b.size[order[2]];
+  return b;
+}
+
+TEST(FftPersistent, C2cBetweenCallersBoxesMatchesSerialFftw) {
+  // Through the plan's reshapes: the caller's slabs along axis 2 in, along axis 1 out.
+  const index3 n{5, 11, 6};
+  three_steps_c2c(toru::fft::fft3d<double>(MPI_COMM_WORLD, n, slab(n, 2, {0, 1, 2}), slab(n, 1, {2, 0, 1})), n);
+}
+
+TEST(FftPersistent, R2cStepsMatchSerialFftw) {
+  const index3 n{8, 5, 7};
+  toru::fft::fft3d_r2c<double> plan(MPI_COMM_WORLD, n);
+  std::vector<double> x(2 * plan.alloc_size()), y(2 * plan.alloc_size());
+  std::vector<cpx> z(plan.alloc_size());
+  toru::request fwd = plan.forward_init(x.data(), z.data());
+  toru::request bwd = plan.backward_init(z.data(), y.data(), toru::fft::scale::full);
+  const index3 nc{n[0], n[1], n[2] / 2 + 1};
+  for (std::uint64_t step = 0; step < 2; ++step) {
+    std::vector<double> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = toru::test::noise(i, 40 + step);
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { x[i] = all[toru::test::flat(n, g)]; });
+    const int before = allreduces.load();
+    fwd.start();
+    const auto want = toru::test::serial_r2c3(n, all);
+    fwd.wait();
+    bwd.run();
+    EXPECT_EQ(allreduces.load() - before, 0);
+    toru::test::error_norm e, r;
+    toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) { e.add(z[i], want[toru::test::flat(nc, g)]); });
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { r.add(y[i], all[toru::test::flat(n, g)]); });
+    EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << "step " << step;
+    EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << "step " << step;
+  }
+}
+
+TEST(FftPersistent, OneDimensionalStepsMatchSerialFftw) {
+  const std::int64_t N = 3 * 5 * 7;
+  toru::fft::fft1d<double> plan(MPI_COMM_WORLD, N);
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size());
+  toru::request fwd = plan.forward_init(a.data(), b.data());
+  for (std::uint64_t step = 0; step < 2; ++step) {
+    std::vector<cpx> all(N);
+    for (std::int64_t i = 0; i < N; ++i) all[i] = toru::test::cnoise(static_cast<std::uint64_t>(i), 50 + step);
+    for (std::int64_t i = 0; i < plan.in_count(); ++i) a[i] = all[plan.in_start() + i];
+    const int before = allreduces.load();
+    fwd.start();
+    const auto want = toru::test::serial_dft1(all, -1);
+    fwd.wait();
+    EXPECT_EQ(allreduces.load() - before, 0);
+    toru::test::error_norm e;
+    for (std::int64_t i = 0; i < plan.out_count(); ++i) e.add(b[i], want[plan.out_start() + i]);
+    EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(N))) << "step " << step;
+  }
+}
+
+// Every rank throws the same code, and the message names `word`.
+void expect_same_error(const std::function<void()>& call, toru::errc code, const char* word) {
+  try {
+    call();
+    ADD_FAILURE() << "accepted";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+  }
+}
+
+TEST(FftPersistent, BadArgumentsAtInitFailOnEveryRank) {
+  const int last = toru::test::nranks() - 1, me = toru::test::rank();
+  toru::fft::fft3d<double> plan(MPI_COMM_WORLD, {6, 5, 4});
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size());
+  expect_same_error([&] { (void)plan.forward_init(a.data(), me == last ? nullptr : b.data()); },
+                    toru::errc::invalid_argument, "out");
+  expect_same_error([&] { (void)plan.backward_init(a.data(), b.data(), static_cast<toru::fft::scale>(me == last ? 7 : 0)); },
+                    toru::errc::invalid_argument, "scale");
+  // The plan is unharmed: a good request still runs.
+  toru::request ok = plan.forward_init(a.data(), b.data());
+  ok.start();
+  EXPECT_THROW(ok.start(), toru::error);  // one in flight already
+  ok.wait();
+  EXPECT_THROW(ok.wait(), toru::error);  // nothing in flight
+  toru::request empty;
+  EXPECT_FALSE(empty);
+  EXPECT_THROW(empty.start(), toru::error);
+}
+
+}  // namespace
