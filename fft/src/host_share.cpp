@@ -36,12 +36,17 @@ std::uint64_t host_key() {
 
 // Hardware threads this node offers its processes (hwloc: the container's cpuset, not one rank's
 // binding). Never throws: ranks_per_core is collective and one rank's failure must not hang the rest.
+// Probed once per process: hwloc's probe reads every PCI device's configuration (~100 ms on a VM,
+// most of a small plan's set-up time), and the node does not change during a run.
 int host_pus() {
-  try {
-    return std::max(1, topology::probe_node().pus);
-  } catch (const std::exception&) {
-    return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  }
+  static const int pus = [] {
+    try {
+      return std::max(1, topology::probe_node().pus);
+    } catch (const std::exception&) {
+      return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    }
+  }();
+  return pus;
 }
 
 }  // namespace
