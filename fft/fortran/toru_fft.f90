@@ -70,6 +70,8 @@ module toru_fft
   public :: toru_fft_options_default, toru_fft_plan_create_3d, toru_fft_plan_create_r2c_3d, toru_fft_plan_create_1d
   public :: toru_fft_plan_local_size, toru_fft_local_size_3d, toru_fft_plan_workspace_size, toru_fft_plan_execute
   public :: toru_fft_plan_destroy, toru_fft_plan_execute_ws, toru_fft_plan_factors_1d
+  public :: toru_fft_plan_start, toru_fft_plan_wait, toru_fft_plan_init
+  public :: toru_request_start, toru_request_wait, toru_request_free
   public :: toru_fft_error_message
   public :: toru_fft_plan_create_boxes_3d
   public :: toru_fft_r2r_plan_create_3d, toru_fft_r2r_plan_local_size, toru_fft_r2r_plan_execute
@@ -148,6 +150,53 @@ module toru_fft
       type(c_ptr), value :: plan
       integer(c_int), value :: direction, scale
       type(c_ptr), value :: in, out
+      integer(c_int) :: r
+    end function
+
+    !> Split phase (toru/fft.h): start begins the transform and returns, wait completes it. Meanwhile
+    !> the caller touches neither array and runs nothing else on the plan.
+    function toru_fft_plan_start(plan, direction, scale, in, out) bind(c, name='toru_fft_plan_start') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out
+      integer(c_int) :: r
+    end function
+
+    function toru_fft_plan_wait(plan) bind(c, name='toru_fft_plan_wait') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int) :: r
+    end function
+
+    !> Persistent request (toru/request.h, MPI-4's MPI_Alltoall_init): collective; checks direction,
+    !> scale and the arrays once and binds them to request; each toru_request_start then runs that
+    !> transform with no checks, toru_request_wait completes it. toru_request_free before the plan.
+    function toru_fft_plan_init(plan, direction, scale, in, out, request) bind(c, name='toru_fft_plan_init') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: r
+    end function
+
+    function toru_request_start(request) bind(c, name='toru_request_start') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: request
+      integer(c_int) :: r
+    end function
+
+    function toru_request_wait(request) bind(c, name='toru_request_wait') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: request
+      integer(c_int) :: r
+    end function
+
+    !> Frees the request (waiting for a transform in flight) and sets it to c_null_ptr.
+    function toru_request_free(request) bind(c, name='toru_request_free') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: request
       integer(c_int) :: r
     end function
 
