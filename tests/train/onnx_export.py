@@ -4,13 +4,14 @@
 writes an input batch and PyTorch's eval-mode logits for it.
 
 Usage: onnx_export.py DIR BATCH SIZE [train|train-smooth [MODEL]]   -> DIR/MODEL.onnx, DIR/x.bin, DIR/logits.bin (float32)
-       onnx_export.py DIR BATCH SIZE cli   -> DIR/{cnn,unknown-op,trainer-op,bad-shape}.onnx
+       onnx_export.py DIR BATCH SIZE cli   -> DIR/{cnn,unknown-op,trainer-op,bad-shape,vit}.onnx
 
 cli: cnn.onnx, a small CNN for 1xSIZExSIZE images and 10 classes (conv-bn-relu-maxpool, conv-relu,
 global average pool, linear), exported in training mode with a dynamic batch axis, for
 toru-train --onnx; unknown-op.onnx, the same with a Sin node (no importer rule); trainer-op.onnx,
 with an Erf node (imported, but no trainer kernel); bad-shape.onnx, the linear layer's weight one
-input feature short of its input (shape mismatch).
+input feature short of its input (shape mismatch); vit.onnx, the tiny ViT below for 3x32x32 images
+(dynamic batch).
 
 With `train` (or `train-smooth`: every ReLU a Tanh, the max pool an average pool; see
 make_smooth): exported in training mode (batch-norm nodes kept), and the reference is a training
@@ -96,6 +97,13 @@ def export_cli_models(d, batch, size):
         torch.onnx.export(m, torch.rand(batch, 1, size, size), os.path.join(d, name + ".onnx"), input_names=["image"],
                           output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
                           opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    torch.manual_seed(0)  # vit.onnx: the tiny ViT of `train vit` for 3x32x32 images, dynamic batch
+    vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=16,
+                                               mlp_dim=32, num_classes=10)
+    vit.train()
+    torch.onnx.export(vit, torch.rand(batch, 3, 32, 32), os.path.join(d, "vit.onnx"), input_names=["image"],
+                      output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
+                      opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
     model = onnx.load(os.path.join(d, "cnn.onnx"))
     for i, t in enumerate(model.graph.initializer):
         if t.name == "fc.weight":
