@@ -76,6 +76,32 @@ TEST(model, transformer_op_limits_are_named) {
       errc::invalid_argument, "index 4 out of range for extent 4");
 }
 
+TEST(model, broadcast_gradients_do_not_depend_on_the_thread_count) {
+  // Gradients that sum over broadcast or repeated elements (bias and positional embedding,
+  // expanded class token, repeated gather indices, reflect padding, mean) are summed in a fixed
+  // order: bit-identical with 1 and 3 threads.
+  for (const auto& c : layer_cases()) {
+    if (c.name != "add_broadcast" && c.name != "expand_class_token" && c.name != "gather_repeated" &&
+        c.name != "pad_reflect" && c.name != "pad_edge" && c.name != "reduce_mean_keepdims")
+      continue;
+    std::vector<std::vector<float>> grads;
+    for (int threads : {1, 3}) {
+      const auto g = c.make();
+      model m(g, {.threads = threads, .seed = 4});
+      randomize_parameters(m, 5);
+      int labels_t = 0;
+      for (std::size_t t = 0; t < g.tensors.size(); ++t)
+        if (g.tensors[t].name == "labels") labels_t = static_cast<int>(t);
+      m.forward(random_floats(static_cast<std::size_t>(count(m.input_shape())), 6),
+                random_labels(static_cast<std::size_t>(count(g.tensors[labels_t].shape)), m.classes(), 7),
+                {.training = true});
+      m.backward();
+      grads.emplace_back(m.gradient_data().begin(), m.gradient_data().end());
+    }
+    EXPECT_EQ(grads[0], grads[1]) << c.name;
+  }
+}
+
 TEST(model, shape_mismatch_is_named) {
   // A weight that does not fit its layer (what a hand-edited or inconsistent ONNX model gives).
   auto g = swap::build_model("mlp", {.batch = 2, .height = 4, .width = 4});
