@@ -23,7 +23,8 @@ efficientnet_b0 (stochastic depth and dropout off: SiLU as Sigmoid and Mul, sque
 scales broadcast by Mul), or densenet (torchvision DenseNet, growth 8, blocks (2, 2), 16 initial
 features: dense connectivity by Concat, transition average pools), or vit (a tiny torchvision
 VisionTransformer) or transformer (TokenEncoder: SIZE is its sequence length, inputs [BATCH, SIZE, 8]), or tokens
-(the same with an nn.Embedding of VOCAB token ids instead of the linear embedding).
+(the same with an nn.Embedding of VOCAB token ids instead of the linear embedding), or padsig
+(PadSigmoidNet: Pad in reflect and edge mode, HardSigmoid).
 Parameters read through a Transpose are named (and their gradients transposed) as the importer
 names them (transposed_weights).
 """
@@ -70,6 +71,21 @@ class TokenEncoder(torch.nn.Module):
 
     def forward(self, x):
         return self.head(self.encoder(self.embed(x) + self.pos).mean(1))
+
+
+class PadSigmoidNet(torch.nn.Module):
+    """Reflect and replicate (ONNX edge) padding and hardsigmoid between convolutions."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 6, 3)
+        self.conv2 = torch.nn.Conv2d(6, 8, 3)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.hardsigmoid(self.conv1(torch.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect")))
+        x = torch.tanh(self.conv2(torch.nn.functional.pad(x, (2, 0, 1, 3), mode="replicate")))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
 def transposed_weights(path):
@@ -160,6 +176,8 @@ def main():
                                                  hidden_dim=16, mlp_dim=32, num_classes=10)
     elif name == "transformer":
         m = TokenEncoder(size)
+    elif name == "padsig":
+        m = PadSigmoidNet()
     elif name == "tokens":
         m = TokenEncoder(size, vocab=VOCAB)
     else:

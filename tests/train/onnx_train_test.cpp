@@ -178,5 +178,13 @@ TEST(onnx_train, token_embedding_transformer_training_step_matches_pytorch) {
   training_step_matches_pytorch("train", 1e-5, "tokens", 6, 28);
 }
 
+TEST(onnx_train, reflect_edge_pad_and_hardsigmoid_training_step_matches_pytorch) {
+  // F.pad in reflect and replicate mode (ONNX Pad reflect / edge, pads computed by the exporter's
+  // shape arithmetic and folded), F.hardsigmoid (HardSigmoid, alpha 1/6 read from the node),
+  // between convolutions at 13x13; 6 parameter tensors.
+  if (!swap::onnx_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+  training_step_matches_pytorch("train", 1e-5, "padsig", 13, 6);
+}
+
 }  // namespace
 }  // namespace toru::train::test
