@@ -107,8 +107,12 @@ class slice final : public cpu_kernel {
       offset_ += at.starts[i] * xst[ax];
       st[ax] *= at.steps[i];
     }
-    for (std::size_t k = 0; k < xs.size(); ++k)
-      if (ys[k] > xs[k]) bad(o, fmt::format("output extent {} exceeds the input's {} along axis {}", ys[k], xs[k], k));
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      const bool sliced = std::find(at.axes.begin(), at.axes.end(), static_cast<std::int64_t>(k)) != at.axes.end();
+      if (sliced ? ys[k] > xs[k] : ys[k] != xs[k])
+        bad(o, fmt::format("output extent {} along axis {} does not fit the input's {}{}", ys[k], k, xs[k],
+                           sliced ? "" : " (an axis that is not sliced)"));
+    }
     view_ = strided_md(dims(ys.begin(), ys.end()), st);
     to_plain_ = relayout(be, in_md(0), plain_md(xs), what("x"));
     from_plain_ = relayout(be, plain_md(xs), in_md(0), what("dx"));
