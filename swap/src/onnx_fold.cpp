@@ -303,6 +303,26 @@ bool evaluate(const onnx::NodeProto& n, const std::vector<const constant*>& in, 
       }
     return true;
   }
+  if (t == "Transpose") {  // F.pad's exporter transposes its [axes, 2] pad table
+    const auto rank = x.dims.size();
+    std::vector<std::int64_t> perm;
+    if (const auto* a = attr(n, "perm")) perm.assign(a->ints().begin(), a->ints().end());
+    if (perm.empty())
+      for (std::size_t i = rank; i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
+    if (perm.size() != rank) return false;
+    out.dims.resize(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (perm[i] < 0 || perm[i] >= static_cast<std::int64_t>(rank)) return false;
+      out.dims[i] = x.dims[static_cast<std::size_t>(perm[i])];
+    }
+    const auto os = strides(out.dims), xs = strides(x.dims);
+    for (std::int64_t i = 0; i < count(out.dims); ++i) {
+      std::int64_t src = 0;
+      for (std::size_t a = 0; a < rank; ++a) src += ((i / os[a]) % out.dims[a]) * xs[static_cast<std::size_t>(perm[a])];
+      out.v.push_back(x.v[static_cast<std::size_t>(src)]);
+    }
+    return true;
+  }
   if (t == "Slice") {
     if (opset < 10 || in.size() < 3) return false;
     const auto starts = as_ints(*in[1]), ends = as_ints(*in[2]);
@@ -319,14 +339,20 @@ bool evaluate(const onnx::NodeProto& n, const std::vector<const constant*>& in, 
       const auto a = static_cast<std::size_t>(norm_axis(axes.at(i), rank));
       const auto e = x.dims[a];
       const auto st = steps.at(i);
-      if (st <= 0) return false;
+      if (st == 0) return false;
       auto b = starts[i] < 0 ? starts[i] + e : starts[i];
       auto f = ends[i] < 0 ? ends[i] + e : ends[i];
-      b = std::clamp<std::int64_t>(b, 0, e);
-      f = std::clamp<std::int64_t>(f, 0, e);
+      if (st > 0) {
+        b = std::clamp<std::int64_t>(b, 0, e);
+        f = std::clamp<std::int64_t>(f, 0, e);
+        out.dims[a] = f > b ? (f - b + st - 1) / st : 0;
+      } else {  // reversed (F.pad's exporter flips its pads with [::-1]): end -1 means "through index 0"
+        b = std::clamp<std::int64_t>(b, 0, e - 1);
+        f = std::clamp<std::int64_t>(f, -1, e - 1);
+        out.dims[a] = b > f ? (b - f - st - 1) / -st : 0;
+      }
       lo[a] = b;
       step[a] = st;
-      out.dims[a] = f > b ? (f - b + st - 1) / st : 0;
     }
     const auto os = strides(out.dims), xs = strides(x.dims);
     for (std::int64_t i = 0; i < count(out.dims); ++i) {

@@ -22,7 +22,7 @@ struct constant {
 
 /// Runs shape inference, evaluates every node whose inputs are all known (Constant, non-float
 /// initializers, Shape of a tensor with an inferred static shape, and Gather, Slice, Cast, Concat,
-/// Unsqueeze, Squeeze, Reshape, Add, Sub, Mul, Div, Pow, Sqrt, Equal, Where, ConstantOfShape,
+/// Unsqueeze, Squeeze, Reshape, Transpose, Add, Sub, Mul, Div, Pow, Sqrt, Equal, Where, ConstantOfShape,
 /// Expand, Range, Identity over known values), replaces them by initializers and repeats until
 /// nothing changes, so a Reshape fed by Shape arithmetic gets a static output shape. Returns the
 /// known values by name; the folded nodes are removed from the model. Throws toru::error

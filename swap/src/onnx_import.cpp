@@ -51,6 +51,7 @@ const std::map<std::string, op_rule, std::less<>>& rules() {
       {"Gelu", {"gelu", saves::input0, false, 2}},
       {"Silu", {"silu", saves::input0, false, 2}},
       {"HardSwish", {"hardswish", saves::input0, false, 2}},
+      {"HardSigmoid", {"hardsigmoid", saves::input0, false, 2}},
       {"Erf", {"erf", saves::input0, false, 2}},
       {"Softmax", {"softmax", saves::output, false, 2}},
       {"LogSoftmax", {"log_softmax", saves::output, false, 2}},
@@ -195,14 +196,21 @@ void fill_attributes(const onnx::NodeProto& n, std::int64_t opset, op& o) {
   } else if (t == "Dropout") {
     a.p = float_or(n, "ratio", 0.5);
   } else if (t == "Pad") {  // opset < 11: pads and value are attributes; later, inputs (folded, read by convert)
-    if (const auto* m = find_attr(n, "mode"); m && m->s() != "constant")
-      throw error(errc::unsupported,
-                  fmt::format("onnx node '{}': Pad mode '{}' is not supported (only 'constant')", o.name, m->s()));
+    if (const auto* m = find_attr(n, "mode")) {
+      if (m->s() != "constant" && m->s() != "reflect" && m->s() != "edge")
+        throw error(
+            errc::unsupported,
+            fmt::format("onnx node '{}': Pad mode '{}' is not supported (constant, reflect, edge)", o.name, m->s()));
+      a.pad_mode = m->s();
+    }
     const auto pads = ints(n, "pads");
     const auto half = static_cast<std::ptrdiff_t>(pads.size() / 2);
     a.pad_begin.assign(pads.begin(), pads.begin() + half);
     a.pad_end.assign(pads.begin() + half, pads.end());
     a.pad_value = float_or(n, "value", 0);
+  } else if (t == "HardSigmoid") {
+    a.scale = float_or(n, "alpha", 0.2);
+    a.shift = float_or(n, "beta", 0.5);
   } else if (t == "Clip") {  // opset < 11: bounds are attributes; later, inputs (folded, read by convert)
     a.clip_min = float_or(n, "min", a.clip_min);
     a.clip_max = float_or(n, "max", a.clip_max);
@@ -257,6 +265,81 @@ constexpr std::int64_t probe_batch = 7919;
 double known_scalar(const std::map<std::string, detail::constant>& known, const std::string& name, double def) {
   const auto it = known.find(name);
   return it == known.end() || it->second.v.empty() ? def : it->second.v[0];
+}
+
+// Attributes read from folded inputs and the input's rank: Transpose's perm, ReduceMean's axes,
+// Slice's starts/steps and Gather's constant indices (normalised to non-negative), and arithmetic
+// with one folded scalar operand, which becomes "scale" (y = scale * x + shift).
+void set_data_attributes(const onnx::NodeProto& n, std::int64_t opset,
+                         const std::map<std::string, detail::constant>& known, const graph& g, op& o) {
+  if (o.inputs.empty()) return;
+  const auto& t = n.op_type();
+  const auto& x = g.tensors[o.inputs[0]].shape;
+  const auto rank = static_cast<std::int64_t>(x.size());
+  auto folded = [&](int k) -> const std::vector<double>* {
+    if (n.input_size() <= k || n.input(k).empty()) return nullptr;
+    const auto it = known.find(n.input(k));
+    return it == known.end() ? nullptr : &it->second.v;
+  };
+  auto as_ints = [](const std::vector<double>& v) { return std::vector<std::int64_t>(v.begin(), v.end()); };
+  auto axis_of = [&](std::int64_t a) { return a < 0 ? a + rank : a; };
+  auto& a = o.attr;
+  if (t == "Transpose") {
+    a.perm = ints(n, "perm");
+    if (a.perm.empty())
+      for (std::int64_t i = rank; i-- > 0;) a.perm.push_back(i);
+  } else if (t == "ReduceMean") {
+    a.axes = ints(n, "axes");
+    if (const auto* v = folded(1)) a.axes = as_ints(*v);  // opset 18: axes is an input
+    if (a.axes.empty())
+      for (std::int64_t i = 0; i < rank; ++i) a.axes.push_back(i);
+    for (auto& e : a.axes) e = axis_of(e);
+    std::sort(a.axes.begin(), a.axes.end());
+  } else if (t == "Slice") {
+    std::vector<std::int64_t> starts, axes, steps;
+    if (opset < 10) {
+      starts = ints(n, "starts");
+      axes = ints(n, "axes");
+    } else if (const auto* v = folded(1)) {
+      starts = as_ints(*v);
+      if (const auto* w = folded(3)) axes = as_ints(*w);
+      if (const auto* w = folded(4)) steps = as_ints(*w);
+    } else {
+      return;  // bounds computed at run time: no attributes, the executor refuses it
+    }
+    if (axes.empty())
+      for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    steps.resize(starts.size(), 1);
+    for (std::size_t i = 0; i < starts.size() && i < axes.size(); ++i) {
+      const auto ax = axis_of(axes[i]);
+      if (ax < 0 || ax >= rank) continue;
+      const auto dim = x[static_cast<std::size_t>(ax)];
+      auto st = starts[i] < 0 ? starts[i] + dim : starts[i];
+      st = std::clamp<std::int64_t>(st, 0, steps[i] > 0 ? dim : dim - 1);
+      a.axes.push_back(ax);
+      a.starts.push_back(st);
+      a.steps.push_back(steps[i]);
+    }
+  } else if (t == "Gather") {
+    a.axis = axis_of(int_or(n, "axis", 0));
+    if (const auto* v = folded(1)) {
+      const auto dim = a.axis >= 0 && a.axis < rank ? x[static_cast<std::size_t>(a.axis)] : 0;
+      for (double e : *v) a.starts.push_back(e < 0 ? static_cast<std::int64_t>(e) + dim : static_cast<std::int64_t>(e));
+    }
+  } else if ((t == "Mul" || t == "Div" || t == "Add" || t == "Sub") && o.inputs.size() == 1 && n.input_size() == 2) {
+    const int k = folded(1) ? 1 : 0;  // the folded operand
+    const auto* v = folded(k);
+    if (!v || v->size() != 1 || (t == "Div" && k == 0)) return;
+    const double c = (*v)[0];
+    o.type = "scale";
+    if (t == "Mul") a.scale = c;
+    if (t == "Div") a.scale = 1.0 / c;
+    if (t == "Add") a.shift = c;
+    if (t == "Sub") {
+      a.scale = k == 1 ? 1 : -1;
+      a.shift = k == 1 ? -c : c;
+    }
+  }
 }
 
 struct first_input {
@@ -378,6 +461,7 @@ graph convert(onnx::ModelProto& model, const std::map<std::string, detail::const
                                 o.name, in));
       o.inputs.push_back(it->second);
     }
+    set_data_attributes(n, opset, known, g, o);
     if (n.op_type() == "MatMul" && o.inputs.size() == 2 && g.tensors[o.inputs[1]].kind == tensor_kind::parameter &&
         g.tensors[o.inputs[1]].shape.size() == 2)
       o.type = "linear";  // x @ W with a [in, out] weight (attr.trans_b = false)

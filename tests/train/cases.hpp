@@ -30,6 +30,20 @@ inline int input_param(builder& b, const std::vector<std::int64_t>& shape) {
   return b.add(img, x);
 }
 
+/// An op the builder has no method for (the importer's vocabulary: transpose, slice, gather, ...).
+inline int raw_op(builder& b, const std::string& type, std::vector<int> inputs, std::vector<std::int64_t> out,
+                  const std::function<void(sw::op_attributes&)>& set = {}) {
+  sw::op o;
+  o.name = type + "_" + std::to_string(b.g.ops.size());  // the builder names its own ops "add1", ...
+  o.type = type;
+  o.inputs = std::move(inputs);
+  if (set) set(o.attr);
+  const int y = b.g.add_tensor(o.name + "/out", std::move(out), sw::dtype::f32, sw::tensor_kind::activation);
+  o.outputs = {y};
+  b.g.add_op(std::move(o));
+  return y;
+}
+
 inline sw::graph finish(builder& b, int y, std::int64_t axis = 1) {
   b.loss(y, axis);
   return std::move(b.g);
@@ -166,6 +180,102 @@ inline std::vector<layer_case> layer_cases() {
   c.push_back({"softmax", [] {
                  builder b("softmax", sw::dtype::f32);
                  return finish(b, b.softmax(input_param(b, {3, 7})));
+               }});
+  // Transformer ops (ONNX exports of ViT and nn.TransformerEncoder, opset 13).
+  c.push_back({"transpose", [] {
+                 builder b("transpose", sw::dtype::f32);
+                 return finish(b, raw_op(b, "transpose", {input_param(b, {2, 3, 5, 7})}, {5, 2, 7, 3}, [](auto& a) {
+                                 a.perm = {2, 0, 3, 1};
+                               }));
+               }});
+  // Attention's q k^T: both operands carry gradients (the second is a parameter here).
+  c.push_back({"matmul_batched", [] {
+                 builder b("matmul_batched", sw::dtype::f32);
+                 const int x = input_param(b, {2, 3, 5, 4});
+                 return finish(b, raw_op(b, "matmul", {x, b.param("k", {2, 3, 4, 6})}, {2, 3, 5, 6}));
+               }});
+  // A bias [D] first (as torch.onnx exports x @ W^T + b), then a positional embedding [1, S, D].
+  c.push_back({"add_broadcast", [] {
+                 builder b("add_broadcast", sw::dtype::f32);
+                 const int x = input_param(b, {3, 5, 7});
+                 const int y = raw_op(b, "add", {b.param("bias", {7}), x}, {3, 5, 7});
+                 return finish(b, raw_op(b, "add", {y, b.param("pos", {1, 5, 7})}, {3, 5, 7}), -1);
+               }});
+  c.push_back({"scale", [] {
+                 builder b("scale", sw::dtype::f32);
+                 return finish(b, raw_op(b, "scale", {input_param(b, {3, 4, 5})}, {3, 4, 5}, [](auto& a) {
+                                 a.scale = 0.35355339;
+                                 a.shift = -0.25;
+                               }));
+               }});
+  // The in_proj q/k/v split (step 1) and a strided slice on two axes.
+  c.push_back({"slice", [] {
+                 builder b("slice", sw::dtype::f32);
+                 const int x = input_param(b, {3, 4, 11});
+                 const int y = raw_op(b, "slice", {x}, {3, 2, 4}, [](auto& a) {
+                   a.axes = {1, 2};
+                   a.starts = {1, 3};
+                   a.steps = {1, 2};
+                 });
+                 return finish(b, y);
+               }});
+  // First-token pooling x[:, 0] (one constant index), and repeated indices whose gradients add.
+  c.push_back({"gather_first_token", [] {
+                 builder b("gather_first_token", sw::dtype::f32);
+                 return finish(b, raw_op(b, "gather", {input_param(b, {3, 5, 7})}, {3, 7}, [](auto& a) {
+                                 a.axis = 1;
+                                 a.starts = {0};
+                               }));
+               }});
+  c.push_back({"gather_repeated", [] {
+                 builder b("gather_repeated", sw::dtype::f32);
+                 return finish(b, raw_op(b, "gather", {input_param(b, {3, 5, 7})}, {3, 4, 7}, [](auto& a) {
+                                 a.axis = 1;
+                                 a.starts = {4, 1, 4, 2};
+                               }));
+               }});
+  // ViT's class token: a [1, 1, D] parameter expanded over the batch and concatenated to the patches.
+  c.push_back({"expand_class_token", [] {
+                 builder b("expand_class_token", sw::dtype::f32);
+                 const int x = input_param(b, {3, 4, 7});
+                 const int t = raw_op(b, "expand", {b.param("class_token", {1, 1, 7})}, {3, 1, 7});
+                 return finish(b, b.concat({t, x}));
+               }});
+  c.push_back(
+      {"reduce_mean", [] {
+         builder b("reduce_mean", sw::dtype::f32);
+         return finish(b, raw_op(b, "reduce_mean", {input_param(b, {3, 5, 7})}, {3, 7}, [](auto& a) { a.axes = {1}; }));
+       }});
+  c.push_back({"reduce_mean_keepdims", [] {
+                 builder b("reduce_mean_keepdims", sw::dtype::f32);
+                 return finish(b, raw_op(b, "reduce_mean", {input_param(b, {3, 5, 7, 2})}, {1, 5, 1, 2}, [](auto& a) {
+                                 a.axes = {0, 2};
+                               }));
+               }});
+  // alpha and beta put both bounds inside the data's range (PyTorch's own is alpha 1/6, beta 1/2).
+  c.push_back({"hardsigmoid", [] {
+                 builder b("hardsigmoid", sw::dtype::f32);
+                 return finish(b, raw_op(b, "hardsigmoid", {input_param(b, {2, 3, 5, 7})}, {2, 3, 5, 7}, [](auto& a) {
+                                 a.scale = 0.5;
+                                 a.shift = 0.4;
+                               }));
+               }});
+  // Reflect and edge (F.pad's replicate) padding, asymmetric, on the two spatial axes.
+  c.push_back({"pad_reflect", [] {
+                 builder b("pad_reflect", sw::dtype::f32);
+                 return finish(b, raw_op(b, "pad", {input_param(b, {2, 3, 5, 7})}, {2, 3, 8, 11}, [](auto& a) {
+                                 a.pad_begin = {0, 0, 2, 1};
+                                 a.pad_end = {0, 0, 1, 3};
+                                 a.pad_mode = "reflect";
+                               }));
+               }});
+  c.push_back({"pad_edge", [] {
+                 builder b("pad_edge", sw::dtype::f32);
+                 return finish(b, raw_op(b, "pad", {input_param(b, {2, 3, 5, 7})}, {2, 3, 9, 9}, [](auto& a) {
+                                 a.pad_begin = {0, 0, 3, 0};
+                                 a.pad_end = {0, 0, 1, 2};
+                                 a.pad_mode = "edge";
+                               }));
                }});
   // A blocked-layout chain: conv -> bn -> relu -> maxpool -> conv, then global pooling.
   c.push_back({"conv_chain", [] {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "cases.hpp"
 #include "toru/core/error.hpp"
@@ -32,6 +33,73 @@ TEST(model, unknown_op_is_named) {
   const auto msg = error_of([&] { model m(g, {}); }, errc::unsupported);
   EXPECT_NE(msg.find(g.ops[2].name), std::string::npos) << msg;
   EXPECT_NE(msg.find("frobnicate"), std::string::npos) << msg;
+}
+
+TEST(model, transformer_op_limits_are_named) {
+  // What the CPU backend does not run is refused when the model is built, naming the op: a reversed
+  // slice (negative step), a sum where neither operand has the output's shape, a batched product
+  // whose leading axes would broadcast, a constant gather index past the extent.
+  auto refused = [](const std::function<int(builder&, int)>& make, errc code, const std::string& what) {
+    builder b("limits", sw::dtype::f32);
+    const int y = make(b, input_param(b, {3, 4, 5}));
+    auto g = finish(b, y, -1);
+    const auto msg = error_of([&] { model m(g, {}); }, code);
+    EXPECT_NE(msg.find("op '" + g.ops[1].name + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  };
+  refused(
+      [](builder& b, int x) {
+        return raw_op(b, "slice", {x}, {3, 4, 2}, [](auto& a) {
+          a.axes = {2};
+          a.starts = {4};
+          a.steps = {-2};
+        });
+      },
+      errc::unsupported, "step -2");
+  refused(
+      [](builder& b, int x) {
+        return raw_op(b, "add", {x, b.param("p", {2, 1, 1, 5})}, {2, 3, 4, 5});
+      },
+      errc::unsupported, "one input has the output's shape");
+  refused(
+      [](builder& b, int x) {
+        return raw_op(b, "matmul", {x, b.param("k", {5, 6})}, {3, 4, 6});
+      },
+      errc::unsupported, "broadcasting batch axes is not supported");
+  refused(
+      [](builder& b, int x) {
+        return raw_op(b, "gather", {x}, {3, 5}, [](auto& a) {
+          a.axis = 1;
+          a.starts = {4};
+        });
+      },
+      errc::invalid_argument, "index 4 out of range for extent 4");
+}
+
+TEST(model, broadcast_gradients_do_not_depend_on_the_thread_count) {
+  // Gradients that sum over broadcast or repeated elements (bias and positional embedding,
+  // expanded class token, repeated gather indices, reflect padding, mean) are summed in a fixed
+  // order: bit-identical with 1 and 3 threads.
+  for (const auto& c : layer_cases()) {
+    if (c.name != "add_broadcast" && c.name != "expand_class_token" && c.name != "gather_repeated" &&
+        c.name != "pad_reflect" && c.name != "pad_edge" && c.name != "reduce_mean_keepdims")
+      continue;
+    std::vector<std::vector<float>> grads;
+    for (int threads : {1, 3}) {
+      const auto g = c.make();
+      model m(g, {.threads = threads, .seed = 4});
+      randomize_parameters(m, 5);
+      int labels_t = 0;
+      for (std::size_t t = 0; t < g.tensors.size(); ++t)
+        if (g.tensors[t].name == "labels") labels_t = static_cast<int>(t);
+      m.forward(random_floats(static_cast<std::size_t>(count(m.input_shape())), 6),
+                random_labels(static_cast<std::size_t>(count(g.tensors[labels_t].shape)), m.classes(), 7),
+                {.training = true});
+      m.backward();
+      grads.emplace_back(m.gradient_data().begin(), m.gradient_data().end());
+    }
+    EXPECT_EQ(grads[0], grads[1]) << c.name;
+  }
 }
 
 TEST(model, shape_mismatch_is_named) {

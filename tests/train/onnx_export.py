@@ -4,13 +4,14 @@
 writes an input batch and PyTorch's eval-mode logits for it.
 
 Usage: onnx_export.py DIR BATCH SIZE [train|train-smooth [MODEL]]   -> DIR/MODEL.onnx, DIR/x.bin, DIR/logits.bin (float32)
-       onnx_export.py DIR BATCH SIZE cli   -> DIR/{cnn,unknown-op,trainer-op,bad-shape}.onnx
+       onnx_export.py DIR BATCH SIZE cli   -> DIR/{cnn,unknown-op,trainer-op,bad-shape,vit}.onnx
 
 cli: cnn.onnx, a small CNN for 1xSIZExSIZE images and 10 classes (conv-bn-relu-maxpool, conv-relu,
 global average pool, linear), exported in training mode with a dynamic batch axis, for
 toru-train --onnx; unknown-op.onnx, the same with a Sin node (no importer rule); trainer-op.onnx,
 with an Erf node (imported, but no trainer kernel); bad-shape.onnx, the linear layer's weight one
-input feature short of its input (shape mismatch).
+input feature short of its input (shape mismatch); vit.onnx, the tiny ViT below for 3x32x32 images
+(dynamic batch).
 
 With `train` (or `train-smooth`: every ReLU a Tanh, the max pool an average pool; see
 make_smooth): exported in training mode (batch-norm nodes kept), and the reference is a training
@@ -20,7 +21,12 @@ the forward). MODEL (default resnet18): resnet18, or mobilenet_v2 (width 0.25, t
 dropout off so that the step is deterministic: Conv, BatchNormalization, Clip (ReLU6), Add), or
 efficientnet_b0 (stochastic depth and dropout off: SiLU as Sigmoid and Mul, squeeze-and-excitation
 scales broadcast by Mul), or densenet (torchvision DenseNet, growth 8, blocks (2, 2), 16 initial
-features: dense connectivity by Concat, transition average pools).
+features: dense connectivity by Concat, transition average pools), or vit (a tiny torchvision
+VisionTransformer) or transformer (TokenEncoder: SIZE is its sequence length, inputs [BATCH, SIZE, 8]), or tokens
+(the same with an nn.Embedding of VOCAB token ids instead of the linear embedding), or padsig
+(PadSigmoidNet: Pad in reflect and edge mode, HardSigmoid).
+Parameters read through a Transpose are named (and their gradients transposed) as the importer
+names them (transposed_weights).
 """
 import json
 import os
@@ -29,6 +35,8 @@ import sys
 import numpy as np
 import torch
 import torchvision
+
+VOCAB = 23  # the token model's vocabulary
 
 
 class SmallCnn(torch.nn.Module):
@@ -48,6 +56,52 @@ class SmallCnn(torch.nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TokenEncoder(torch.nn.Module):
+    """A 2-layer nn.TransformerEncoder (batch_first, width 16, 2 heads, feed-forward 32, ReLU, dropout
+    0) over [N, S, 8] features: a linear embedding, a learned positional embedding [1, S, 16] added
+    by broadcasting, mean pooling over the sequence (ReduceMean) and a linear head."""
+
+    def __init__(self, seq=6, vocab=0):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, 16) if vocab else torch.nn.Linear(8, 16)
+        self.pos = torch.nn.Parameter(torch.randn(1, seq, 16) * 0.5)
+        layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.encoder(self.embed(x) + self.pos).mean(1))
+
+
+class PadSigmoidNet(torch.nn.Module):
+    """Reflect and replicate (ONNX edge) padding and hardsigmoid between convolutions."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 6, 3)
+        self.conv2 = torch.nn.Conv2d(6, 8, 3)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.hardsigmoid(self.conv1(torch.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect")))
+        x = torch.tanh(self.conv2(torch.nn.functional.pad(x, (2, 0, 1, 3), mode="replicate")))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def transposed_weights(path):
+    """Initializers that the export reads only through a Transpose (x @ W^T as MatMul): the importer
+    makes the transposed weight the parameter, named after the Transpose's output."""
+    import onnx
+    model = onnx.load(path)
+    inits = {t.name for t in model.graph.initializer}
+    uses = {}
+    for n in model.graph.node:
+        for i in n.input:
+            uses[i] = uses.get(i, 0) + 1
+    return {n.input[0]: n.output[0] for n in model.graph.node
+            if n.op_type == "Transpose" and n.input[0] in inits and uses[n.input[0]] == 1}
+
+
 def export_cli_models(d, batch, size):
     """DIR/cnn.onnx and three broken variants for toru-train's bad-input tests."""
     import onnx
@@ -59,6 +113,13 @@ def export_cli_models(d, batch, size):
         torch.onnx.export(m, torch.rand(batch, 1, size, size), os.path.join(d, name + ".onnx"), input_names=["image"],
                           output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
                           opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    torch.manual_seed(0)  # vit.onnx: the tiny ViT of `train vit` for 3x32x32 images, dynamic batch
+    vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=16,
+                                               mlp_dim=32, num_classes=10)
+    vit.train()
+    torch.onnx.export(vit, torch.rand(batch, 3, 32, 32), os.path.join(d, "vit.onnx"), input_names=["image"],
+                      output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
+                      opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
     model = onnx.load(os.path.join(d, "cnn.onnx"))
     for i, t in enumerate(model.graph.initializer):
         if t.name == "fc.weight":
@@ -106,6 +167,19 @@ def main():
         # is the Concat of all earlier outputs, and the transition's average pool halves the image.
         m = torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16, bn_size=2,
                                         num_classes=10)
+    elif name == "vit":
+        # A tiny torchvision ViT (32x32, patch 8: 16 patches and a class token, 2 layers, 2 heads,
+        # width 16, MLP 32; dropout 0): Conv patches, Transpose, Expand, Concat, broadcast Add,
+        # LayerNorm and erf-GELU decompositions, the in_proj Slice split, batched MatMul, Div,
+        # Softmax, first-token Gather.
+        m = torchvision.models.VisionTransformer(image_size=size, patch_size=8, num_layers=2, num_heads=2,
+                                                 hidden_dim=16, mlp_dim=32, num_classes=10)
+    elif name == "transformer":
+        m = TokenEncoder(size)
+    elif name == "padsig":
+        m = PadSigmoidNet()
+    elif name == "tokens":
+        m = TokenEncoder(size, vocab=VOCAB)
     else:
         m = torchvision.models.resnet18(num_classes=10)
     with torch.no_grad():
@@ -117,6 +191,10 @@ def main():
                 mod.bias.uniform_(-0.2, 0.2)
     train = len(sys.argv) > 4 and sys.argv[4] in ("train", "train-smooth")
     x = torch.rand(batch, 3, size, size) * 2 - 1
+    if name == "transformer":
+        x = torch.rand(batch, size, 8) * 2 - 1
+    if name == "tokens":  # token ids; x.bin holds them as floats, the trainer's input type
+        x = torch.randint(0, VOCAB, (batch, size), generator=torch.Generator().manual_seed(2))
     if train and sys.argv[4] == "train-smooth":
         make_smooth(m)
     x.numpy().astype(np.float32).tofile(os.path.join(d, "x.bin"))
@@ -134,13 +212,16 @@ def main():
     labels = torch.randint(0, 10, (batch,), generator=torch.Generator().manual_seed(1))
     labels.numpy().astype(np.int32).tofile(os.path.join(d, "labels.bin"))
     m = m.double()
-    y = m(x.double())
+    y = m(x if name == "tokens" else x.double())
     loss = torch.nn.functional.cross_entropy(y, labels)
     loss.backward()
     y.detach().numpy().astype(np.float32).tofile(os.path.join(d, "logits.bin"))
     ref = {"loss": float(loss), "files": {}}
+    renamed = transposed_weights(os.path.join(d, name + ".onnx"))
     for name, p in list(m.named_parameters()) + [(n, b) for n, b in m.named_buffers() if "running" in n]:
         v = p.grad if p.grad is not None else p
+        if name in renamed:
+            name, v = renamed[name], v.t()
         fn = "ref.%d.bin" % len(ref["files"])
         v.detach().numpy().astype(np.float32).tofile(os.path.join(d, fn))
         ref["files"][name] = fn

@@ -177,6 +177,19 @@ TORU_TORCH_CASE(concat)
 TORU_TORCH_CASE(flatten_linear)
 TORU_TORCH_CASE(layernorm)
 TORU_TORCH_CASE(softmax)
+TORU_TORCH_CASE(transpose)
+TORU_TORCH_CASE(matmul_batched)
+TORU_TORCH_CASE(add_broadcast)
+TORU_TORCH_CASE(scale)
+TORU_TORCH_CASE(slice)
+TORU_TORCH_CASE(gather_first_token)
+TORU_TORCH_CASE(gather_repeated)
+TORU_TORCH_CASE(expand_class_token)
+TORU_TORCH_CASE(reduce_mean)
+TORU_TORCH_CASE(reduce_mean_keepdims)
+TORU_TORCH_CASE(hardsigmoid)
+TORU_TORCH_CASE(pad_reflect)
+TORU_TORCH_CASE(pad_edge)
 TORU_TORCH_CASE(conv_chain)
 TORU_TORCH_CASE(blocked_fork)
 TORU_TORCH_CASE(fashion_cnn)
@@ -184,7 +197,7 @@ TORU_TORCH_CASE(resnet_block)
 
 TEST(torch_reference_cases, every_layer_case_has_a_test) {
   // Keeps the list above in step with cases.hpp.
-  EXPECT_EQ(layer_cases().size(), 31u);
+  EXPECT_EQ(layer_cases().size(), 44u);
 }
 
 }  // namespace

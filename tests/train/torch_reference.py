@@ -84,7 +84,11 @@ def run_case(d, case, dt):
             widths = []
             for b, e in zip(reversed(a["pad_begin"]), reversed(a["pad_end"])):
                 widths += [b, e]
-            y = F.pad(ins[0], widths, mode="constant", value=a["pad_value"])
+            mode = a.get("pad_mode", "constant")
+            if mode == "constant":
+                y = F.pad(ins[0], widths, mode="constant", value=a["pad_value"])
+            else:  # reflect / edge pad the two spatial axes (F.pad's non-constant modes pad only those)
+                y = F.pad(ins[0], widths[:4], mode={"reflect": "reflect", "edge": "replicate"}[mode])
         elif t == "mul":
             y = ins[0] * ins[1]
         elif t == "tanh":
@@ -113,6 +117,25 @@ def run_case(d, case, dt):
             y = F.layer_norm(ins[0], [ins[0].shape[-1]], ins[1], ins[2], eps=a["epsilon"])
         elif t == "softmax":
             y = F.softmax(ins[0], dim=a["axis"])
+        elif t == "transpose":
+            y = ins[0].permute(a["perm"])
+        elif t == "hardsigmoid":
+            y = torch.clamp(ins[0] * a["scale"] + a["shift"], 0, 1)
+        elif t == "matmul":
+            y = torch.matmul(ins[0], ins[1])
+        elif t == "scale":
+            y = ins[0] * a["scale"] + a["shift"]
+        elif t == "slice":
+            idx = [slice(None)] * ins[0].dim()
+            for ax, st, sp in zip(a["axes"], a["starts"], a["steps"]):
+                idx[ax] = slice(st, st + (out_shape[ax] - 1) * sp + 1, sp)
+            y = ins[0][tuple(idx)]
+        elif t == "gather":
+            y = torch.index_select(ins[0], a["axis"], torch.tensor(a["starts"])).reshape(out_shape)
+        elif t == "expand":
+            y = ins[0].expand(out_shape)
+        elif t == "reduce_mean":
+            y = ins[0].mean(dim=a["axes"], keepdim=True).reshape(out_shape)
         elif t == "loss":
             logits = ins[0]
             if a["axis"] not in (1, 1 - logits.dim()):

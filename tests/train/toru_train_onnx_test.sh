@@ -4,6 +4,7 @@
 #  - a small CNN exported by PyTorch (tests/train/onnx_export.py cnn, training mode, dynamic batch)
 #    trains 24 steps on Fashion-MNIST: JSON lines for every step and the summary, the mean loss of
 #    the last 6 steps below that of the first 6;
+#  - a tiny ViT exported the same way takes 3 steps on synthetic 3x32x32 data, finite losses;
 #  - ONNX bad input on every rank, usage or runtime status, no checkpoint written: an op without an
 #    importer rule (Sin), one the importer reads but the trainer has no kernel for (Erf), a shape
 #    mismatch (the linear weight one input feature short), a missing file;
@@ -40,6 +41,16 @@ assert last < first, (first, last)
 print(f"ok: loss {first:.3f} -> {last:.3f}")
 PY
 echo "ok: --onnx trains the exported CNN"
+
+# A tiny torchvision ViT (transformer ops on the CPU backend), rebatched to 4 per rank: 3 steps on
+# synthetic data, finite losses.
+"${mpi[@]}" -n 2 "$exe" --onnx "$work/vit.onnx" --data synthetic --image 32 --batch 8 --steps 3 --no-eval --json \
+  >"$work/vit.jsonl" || fail "training the exported ViT"
+/usr/bin/python3 -c "
+import json, math, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if '\"type\":\"step\"' in l]
+assert len(s) == 3 and all(math.isfinite(x['loss']) for x in s), s" "$work/vit.jsonl" || fail "ViT: steps"
+echo "ok: --onnx trains the exported ViT"
 
 # Bad ONNX input: the same error on every rank (at least one forwarded, none other), the status,
 # and no checkpoint folder content.

@@ -88,22 +88,17 @@ inline nlohmann::json to_json(const swap::graph& g) {
                         {"type", o.type},
                         {"inputs", o.inputs},
                         {"outputs", o.outputs},
-                        {"attr",
-                         {{"kernel", a.kernel},
-                          {"stride", a.stride},
-                          {"pad_begin", a.pad_begin},
-                          {"pad_end", a.pad_end},
-                          {"pad_value", a.pad_value},
-                          {"dilation", a.dilation},
-                          {"groups", a.groups},
-                          {"ceil_mode", a.ceil_mode},
-                          {"count_include_pad", a.count_include_pad},
-                          {"epsilon", a.epsilon},
-                          {"momentum", a.momentum},
-                          {"axis", a.axis},
-                          {"trans_b", a.trans_b},
-                          {"clip_min", a.clip_min},
-                          {"clip_max", a.clip_max}}}});
+                        {"attr", {{"kernel", a.kernel},       {"stride", a.stride},
+                                  {"pad_begin", a.pad_begin}, {"pad_end", a.pad_end},
+                                  {"pad_value", a.pad_value}, {"pad_mode", a.pad_mode},
+                                  {"dilation", a.dilation},   {"groups", a.groups},
+                                  {"ceil_mode", a.ceil_mode}, {"count_include_pad", a.count_include_pad},
+                                  {"epsilon", a.epsilon},     {"momentum", a.momentum},
+                                  {"axis", a.axis},           {"trans_b", a.trans_b},
+                                  {"clip_min", a.clip_min},   {"clip_max", a.clip_max},
+                                  {"perm", a.perm},           {"axes", a.axes},
+                                  {"starts", a.starts},       {"steps", a.steps},
+                                  {"scale", a.scale},         {"shift", a.shift}}}});
   }
   return j;
 }

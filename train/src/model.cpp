@@ -77,9 +77,11 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
     }
   if (m.image < 0)
     throw error(errc::invalid_argument, fmt::format("model '{}': expected an image input, found none", m.g.name));
-  if (m.g.tensors[m.image].type != swap::dtype::f32)
-    throw error(errc::unsupported, fmt::format("model '{}': input '{}': expected fp32, got {}", m.g.name,
-                                               m.g.tensors[m.image].name, swap::to_string(m.g.tensors[m.image].type)));
+  // Integer inputs are token ids (an embedding's indices), given to forward() as integral floats.
+  if (const auto t = m.g.tensors[m.image].type; t != swap::dtype::f32 && t != swap::dtype::i32 && t != swap::dtype::i64)
+    throw error(errc::unsupported,
+                fmt::format("model '{}': input '{}': expected fp32, int32 or int64, got {}", m.g.name,
+                            m.g.tensors[m.image].name, swap::to_string(m.g.tensors[m.image].type)));
 
   // Parameter slots, ordered by the forward op that first reads them.
   const std::size_t nt = m.g.tensors.size();

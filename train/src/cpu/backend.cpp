@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -54,11 +55,25 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   if (t == "silu" || t == "Silu") return make_eltwise(*this, g, op, a::eltwise_swish, 1.0f);
   // oneDNN 2.x's hardswish is PyTorch's x * relu6(x + 3) / 6 (ONNX HardSwish); it takes no parameters.
   if (t == "hardswish" || t == "HardSwish") return make_eltwise(*this, g, op, a::eltwise_hardswish);
+  if (t == "hardsigmoid" || t == "HardSigmoid") return make_hardsigmoid(*this, g, op);
   if (t == "mul" || t == "Mul") return make_mul(*this, g, op);
   if (t == "pad" || t == "Pad") return make_pad(*this, g, op);
   if (t == "maxpool" || t == "MaxPool") return make_pool(*this, g, op, true);
   if (t == "avgpool" || t == "AveragePool" || t == "GlobalAveragePool") return make_pool(*this, g, op, false);
-  if (t == "add" || t == "Add" || (t == "Sum" && o.inputs.size() == 2)) return make_add(*this, g, op);
+  if (t == "add" || t == "Add" || (t == "Sum" && o.inputs.size() == 2)) {
+    const bool same = o.inputs.size() == 2 && g.tensors[o.inputs[0]].shape == g.tensors[o.inputs[1]].shape;
+    return same ? make_add(*this, g, op) : make_add_broadcast(*this, g, op);
+  }
+  // y = scale * x + shift: arithmetic with a folded scalar (attention's 1/sqrt(d)).
+  if (t == "scale")
+    return make_eltwise(*this, g, op, a::eltwise_linear, static_cast<float>(o.attr.scale),
+                        static_cast<float>(o.attr.shift));
+  if (t == "matmul") return make_matmul(*this, g, op);
+  if (t == "transpose" || t == "Transpose") return make_transpose(*this, g, op);
+  if (t == "slice" || t == "Slice") return make_slice(*this, g, op);
+  if (t == "gather" || t == "Gather") return make_gather(*this, g, op);
+  if (t == "expand" || t == "Expand") return make_expand(*this, g, op);
+  if (t == "reduce_mean" || t == "ReduceMean") return make_reduce_mean(*this, g, op);
   if (t == "concat" || t == "Concat") return make_concat(*this, g, op);
   if (t == "flatten" || t == "Flatten" || t == "reshape" || t == "Reshape" || t == "Squeeze" || t == "Unsqueeze" ||
       t == "Identity")
@@ -69,14 +84,33 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   if (t == "loss") return make_loss(*this, g, op);
   throw error(
       errc::unsupported,
-      fmt::format("op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
-                  "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, silu, hardswish, mul, pad, maxpool, avgpool, "
-                  "GlobalAveragePool, add, "
-                  "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
-                  o.name, t));
+      fmt::format(
+          "op '{}': type '{}' is not supported by the CPU backend (supported: linear/Gemm/MatMul, "
+          "conv/Conv, batchnorm, relu, gelu, sigmoid, tanh, clip, silu, hardswish, hardsigmoid, mul, pad, maxpool, "
+          "avgpool, "
+          "GlobalAveragePool, add (broadcasting), scale, matmul, transpose, slice, gather, expand, reduce_mean, "
+          "concat, flatten/reshape, dropout, layernorm, softmax, loss)",
+          o.name, t));
 }
 
 void cpu_backend::write_plain(int tensor, const float* host, void* storage) {
+  const auto& ten = graph_->tensors[static_cast<std::size_t>(tensor)];
+  if (ten.type == swap::dtype::i32 || ten.type == swap::dtype::i64) {
+    // Token ids (an embedding's Gather indices) arrive as floats holding integers.
+    const auto n = numel(ten.shape);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float v = host[i];
+      if (!(v == std::nearbyint(v) && std::abs(v) < 16777216.0f))
+        throw error(errc::invalid_argument, fmt::format("input '{}'[{}]: expected an integer index (a float "
+                                                        "holding an integer below 2^24), got {}",
+                                                        ten.name, i, v));
+      if (ten.type == swap::dtype::i32)
+        static_cast<std::int32_t*>(storage)[i] = static_cast<std::int32_t>(v);
+      else
+        static_cast<std::int64_t*>(storage)[i] = static_cast<std::int64_t>(v);
+    }
+    return;
+  }
   const md& to = layout(tensor);
   const md from = plain_md(graph_->tensors[static_cast<std::size_t>(tensor)].shape);
   if (from == to) {

@@ -118,6 +118,7 @@ std::unique_ptr<kernel> make_conv(cpu_backend& be, const swap::graph& g, int op)
 std::unique_ptr<kernel> make_batchnorm(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg,
                                      float alpha = 0, float beta = 0);
+std::unique_ptr<kernel> make_hardsigmoid(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_clip(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_mul(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_pad(cpu_backend& be, const swap::graph& g, int op);
@@ -128,6 +129,13 @@ std::unique_ptr<kernel> make_reshape(cpu_backend& be, const swap::graph& g, int 
 std::unique_ptr<kernel> make_dropout(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_layernorm(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_softmax(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_add_broadcast(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_expand(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_reduce_mean(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_matmul(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_transpose(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_slice(cpu_backend& be, const swap::graph& g, int op);
+std::unique_ptr<kernel> make_gather(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_loss(cpu_backend& be, const swap::graph& g, int op);
 
 }  // namespace toru::train::detail::cpu

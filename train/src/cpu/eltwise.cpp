@@ -118,7 +118,55 @@ class dropout final : public cpu_kernel {
   relayout to_plain_, from_plain_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// HardSigmoid y = clamp(alpha x + beta, 0, 1) (ONNX; PyTorch's hardsigmoid is alpha 1/6, beta 1/2).
+// oneDNN 2.6 has no such algorithm. The gradient passes alpha strictly inside the linear region,
+// as PyTorch's (-3 < x < 3).
+class hardsigmoid final : public cpu_kernel {
+ public:
+  hardsigmoid(cpu_backend& be, const swap::graph& g, int op) : cpu_kernel(be, g, op) {
+    alpha_ = static_cast<float>(this->op().attr.scale);
+    beta_ = static_cast<float>(this->op().attr.shift);
+    to_plain_ = relayout(be, in_md(0), plain_md(in_shape(0)), what("x"));
+    from_plain_ = relayout(be, plain_md(in_shape(0)), in_md(0), what("dx"));
+    set_out_md(0, plain_md(out_shape(0)));
+    count_ = numel(in_shape(0));
+  }
+  void forward(const forward_args& a) override {
+    be_.set_threads();
+    const auto* x = static_cast<const float*>(to_plain_.in(a.in[0]));
+    auto* y = static_cast<float*>(a.out[0]);
+    const float al = alpha_, be = beta_;
+#pragma omp parallel for simd
+    for (std::int64_t i = 0; i < count_; ++i) y[i] = std::clamp(al * x[i] + be, 0.0f, 1.0f);
+  }
+  void backward(const backward_args& a) override {
+    if (!a.d_in[0]) return;
+    be_.set_threads();
+    const auto* x = static_cast<const float*>(to_plain_.in(a.in[0]));
+    const auto* dy = static_cast<const float*>(a.d_out[0]);
+    auto* dx = static_cast<float*>(from_plain_.out(a.d_in[0]));
+    const float al = alpha_, be = beta_;
+#pragma omp parallel for simd
+    for (std::int64_t i = 0; i < count_; ++i) {
+      const float v = al * x[i] + be;
+      dx[i] = v > 0.0f && v < 1.0f ? al * dy[i] : 0.0f;
+    }
+    from_plain_.finish(a.d_in[0]);
+  }
+  bool backward_reads_output(int) const override { return false; }
+
+ private:
+  float alpha_ = 0.2f, beta_ = 0.5f;
+  std::int64_t count_ = 0;
+  relayout to_plain_, from_plain_;
+};
+
 }  // namespace
+
+std::unique_ptr<kernel> make_hardsigmoid(cpu_backend& be, const swap::graph& g, int op) {
+  return std::make_unique<hardsigmoid>(be, g, op);
+}
 
 std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg, float alpha,
                                      float beta) {

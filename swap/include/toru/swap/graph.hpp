@@ -73,6 +73,7 @@ struct op_attributes {
   std::vector<std::int64_t> pad_begin;  // conv, pools: padding before each spatial axis; pad: before every axis
   std::vector<std::int64_t> pad_end;    // and after it (ONNX pads may be asymmetric)
   double pad_value = 0;                 // pad (constant mode): the value of the added elements
+  std::string pad_mode = "constant";    // pad: "constant", "reflect" (no edge repeat) or "edge" (ONNX's modes)
   std::vector<std::int64_t> dilation;   // conv
   std::int64_t groups = 1;              // conv
   bool ceil_mode = false;               // pools
@@ -85,6 +86,12 @@ struct op_attributes {
   bool has_bias = false;                // conv, linear: the op's last input is a bias
   double clip_min = -1e300;             // clip (ReLU6: 0)
   double clip_max = 1e300;              // clip (ReLU6: 6)
+  std::vector<std::int64_t> perm;       // transpose: output axis i is input axis perm[i]
+  std::vector<std::int64_t> axes;       // reduce_mean: reduced axes; slice: sliced axes (non-negative)
+  std::vector<std::int64_t> starts;     // slice: first index along each of `axes`; gather: constant indices
+  std::vector<std::int64_t> steps;      // slice: step along each of `axes`
+  double scale = 1;  // scale (Mul/Div/Add/Sub by a folded scalar): y = scale * x + shift; hardsigmoid: alpha
+  double shift = 0;  // and beta: y = clamp(scale * x + shift, 0, 1)
 };
 
 struct op {
