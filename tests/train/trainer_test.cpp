@@ -270,12 +270,14 @@ TEST(Trainer, AccumulatedMicroBatchesEqualTheLargeBatch) {
   o.optimizer.lr = 0.05;
   o.steps = 5;
   o.schedule = {};
+  o.eval = true;  // evaluation runs the test batches as micro-batches too
   std::vector<step_result> big_steps;
   o.events.step = [&](const step_result& r) { big_steps.push_back(r); };
   trainer big(o, MPI_COMM_WORLD);
   const auto w0 = big.weights();
   big.run();
   const auto want = big.weights();
+  const auto want_eval = big.evaluate();
   ASSERT_GT(rel_diff(w0, want), 1e-3) << "the reference run must move the weights";
   for (std::int64_t k : {2, 3, 6}) {
     if ((o.batch / nranks) % k != 0) continue;
@@ -296,6 +298,10 @@ TEST(Trainer, AccumulatedMicroBatchesEqualTheLargeBatch) {
       EXPECT_EQ(steps[s].correct, big_steps[s].correct) << "step " << s;
       EXPECT_NEAR(steps[s].grad_norm, big_steps[s].grad_norm, 1e-5 * big_steps[s].grad_norm) << "step " << s;
     }
+    const auto e = t.evaluate();
+    EXPECT_EQ(e.samples, want_eval.samples);
+    EXPECT_NEAR(e.loss, want_eval.loss, 1e-5 * want_eval.loss);
+    EXPECT_NEAR(e.accuracy, want_eval.accuracy, 1e-9);
     // Without the division by k the step would be k times larger: far outside the tolerance.
   }
 }
