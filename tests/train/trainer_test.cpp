@@ -339,6 +339,10 @@ TEST(Trainer, ClipsTheAveragedGradientToMaxNorm) {
   std::vector<float> want(g.size());
   for (std::size_t i = 0; i < g.size(); ++i) want[i] = static_cast<float>(g[i] * (max_norm / (norm + 1e-6)));
   EXPECT_LT(rel_diff(gc, want), 1e-4);
+  // Every rank clipped the same averaged gradient by the same factor: the replicas are equal.
+  auto root = gc;
+  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  EXPECT_TRUE(root == gc) << "rank " << toru::test::rank() << "'s clipped update differs from rank 0's";
   // A max_norm above the norm changes nothing.
   EXPECT_EQ(run(2 * norm, loose), g);
 }
