@@ -29,26 +29,39 @@ namespace fs = std::filesystem;
 
 constexpr std::int64_t size = 12, batch = 8;
 
-// A folder every rank agrees on (rank 0's pid), with cnn.onnx written by rank 0.
-struct exported_cnn {
-  fs::path dir;
-  bool ok = false;
-  exported_cnn() {
+// A folder every rank agrees on (rank 0's pid) with cnn.onnx, written once for the suite by rank 0
+// (PyTorch's export takes seconds).
+class onnx_export : public ::testing::Test {
+ protected:
+  static fs::path& dir() {
+    static fs::path d;
+    return d;
+  }
+  static bool& ok() {
+    static bool v = false;
+    return v;
+  }
+  static void SetUpTestSuite() {
+    if (!onnx_export_available()) return;
     long id = static_cast<long>(::getpid());
     MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    dir = fs::temp_directory_path() / ("toru-onnx-export-test-" + std::to_string(id));
+    dir() = fs::temp_directory_path() / ("toru-onnx-export-test-" + std::to_string(id));
     int rc = 0;
     if (toru::test::rank() == 0) {
-      fs::create_directories(dir);
-      rc =
-          std::system(fmt::format("/usr/bin/python3 {} {} {} {} cli", TORU_ONNX_EXPORT, dir.string(), 4, size).c_str());
+      fs::create_directories(dir());
+      rc = std::system(
+          fmt::format("/usr/bin/python3 {} {} {} {} cli", TORU_ONNX_EXPORT, dir().string(), 4, size).c_str());
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    ok = rc == 0;
+    ok() = rc == 0;
   }
-  ~exported_cnn() {
+  static void TearDownTestSuite() {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (toru::test::rank() == 0) fs::remove_all(dir);
+    if (toru::test::rank() == 0 && !dir().empty()) fs::remove_all(dir());
+  }
+  void SetUp() override {
+    if (!onnx_export_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
+    ASSERT_TRUE(ok()) << "onnx_export.py cli failed";
   }
 };
 
@@ -75,15 +88,12 @@ std::vector<float> eval_logits(model& m, const std::vector<float>& x) {
   return m.read_tensor(logits);
 }
 
-TEST(onnx_export, trained_weights_round_trip_through_toru_onnx_checker_and_pytorch) {
-  if (!onnx_export_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
-  exported_cnn src;
-  ASSERT_TRUE(src.ok) << "onnx_export.py cli failed";
+TEST_F(onnx_export, trained_weights_round_trip_through_toru_onnx_checker_and_pytorch) {
   const int nranks = toru::test::nranks();
-  trainer t(options(src.dir / "cnn.onnx"), MPI_COMM_WORLD);
+  trainer t(options(dir() / "cnn.onnx"), MPI_COMM_WORLD);
   const auto w0 = t.weights();
   t.run();
-  const auto out = src.dir / "trained.onnx";
+  const auto out = dir() / "trained.onnx";
   t.export_onnx(out);
   const auto w = t.weights();
   ASSERT_NE(w, w0);
@@ -113,21 +123,18 @@ TEST(onnx_export, trained_weights_round_trip_through_toru_onnx_checker_and_pytor
   // onnx.checker and PyTorch on the exported file (rank 0; the verdict goes to every rank).
   int rc = 0;
   if (toru::test::rank() == 0) {
-    write_raw<float>(src.dir / "x.bin", x);
-    write_raw<float>(src.dir / "toru-logits.bin", logits);
-    const auto cmd = fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} 2>&1", TORU_ONNX_EXPORT_CHECK,
-                                 (src.dir / "cnn.onnx").string(), out.string(), (src.dir / "x.bin").string(),
-                                 (src.dir / "toru-logits.bin").string(), local, size);
+    write_raw<float>(dir() / "x.bin", x);
+    write_raw<float>(dir() / "toru-logits.bin", logits);
+    const auto cmd =
+        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} 2>&1", TORU_ONNX_EXPORT_CHECK, (dir() / "cnn.onnx").string(),
+                    out.string(), (dir() / "x.bin").string(), (dir() / "toru-logits.bin").string(), local, size);
     rc = std::system(cmd.c_str());
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   EXPECT_EQ(rc, 0) << "onnx_export_check.py failed (its message is above)";
 }
 
-TEST(onnx_export, refused_on_every_rank) {
-  if (!onnx_export_available()) GTEST_SKIP() << "toru was built without ONNX (libonnx-dev)";
-  exported_cnn src;
-  ASSERT_TRUE(src.ok);
+TEST_F(onnx_export, refused_on_every_rank) {
   {  // A model built by name has no ONNX file to write into.
     trainer t({.model = "mlp",
                .data = data_source::synthetic,
@@ -139,7 +146,7 @@ TEST(onnx_export, refused_on_every_rank) {
                .eval = false},
               MPI_COMM_WORLD);
     try {
-      t.export_onnx(src.dir / "x.onnx");
+      t.export_onnx(dir() / "x.onnx");
       ADD_FAILURE() << "no error";
     } catch (const toru::error& e) {
       EXPECT_EQ(e.code(), errc::invalid_argument);
@@ -147,9 +154,9 @@ TEST(onnx_export, refused_on_every_rank) {
     }
   }
   {  // An unwritable destination: rank 0's io error on every rank.
-    trainer t(options(src.dir / "cnn.onnx"), MPI_COMM_WORLD);
+    trainer t(options(dir() / "cnn.onnx"), MPI_COMM_WORLD);
     try {
-      t.export_onnx(src.dir / "no-such-dir" / "x.onnx");
+      t.export_onnx(dir() / "no-such-dir" / "x.onnx");
       ADD_FAILURE() << "no error";
     } catch (const toru::error& e) {
       EXPECT_EQ(e.code(), errc::io);
@@ -159,7 +166,7 @@ TEST(onnx_export, refused_on_every_rank) {
   // The library call refuses another model's file, naming the parameter it lacks.
   model m(swap::build_model("mlp", {.batch = 2, .height = 12, .width = 12}), {});
   try {
-    export_onnx(src.dir / "cnn.onnx", m, m.parameter_data(), m.buffer_data(), src.dir / "y.onnx");
+    export_onnx(dir() / "cnn.onnx", m, m.parameter_data(), m.buffer_data(), dir() / "y.onnx");
     ADD_FAILURE() << "no error";
   } catch (const toru::error& e) {
     EXPECT_EQ(e.code(), errc::invalid_argument);
