@@ -35,10 +35,25 @@ int main(int argc, char** argv) {
   app.add_option("--steps", s.steps, "total steps (overrides --epochs; 0: epochs x steps per epoch)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--lr", s.lr, "learning rate (> 0)")->capture_default_str();
-  app.add_option("--optimizer", s.optimizer, "sgd, momentum or adam")->capture_default_str();
+  app.add_option("--optimizer", s.optimizer, "sgd, momentum, adam or adamw (torch.optim.AdamW: decoupled weight decay)")
+      ->capture_default_str();
   app.add_option("--momentum", s.momentum, "momentum coefficient (--optimizer momentum)")->capture_default_str();
   app.add_flag("--nesterov", s.nesterov, "Nesterov momentum");
-  app.add_option("--weight-decay", s.weight_decay, "L2 weight decay (PyTorch's weight_decay)")->capture_default_str();
+  app.add_option("--weight-decay", s.weight_decay,
+                 "weight decay (PyTorch's weight_decay): an L2 term in the gradient for sgd, momentum and adam, "
+                 "decoupled (parameters x (1 - lr x decay)) for adamw; default 0, adamw 0.01");
+  app.add_option("--label-smoothing", s.label_smoothing,
+                 "softmax cross-entropy against (1 - eps) one-hot + eps / classes (CrossEntropyLoss's "
+                 "label_smoothing), eps in [0, 1)")
+      ->capture_default_str();
+  app.add_option("--clip-grad-norm", s.clip_grad_norm,
+                 "clip the averaged gradient to this global 2-norm (clip_grad_norm_, max_norm > 0; --engine "
+                 "allreduce); the norm before clipping is in each step's JSON as grad_norm");
+  app.add_option("--accumulate", s.accumulate,
+                 "gradient accumulation: micro-batches per step; each rank runs its batch / ranks samples as this "
+                 "many micro-batches and the step's gradient is their mean (--batch stays the step's global batch; "
+                 "--engine allreduce)")
+      ->capture_default_str();
   app.add_option("--schedule", s.schedule, "learning-rate schedule: none, step or cosine")->capture_default_str();
   app.add_option("--step-size", s.step_size, "step schedule: steps between decays (0: one epoch)");
   app.add_option("--gamma", s.gamma, "step schedule: decay factor")->capture_default_str();
@@ -46,6 +61,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", s.threads, "oneDNN/OpenMP threads per rank (0: the library's default)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", s.seed, "seed of initialisation, shuffling and dropout")->capture_default_str();
+  app.add_option("--export-onnx", s.export_onnx,
+                 "after training, write the --onnx model with its initializers replaced by the trained weights and "
+                 "the rank-averaged batch-norm running statistics to this ONNX file");
   app.add_option("--checkpoint", s.checkpoint, "checkpoint directory (a checkpoint is written at the end)");
   app.add_option("--checkpoint-every", s.checkpoint_every, "steps between checkpoints (0: only at the end)")
       ->check(CLI::NonNegativeNumber);

@@ -59,6 +59,9 @@ std::string flag(std::string_view field) {
 }
 
 tt::trainer_options to_options(const settings& s) {
+  if (!s.export_onnx.empty() && s.onnx.empty())
+    throw error(errc::invalid_argument,
+                "--export-onnx: expected --onnx FILE (the trained model is written into its graph), got --model");
   if (!s.timeline.empty() && s.memory_budget.empty())
     throw error(errc::invalid_argument,
                 "--timeline: expected --memory-budget (the timeline is the executed plan's), got no --memory-budget");
@@ -77,6 +80,9 @@ tt::trainer_options to_options(const settings& s) {
                         .momentum = s.momentum,
                         .nesterov = s.nesterov,
                         .weight_decay = s.weight_decay},
+          .label_smoothing = s.label_smoothing,
+          .clip_grad_norm = s.clip_grad_norm,
+          .accumulate = s.accumulate,
           .schedule = {.kind = tt::parse_schedule(s.schedule, "--schedule"),
                        .step_size = s.step_size,
                        .gamma = s.gamma,
@@ -179,6 +185,7 @@ int run(const settings& s, MPI_Comm world) {
               {"loss", r.loss},
               {"accuracy", r.accuracy},
               {"lr", r.lr},
+              {"grad_norm", r.grad_norm},  // before clipping; null with CGDP
               {"images_per_s", ips},
               {"time",
                {{"forward", r.time.forward},
@@ -241,6 +248,7 @@ int run(const settings& s, MPI_Comm world) {
   t.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   const std::int64_t step = t.steps_done();
+  if (!s.export_onnx.empty()) t.export_onnx(s.export_onnx);
 
   // Timing: the first steps of a run (primitive creation, caches) are excluded when there are more.
   const auto& times = t.timings();
@@ -302,6 +310,7 @@ int run(const settings& s, MPI_Comm world) {
   }
   const auto& last_checkpoint = t.last_checkpoint();
   if (!last_checkpoint.empty()) summary["checkpoint"] = last_checkpoint.string();
+  if (!s.export_onnx.empty()) summary["onnx_export"] = s.export_onnx;
   if (const auto* plan = t.swap_plan()) {
     summary["swap_plan"] = plan_summary(*plan);
     if (root && !s.timeline.empty()) write_timeline(s.timeline, plan->timeline_svg(t.model_name()));
@@ -311,12 +320,13 @@ int run(const settings& s, MPI_Comm world) {
   if (text)
     fmt::print(
         "done: {} steps, final loss {:.4f}{}, {:.1f} images/s (median step {:.2f} ms: forward {:.2f}, backward "
-        "{:.2f}, communication wait {:.2f}, update {:.2f}), weights {}{}\n",
+        "{:.2f}, communication wait {:.2f}, update {:.2f}), weights {}{}{}\n",
         step, last_loss, last_eval ? fmt::format(", test accuracy {:.2f}%", 100 * last_eval->accuracy) : "",
         summary["images_per_s"].get<double>(), 1e3 * med_total, 1e3 * med(&tt::step_timing::forward),
         1e3 * med(&tt::step_timing::backward), 1e3 * med(&tt::step_timing::comm_wait),
         1e3 * med(&tt::step_timing::update), summary["weights_digest"].get<std::string>(),
-        last_checkpoint.empty() ? "" : ", checkpoint " + last_checkpoint.string());
+        last_checkpoint.empty() ? "" : ", checkpoint " + last_checkpoint.string(),
+        s.export_onnx.empty() ? "" : ", ONNX " + s.export_onnx);
   return 0;
 }
 

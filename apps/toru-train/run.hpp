@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,11 @@ struct settings {
   std::string optimizer = "sgd";
   double momentum = 0.9;
   bool nesterov = false;
-  double weight_decay = 0;
+  std::optional<double> weight_decay;  // unset: 0, adamw 0.01 (PyTorch's defaults)
+  double label_smoothing = 0;
+  std::optional<double> clip_grad_norm;  // unset: no clipping
+  std::int64_t accumulate = 1;           // micro-batches per step
+  std::string export_onnx;               // write the trained --onnx model here at the end
   std::string schedule = "none";
   std::int64_t step_size = 0;  // step schedule; 0: one epoch
   double gamma = 0.1;

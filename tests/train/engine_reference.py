@@ -4,6 +4,7 @@
 
   engine_reference.py optim OUT.json      torch.optim on random tensors, several steps
   engine_reference.py schedule OUT.json   torch.optim.lr_scheduler learning rates per step
+  engine_reference.py clip OUT.json       torch.nn.utils.clip_grad_norm_ on random gradients
   engine_reference.py fashion DIR OUT.json  Fashion-MNIST samples through torchvision's transforms
 """
 import gzip
@@ -24,6 +25,9 @@ def optim_cases():
         dict(name="momentum_nesterov_wd", kind="momentum", lr=0.03, momentum=0.8, nesterov=True, weight_decay=5e-4),
         dict(name="adam", kind="adam", lr=1e-3, weight_decay=0.0),
         dict(name="adam_wd_betas", kind="adam", lr=3e-3, weight_decay=1e-2, beta1=0.8, beta2=0.99, eps=1e-6),
+        # AdamW: no weight_decay key means PyTorch's default (0.01), which toru must apply too.
+        dict(name="adamw_default", kind="adamw", lr=1e-2),
+        dict(name="adamw_wd_betas", kind="adamw", lr=3e-2, weight_decay=0.3, beta1=0.8, beta2=0.99, eps=1e-6),
     ]
     out = []
     for c in cases:
@@ -33,6 +37,10 @@ def optim_cases():
         if c["kind"] == "adam":
             opt = torch.optim.Adam([p], lr=c["lr"], betas=(c.get("beta1", 0.9), c.get("beta2", 0.999)),
                                    eps=c.get("eps", 1e-8), weight_decay=c["weight_decay"])
+        elif c["kind"] == "adamw":
+            kw = {"weight_decay": c["weight_decay"]} if "weight_decay" in c else {}
+            opt = torch.optim.AdamW([p], lr=c["lr"], betas=(c.get("beta1", 0.9), c.get("beta2", 0.999)),
+                                    eps=c.get("eps", 1e-8), **kw)
         else:
             opt = torch.optim.SGD([p], lr=c["lr"], momentum=c.get("momentum", 0.0), nesterov=c.get("nesterov", False),
                                   weight_decay=c["weight_decay"])
@@ -50,11 +58,26 @@ def optim_cases():
         st = opt.state[p]
         if c["kind"] == "momentum":
             c["state"] = st["momentum_buffer"].tolist()
-        elif c["kind"] == "adam":
+        elif c["kind"] in ("adam", "adamw"):
             c["state"] = st["exp_avg"].tolist() + st["exp_avg_sq"].tolist()
         else:
             c["state"] = []
         out.append(c)
+    return out
+
+
+def clip_cases():
+    """torch.nn.utils.clip_grad_norm_ (norm type 2) over several parameters of awkward sizes."""
+    torch.manual_seed(20261206)
+    out = []
+    for name, max_norm, scale in (("clips", 0.7, 1.0), ("clips_hard", 1e-3, 30.0), ("below", 1e4, 1.0)):
+        params = [torch.zeros(n, requires_grad=True) for n in (1, 7, 1009, 33)]
+        for p in params:
+            p.grad = torch.randn(p.shape) * scale
+        grads = torch.cat([p.grad.flatten() for p in params]).tolist()
+        norm = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type=2.0)
+        out.append(dict(name=name, max_norm=max_norm, grads=grads, norm=float(norm),
+                        clipped=torch.cat([p.grad.flatten() for p in params]).tolist()))
     return out
 
 
@@ -96,6 +119,8 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "optim":
         result = optim_cases()
+    elif what == "clip":
+        result = clip_cases()
     elif what == "schedule":
         result = schedule_cases()
     elif what == "fashion":

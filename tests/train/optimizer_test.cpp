@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "engine_reference.hpp"
@@ -38,7 +40,9 @@ TEST(Optimizer, MatchesTorchOptim) {
                         .lr = c["lr"].get<double>(),
                         .momentum = c.value("momentum", 0.9),
                         .nesterov = c.value("nesterov", false),
-                        .weight_decay = c["weight_decay"].get<double>(),
+                        .weight_decay = c.contains("weight_decay")
+                                            ? std::optional<double>(c["weight_decay"].get<double>())
+                                            : std::nullopt,
                         .beta1 = c.value("beta1", 0.9),
                         .beta2 = c.value("beta2", 0.999),
                         .eps = c.value("eps", 1e-8)};
@@ -59,7 +63,7 @@ TEST(Optimizer, RestoredStateContinuesIdentically) {
   const std::int64_t n = 257;
   std::vector<float> p(n), g(n);
   for (std::int64_t i = 0; i < n; ++i) p[i] = std::sin(0.1f * i), g[i] = std::cos(0.37f * i);
-  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam}) {
+  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam, optimizer_kind::adamw}) {
     optimizer a({.kind = kind, .lr = 0.01}, n);
     auto pa = p;
     for (int s = 0; s < 3; ++s) a.step(pa, g, 0.01);
@@ -89,7 +93,42 @@ TEST(Optimizer, RejectsBadOptions) {
   EXPECT_NE(msg({.kind = optimizer_kind::momentum, .momentum = 1.0}).find("momentum"), std::string::npos);
   EXPECT_NE(msg({.weight_decay = -1}).find("weight_decay"), std::string::npos);
   EXPECT_NE(msg({.nesterov = true}).find("nesterov"), std::string::npos);
+  EXPECT_NE(msg({.kind = optimizer_kind::adamw, .weight_decay = -0.1}).find("weight_decay"), std::string::npos);
+  EXPECT_NE(msg({.kind = optimizer_kind::adamw, .beta2 = 1.0}).find("beta2"), std::string::npos);
   EXPECT_THROW(parse_optimizer("lamb"), toru::error);
+  EXPECT_EQ(parse_optimizer("adamw"), optimizer_kind::adamw);
+  EXPECT_EQ((optimizer_options{.kind = optimizer_kind::adamw}.decay()), 0.01);
+  EXPECT_EQ((optimizer_options{.kind = optimizer_kind::adam}.decay()), 0.0);
+}
+
+TEST(ClipGradNorm, MatchesTorch) {
+  const auto cases = toru::test::engine_reference("clip");
+  ASSERT_EQ(cases.size(), 3u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    auto g = floats(c["grads"]);
+    const double norm = clip_grad_norm(g, c["max_norm"].get<double>());
+    EXPECT_NEAR(norm, c["norm"].get<double>(), 1e-6 * c["norm"].get<double>());
+    expect_near_floats(g, floats(c["clipped"]), "clipped gradients");
+    if (c["name"] == "below") {
+      EXPECT_EQ(g, floats(c["grads"])) << "a norm below max_norm must leave them unchanged";
+    }
+  }
+}
+
+TEST(ClipGradNorm, RejectsBadMaxNorm) {
+  std::vector<float> g{3, 4};
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    try {
+      clip_grad_norm(g, bad, "--clip-grad-norm");
+      ADD_FAILURE() << "no error for max_norm " << bad;
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), toru::errc::invalid_argument);
+      EXPECT_NE(e.message().find("--clip-grad-norm"), std::string::npos) << e.message();
+    }
+  }
+  EXPECT_EQ(g, (std::vector<float>{3, 4}));
+  EXPECT_DOUBLE_EQ(clip_grad_norm(g, std::numeric_limits<double>::infinity()), 5.0);
 }
 
 TEST(Schedule, MatchesTorchSchedulers) {

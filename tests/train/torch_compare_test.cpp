@@ -6,12 +6,15 @@
 // ||torch||_2 < 1e-5 per tensor for single layers, 1e-4 for the multi-layer graphs (see compare()).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "cases.hpp"
+#include "toru/core/error.hpp"
+#include "toru/swap/models.hpp"
 #include "util.hpp"
 
 namespace toru::train::test {
@@ -43,8 +46,8 @@ fs::path& dir() {
   return d;
 }
 
-nlohmann::json prepare(const std::string& name, const swap::graph& g, std::uint64_t seed) {
-  model m(g, {.seed = seed});
+nlohmann::json prepare(const std::string& name, const swap::graph& g, std::uint64_t seed, double label_smoothing = 0) {
+  model m(g, {.seed = seed, .label_smoothing = label_smoothing});
   randomize_parameters(m, seed + 1);
   const auto in_shape = m.input_shape();
   const auto x = random_floats(static_cast<std::size_t>(count(in_shape)), seed + 2);
@@ -71,6 +74,7 @@ nlohmann::json prepare(const std::string& name, const swap::graph& g, std::uint6
   c["labels"] = labels_t;
   c["input"] = name + ".x.bin";
   c["labels_file"] = name + ".labels.bin";
+  c["label_smoothing"] = label_smoothing;
   write_raw<float>(dir() / (name + ".x.bin"), x);
   write_raw<std::int32_t>(dir() / (name + ".labels.bin"), labels);
   const auto params = m.parameter_data();
@@ -100,6 +104,12 @@ class torch_reference : public ::testing::Test {
       cases.push_back(prepare("fashion_cnn", swap::build_model("fashion-cnn", {.batch = 3, .height = 28, .width = 28}),
                               seed += 10));
       cases.push_back(prepare("resnet_block", resnet_basic_block(), seed += 10));
+      // Label smoothing (CrossEntropyLoss(label_smoothing=eps)): a class axis with one position per
+      // sample, and one with several (the 3-d linear's [N, T, C] logits).
+      for (const auto& c : layer_cases()) {
+        if (c.name == "linear") cases.push_back(prepare("smoothing_linear", c.make(), seed += 10, 0.1));
+        if (c.name == "linear_3d") cases.push_back(prepare("smoothing_linear_3d", c.make(), seed += 10, 0.37));
+      }
     } catch (const std::exception& e) {
       failure() = fmt::format("toru failed while preparing the cases: {}", e.what());
       return;
@@ -194,6 +204,20 @@ TORU_TORCH_CASE(conv_chain)
 TORU_TORCH_CASE(blocked_fork)
 TORU_TORCH_CASE(fashion_cnn)
 TORU_TORCH_CASE(resnet_block)
+TORU_TORCH_CASE(smoothing_linear)
+TORU_TORCH_CASE(smoothing_linear_3d)
+
+TEST(label_smoothing, rejects_values_outside_0_1) {
+  for (double eps : {-0.1, 1.0, std::nan("")}) {
+    try {
+      model m(swap::build_model("mlp", {.batch = 2, .height = 28, .width = 28}), {.label_smoothing = eps});
+      ADD_FAILURE() << "no error for label_smoothing " << eps;
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument);
+      EXPECT_NE(e.message().find("label_smoothing"), std::string::npos) << e.message();
+    }
+  }
+}
 
 TEST(torch_reference_cases, every_layer_case_has_a_test) {
   // Keeps the list above in step with cases.hpp.

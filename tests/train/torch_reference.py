@@ -140,7 +140,7 @@ def run_case(d, case, dt):
             logits = ins[0]
             if a["axis"] not in (1, 1 - logits.dim()):
                 logits = torch.movedim(logits, a["axis"], 1)
-            loss = F.cross_entropy(logits, ins[1])
+            loss = F.cross_entropy(logits, ins[1], label_smoothing=case.get("label_smoothing", 0.0))
             y = loss.reshape(1)
         else:
             raise SystemExit(f"torch_reference.py: op type '{t}' has no reference")

@@ -3,7 +3,8 @@
 # toru-train --onnx end to end on 2 ranks, and the builders' large models at tiny synthetic sizes:
 #  - a small CNN exported by PyTorch (tests/train/onnx_export.py cnn, training mode, dynamic batch)
 #    trains 24 steps on Fashion-MNIST: JSON lines for every step and the summary, the mean loss of
-#    the last 6 steps below that of the first 6;
+#    the last 6 steps below that of the first 6; --export-onnx writes the trained model, which
+#    onnx.checker accepts, with the source's initializer names and trained values;
 #  - a tiny ViT exported the same way takes 3 steps on synthetic 3x32x32 data, finite losses;
 #  - ONNX bad input on every rank, usage or runtime status, no checkpoint written: an op without an
 #    importer rule (Sin), one the importer reads but the trainer has no kernel for (Erf), a shape
@@ -23,7 +24,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 /usr/bin/python3 "$export_py" "$work" 4 28 cli >/dev/null 2>&1 || fail "onnx_export.py cli"
 
 "${mpi[@]}" -n 2 "$exe" --onnx "$work/cnn.onnx" --batch 32 --steps 24 --optimizer adam --lr 3e-3 --no-eval --json \
-  --seed 5 >"$work/cnn.jsonl" || fail "training the exported CNN"
+  --seed 5 --export-onnx "$work/trained.onnx" >"$work/cnn.jsonl" || fail "training the exported CNN"
 /usr/bin/python3 - "$work/cnn.jsonl" <<'PY' || fail "JSON output of the ONNX run"
 import json, math, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -38,9 +39,25 @@ for s in steps:
 first = sum(s["loss"] for s in steps[:6]) / 6
 last = sum(s["loss"] for s in steps[-6:]) / 6
 assert last < first, (first, last)
+assert summary[0]["onnx_export"].endswith("trained.onnx"), summary
 print(f"ok: loss {first:.3f} -> {last:.3f}")
 PY
-echo "ok: --onnx trains the exported CNN"
+/usr/bin/python3 - "$work/cnn.onnx" "$work/trained.onnx" <<'PY' || fail "the --export-onnx file"
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+src, out = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
+onnx.checker.check_model(out, full_check=True)
+a = {t.name: numpy_helper.to_array(t) for t in src.graph.initializer}
+b = {t.name: numpy_helper.to_array(t) for t in out.graph.initializer}
+assert a.keys() == b.keys(), a.keys() ^ b.keys()
+assert len(src.graph.node) == len(out.graph.node)
+changed = [n for n in a if not np.array_equal(a[n], b[n])]
+assert "conv1.weight" in changed and "bn1.running_var" in changed, changed
+print(f"ok: exported ONNX passes onnx.checker, {len(changed)} of {len(a)} initializers trained")
+PY
+echo "ok: --onnx trains the exported CNN, --export-onnx writes it"
 
 # A tiny torchvision ViT (transformer ops on the CPU backend), rebatched to 4 per rank: 3 steps on
 # synthetic data, finite losses.

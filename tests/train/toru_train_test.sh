@@ -58,6 +58,20 @@ grep -q 'checkpoint of seed 11, this run has --seed 12' <<<"$out" || fail "expec
 [[ $(ls "$work/ckpt") == "$before" ]] || fail "a refused resume changed the checkpoint folder"
 echo "ok: mismatched resumes refused on every rank"
 
+# AdamW, clipping, accumulation and label smoothing through the command line: every step reports
+# the gradient norm before clipping; the run is deterministic.
+opts=(--model mlp --batch 32 --optimizer adamw --lr 1e-3 --clip-grad-norm 0.5 --accumulate 2 --label-smoothing 0.1
+  --no-eval --json --seed 11 --steps 4)
+"${mpi[@]}" -n 2 "$exe" "${opts[@]}" >"$work/d1.jsonl" || fail "run d (adamw, clip, accumulate, smoothing)"
+"${mpi[@]}" -n 2 "$exe" "${opts[@]}" >"$work/d2.jsonl" || fail "run d again"
+[[ $(digest "$work/d1.jsonl") == $(digest "$work/d2.jsonl") ]] || fail "run d is not deterministic"
+/usr/bin/python3 - "$work/d1.jsonl" <<'PY' || fail "grad_norm in the step lines"
+import json, math, sys
+steps = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l]
+assert len(steps) == 4 and all(math.isfinite(s["grad_norm"]) and s["grad_norm"] > 0 for s in steps), steps
+PY
+echo "ok: adamw + --clip-grad-norm + --accumulate + --label-smoothing run, grad_norm reported"
+
 # A diverging run: the loss becomes non-finite; the message names the step and the checkpoint kept.
 out=$("${mpi[@]}" -n 2 "$exe" --model mlp --batch 32 --optimizer sgd --lr 1e12 --steps 20 --no-eval --quiet \
   --checkpoint "$work/nan" --checkpoint-every 1 2>&1)

@@ -88,6 +88,10 @@ class kernel {
 class loss_kernel : public kernel {
  public:
   virtual forward_result result() const = 0;
+  /// CrossEntropyLoss(label_smoothing = eps): the target is (1 - eps) one-hot + eps / classes.
+  /// Called once, before the first forward, where eps != 0 (model_options::label_smoothing); a
+  /// backend without it throws errc::unsupported.
+  virtual void set_label_smoothing(double eps);
   /// Labels out of range found by the last forward: index of the first bad sample, or -1.
   virtual std::int64_t first_bad_label() const { return -1; }
 };

@@ -99,6 +99,9 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
       m.slots.push_back(std::move(s));
     }
 
+  const double eps = options.label_smoothing;
+  if (!(eps >= 0 && eps < 1))
+    throw error(errc::invalid_argument, fmt::format("label_smoothing: expected a value in [0, 1), got {}", eps));
   switch (options.backend) {
     case backend_kind::cpu:
       m.be = detail::make_cpu_backend(options);
@@ -114,6 +117,8 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
   std::vector<std::vector<detail::buffer_spec>> specs(m.g.ops.size());
   for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
     m.kernels[i] = m.be->make_kernel(m.g, static_cast<int>(i), options);
+    if (static_cast<int>(i) == m.loss_op && eps != 0)
+      static_cast<detail::loss_kernel&>(*m.kernels[i]).set_label_smoothing(eps);
     specs[i] = m.kernels[i]->buffer_specs();
     for (const auto& s : specs[i]) m.nbuffers += s.count;
   }
@@ -429,6 +434,12 @@ void model::backward(const std::function<void(int slot)>& ready) {
     }
   }
   m.be->synchronize();
+}
+
+void detail::loss_kernel::set_label_smoothing(double eps) {
+  throw error(
+      errc::unsupported,
+      fmt::format("label_smoothing {}: this backend's loss has no label smoothing (the CPU backend's has)", eps));
 }
 
 }  // namespace toru::train

@@ -20,14 +20,17 @@ std::string_view to_string(optimizer_kind kind) noexcept {
       return "momentum";
     case optimizer_kind::adam:
       return "adam";
+    case optimizer_kind::adamw:
+      return "adamw";
   }
   return "?";
 }
 
 optimizer_kind parse_optimizer(std::string_view name, std::string_view argument) {
-  for (auto k : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam})
+  for (auto k : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam, optimizer_kind::adamw})
     if (name == to_string(k)) return k;
-  throw error(errc::invalid_argument, fmt::format("{}: expected sgd, momentum or adam, got '{}'", argument, name));
+  throw error(errc::invalid_argument,
+              fmt::format("{}: expected sgd, momentum, adam or adamw, got '{}'", argument, name));
 }
 
 std::string_view to_string(schedule_kind kind) noexcept {
@@ -54,14 +57,14 @@ bool in_unit(double x) { return std::isfinite(x) && x >= 0 && x < 1; }
 
 void validate(const optimizer_options& o) {
   expect(std::isfinite(o.lr) && o.lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", o.lr));
-  expect(std::isfinite(o.weight_decay) && o.weight_decay >= 0, "weight_decay", "a finite value >= 0",
-         fmt::format("{}", o.weight_decay));
+  expect(std::isfinite(o.decay()) && o.decay() >= 0, "weight_decay", "a finite value >= 0",
+         fmt::format("{}", o.decay()));
   if (o.kind == optimizer_kind::momentum) {
     expect(in_unit(o.momentum) && o.momentum > 0, "momentum", "a value in (0, 1)", fmt::format("{}", o.momentum));
   } else {
     expect(!o.nesterov, "nesterov", "only with the momentum optimizer", std::string(to_string(o.kind)));
   }
-  if (o.kind == optimizer_kind::adam) {
+  if (o.kind == optimizer_kind::adam || o.kind == optimizer_kind::adamw) {
     expect(in_unit(o.beta1), "beta1", "a value in [0, 1)", fmt::format("{}", o.beta1));
     expect(in_unit(o.beta2), "beta2", "a value in [0, 1)", fmt::format("{}", o.beta2));
     expect(std::isfinite(o.eps) && o.eps > 0, "eps", "a finite value > 0", fmt::format("{}", o.eps));
@@ -103,7 +106,7 @@ optimizer::optimizer(const optimizer_options& options, std::int64_t count) : opt
   expect(count >= 0, "count", ">= 0", std::to_string(count));
   const std::int64_t words = options.kind == optimizer_kind::sgd        ? 0
                              : options.kind == optimizer_kind::momentum ? count
-                                                                        : 2 * count;
+                                                                        : 2 * count;  // adam, adamw
   state_.assign(static_cast<std::size_t>(words), 0.0f);
 }
 
@@ -140,6 +143,12 @@ void momentum_step(float* __restrict p, const float* __restrict g, float* __rest
   }
 }
 
+TORU_SIMD_CLONES
+void scale(float* __restrict p, std::size_t n, float factor) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) p[i] *= factor;
+}
+
 struct adam_scalars {
   float wd, neg_step_size, bc2_sqrt, b1, one_b1, b2, one_b2, eps;
 };
@@ -159,6 +168,23 @@ void adam_step(float* __restrict p, const float* __restrict g, float* __restrict
 
 }  // namespace
 
+double grad_norm(std::span<const float> grads) {
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (std::size_t i = 0; i < grads.size(); ++i) sum += static_cast<double>(grads[i]) * grads[i];
+  return std::sqrt(sum);
+}
+
+double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument) {
+  expect(max_norm > 0 && !std::isnan(max_norm), argument, "a max_norm > 0", fmt::format("{}", max_norm));
+  const double norm = grad_norm(grads);
+  // PyTorch 1.13: clip_coef = max_norm / (total_norm + 1e-6), clamped to at most 1 and multiplied
+  // in float; a factor of exactly 1 changes nothing, so it is skipped.
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1) scale(grads.data(), grads.size(), static_cast<float>(coef));
+  return norm;
+}
+
 // PyTorch's `add(x, alpha=a)` runs a vectorised fused multiply-add on x86 (Vectorized::fmadd), hence
 // std::fma where it does; the other operations follow its expression order.
 void optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
@@ -166,7 +192,7 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
   expect(params.size() == n, "params", fmt::format("{} floats", n), std::to_string(params.size()));
   expect(grads.size() == n, "grads", fmt::format("{} floats", n), std::to_string(grads.size()));
   expect(std::isfinite(lr) && lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", lr));
-  const auto wd = static_cast<float>(options_.weight_decay);
+  const auto wd = static_cast<float>(options_.decay());
   const auto neg_lr = static_cast<float>(-lr);
   switch (options_.kind) {
     case optimizer_kind::sgd:
@@ -176,12 +202,17 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
       momentum_step(params.data(), grads.data(), state_.data(), n, wd, neg_lr, static_cast<float>(options_.momentum),
                     steps_ == 0, options_.nesterov);
       break;
-    case optimizer_kind::adam: {
+    case optimizer_kind::adam:
+    case optimizer_kind::adamw: {
+      const bool decoupled = options_.kind == optimizer_kind::adamw;
+      // AdamW (torch.optim.AdamW, 1.13): param.mul_(1 - lr * weight_decay), the factor in double
+      // and rounded once, then Adam without the L2 term.
+      if (decoupled) scale(params.data(), n, static_cast<float>(1 - lr * options_.decay()));
       const double step = static_cast<double>(steps_ + 1);
       const double bc1 = 1 - std::pow(options_.beta1, step);
       const double bc2 = 1 - std::pow(options_.beta2, step);
       adam_step(params.data(), grads.data(), state_.data(), state_.data() + n, n,
-                {.wd = wd,
+                {.wd = decoupled ? 0.0f : wd,
                  .neg_step_size = static_cast<float>(-(lr / bc1)),
                  .bc2_sqrt = static_cast<float>(std::sqrt(bc2)),
                  .b1 = static_cast<float>(options_.beta1),

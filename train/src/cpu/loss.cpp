@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Softmax cross-entropy over the class axis against int32 labels, mean over every labelled position
-// (PyTorch's CrossEntropyLoss with reduction 'mean').
+// (PyTorch's CrossEntropyLoss with reduction 'mean'), optionally label-smoothed: the target is
+// (1 - eps) one-hot + eps / C, so the loss is (1 - eps) nll + eps / C * sum_c -log p_c and its
+// gradient p - (1 - eps) one-hot - eps / C (CrossEntropyLoss(label_smoothing=eps), PyTorch 1.13).
 #include <cmath>
 
 #include <fmt/format.h>
@@ -51,6 +53,7 @@ class loss final : public loss_kernel {
     double total = 0;
     std::int64_t hits = 0;
     const std::int64_t n = outer_ * inner_, C = classes_, inner = inner_;
+    const double eps = eps_;
 #pragma omp parallel for reduction(+ : total, hits)
     for (std::int64_t k = 0; k < n; ++k) {
       const std::int64_t o = k / inner, i = k % inner;
@@ -66,9 +69,14 @@ class loss final : public loss_kernel {
       double sum = 0;
       for (std::int64_t c = 0; c < C; ++c) sum += std::exp(static_cast<double>(xr[c * inner]) - mx);
       const double lse = std::log(sum) + mx;
-      for (std::int64_t c = 0; c < C; ++c) pr[c * inner] = static_cast<float>(std::exp(xr[c * inner] - lse));
+      double xsum = 0;
+      for (std::int64_t c = 0; c < C; ++c) {
+        pr[c * inner] = static_cast<float>(std::exp(xr[c * inner] - lse));
+        xsum += xr[c * inner];
+      }
       const std::int32_t lab = y[k];
-      total += lse - xr[lab * inner];
+      const double nll = lse - xr[lab * inner];
+      total += eps == 0 ? nll : (1 - eps) * nll + eps * (lse - xsum / static_cast<double>(C));
       hits += arg == lab ? 1 : 0;
     }
     result_.loss = total / static_cast<double>(n);
@@ -84,18 +92,22 @@ class loss final : public loss_kernel {
     auto* d = static_cast<float*>(from_plain_.identity() ? a.d_in[0] : scratch_for(a));
     const std::int64_t n = outer_ * inner_, C = classes_, inner = inner_;
     const float scale = 1.0f / static_cast<float>(n);
+    // The smoothed target's two values; eps 0 leaves (1, 0), the plain one-hot.
+    const auto hit = static_cast<float>(1 - eps_ + eps_ / static_cast<double>(C));
+    const auto miss = static_cast<float>(eps_ / static_cast<double>(C));
 #pragma omp parallel for
     for (std::int64_t k = 0; k < n; ++k) {
       const std::int64_t o = k / inner, i = k % inner;
       for (std::int64_t c = 0; c < C; ++c) {
         const std::int64_t e = o * C * inner + c * inner + i;
-        d[e] = (p[e] - (c == y[k] ? 1.0f : 0.0f)) * scale;
+        d[e] = (p[e] - (c == y[k] ? hit : miss)) * scale;
       }
     }
     if (!from_plain_.identity()) from_plain_.finish(a.d_in[0]);
   }
 
   forward_result result() const override { return result_; }
+  void set_label_smoothing(double eps) override { eps_ = eps; }
 
  private:
   void* scratch_for(const backward_args& a) { return from_plain_.out(a.d_in[0]); }
@@ -104,6 +116,7 @@ class loss final : public loss_kernel {
   std::int64_t outer_ = 1, classes_ = 1, inner_ = 1;
   relayout to_plain_, from_plain_;
   forward_result result_;
+  double eps_ = 0;
 };
 
 }  // namespace

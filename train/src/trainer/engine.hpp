@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +22,14 @@
 
 namespace toru::train::detail {
 
+/// Gradient accumulation: the summed gradients of the step's earlier micro-batches (empty for a
+/// step of one) and the step's micro-batch count; the gradient the update sees is
+/// (sum + last) / count, averaged over the ranks.
+struct micro_batches {
+  std::span<const float> sum{};
+  std::int64_t count = 1;
+};
+
 class engine {
  public:
   virtual ~engine() = default;
@@ -31,8 +41,11 @@ class engine {
   /// Seconds the last forward waited for weights.
   virtual double forward_wait() const noexcept = 0;
   /// Collective: the backward of the forward just run, the reduction and the update; adds the
-  /// backward, communication-wait and update seconds to `t`.
-  virtual void backward_and_update(model& m, std::int64_t step, double lr, step_timing& t) = 0;
+  /// backward, communication-wait and update seconds to `t`. The CGDP engines take one micro-batch.
+  virtual void backward_and_update(model& m, std::int64_t step, double lr, step_timing& t, const micro_batches& mb) = 0;
+  /// The global 2-norm of the last update's averaged gradient, before clipping; NaN where the
+  /// engine does not see the whole gradient (CGDP: the host sums it chunk by chunk).
+  virtual double last_grad_norm() const noexcept { return std::numeric_limits<double>::quiet_NaN(); }
   /// Makes the model's parameters the current weights.
   virtual void sync_weights(model& m) = 0;
   /// Collective: the optimizer state in the checkpoint's layout (every element, slot order) and its
@@ -46,8 +59,10 @@ class engine {
   virtual std::string binding() const { return {}; }
 };
 
-/// Uses `dp` (which must outlive it) and an optimizer of its own.
-std::unique_ptr<engine> make_allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count);
+/// Uses `dp` (which must outlive it) and an optimizer of its own; clips the averaged gradient to
+/// the global 2-norm `clip` where set (every rank clips the same gradient the same way).
+std::unique_ptr<engine> make_allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count,
+                                              std::optional<double> clip);
 /// Collective over comm: CGDP (host_update) or CGDP-sum on m, starting from `weights`.
 std::unique_ptr<engine> make_cgdp_engine(const comm::communicator& comm, model& m, std::span<const float> weights,
                                          const optimizer_options& o, const cgdp_options& co);

@@ -23,7 +23,8 @@ class cgdp_engine final : public engine {
   void before_forward(model& m) override { m.parameters_changed(); }
   void before_forward_op(int op, model& m) override { cg_->before_forward_op(op, m.parameter_data()); }
   double forward_wait() const noexcept override { return cg_->last_wait_seconds(); }
-  void backward_and_update(model& m, std::int64_t step, double lr, step_timing& t) override {
+  // One micro-batch (the trainer refuses accumulation and clipping with CGDP).
+  void backward_and_update(model& m, std::int64_t step, double lr, step_timing& t, const micro_batches&) override {
     const auto t1 = clock_type::now();
     cg_->begin_step(step, lr, m.gradient_data());
     m.backward([&](int slot) { cg_->gradient_ready(slot); });

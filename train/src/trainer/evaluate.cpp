@@ -26,10 +26,11 @@ evaluation trainer::evaluate() {
   detail::agree(s.mpi, "toru::train::trainer evaluation", [&] {
     for (std::int64_t t = 0; t < test_order.steps_per_epoch(); ++t) {
       s.test_set->read(test_order.shard(0, t, s.rank, s.nranks), s.images, s.labels);
-      const auto r = s.m->forward(s.images, s.labels,
-                                  {.training = false, .step = 0, .first_sample = t * s.o.batch + s.rank * s.local});
-      sums[0] += r.loss;
-      sums[1] += static_cast<double>(r.correct);
+      for (std::int64_t j = 0; j < s.o.accumulate; ++j) {
+        const auto r = s.forward_micro(j, false, 0, t * s.o.batch + s.rank * s.local);
+        sums[0] += r.loss / static_cast<double>(s.o.accumulate);
+        sums[1] += static_cast<double>(r.correct);
+      }
     }
   });
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, s.mpi), "MPI_Allreduce");

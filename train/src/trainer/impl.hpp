@@ -34,6 +34,8 @@ struct trainer::impl {
   std::optional<sample_order> order;
   schedule_options so;
   std::int64_t total_steps = 0, local = 0;
+  std::int64_t micro = 0;          // samples per micro-batch on this rank (local / o.accumulate)
+  std::vector<float> accumulated;  // gradient accumulation: the sum over a step's earlier micro-batches
   std::vector<float> images;
   std::vector<std::int32_t> labels;
 
@@ -55,7 +57,10 @@ struct trainer::impl {
   bool on_device() const { return m->space() == memory_space::device; }
   double lr(std::int64_t s) const { return learning_rate(o.optimizer.lr, so, s); }
 
-  void build();          // trainer.cpp: agreement, data, model (collective)
+  void build();  // trainer.cpp: agreement, data, model (collective)
+  /// Forward of micro-batch j of the local batch in images/labels (the whole of it when
+  /// o.accumulate is 1); first_sample is the local batch's first global sample index.
+  forward_result forward_micro(std::int64_t j, bool training, std::int64_t step, std::int64_t first_sample);
   void choose_engine();  // select.cpp (collective)
   double probe(std::int64_t k);
   std::int64_t timing_skip() const;  // steps at the start of times left out of medians

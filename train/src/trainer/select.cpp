@@ -59,7 +59,7 @@ double trainer::impl::probe(std::int64_t k) {
   eng->before_forward(*m);
   m->forward(images, labels, {.training = true, .step = 0, .first_sample = k * o.batch + rank * local});
   step_timing unused;
-  eng->backward_and_update(*m, 0, lr(0), unused);
+  eng->backward_and_update(*m, 0, lr(0), unused, {});
   double t = std::chrono::duration<double>(clock_type::now() - t0).count();
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, mpi), "MPI_Allreduce");
   return t;
@@ -74,7 +74,7 @@ void trainer::impl::choose_engine() {
                         .host_update = host_update,
                         .host_memory_bytes = static_cast<std::uint64_t>(o.host_memory_mib * (1 << 20))};
   };
-  eng = detail::make_allreduce_engine(*dp, o.optimizer, m->parameter_count());
+  eng = detail::make_allreduce_engine(*dp, o.optimizer, m->parameter_count(), o.clip_grad_norm);
   if (on_device()) {
     eng = detail::make_cgdp_engine(comm, *m, m->parameter_data(), o.optimizer, cgdp_opts(true, chunk_layers));
     return;

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -73,6 +75,14 @@ std::int64_t trainer::impl::timing_skip() const {
 // trains: one rank's bad option is every rank's clear error, never a hang.
 void trainer::impl::build() {
   const auto& sp = o.swap_plan;
+  // The agreement takes at most 16 arguments: the step's options in a call of their own, first.
+  toru::validate_collectively(
+      mpi, "toru::train::trainer",
+      {{"accumulate", o.accumulate},
+       same_text("label_smoothing", fmt::format("{}", o.label_smoothing)),
+       same_text("clip_grad_norm", o.clip_grad_norm ? fmt::format("{}", *o.clip_grad_norm) : "unset"),
+       same_text("betas/eps", fmt::format("{} {} {}", o.optimizer.beta1, o.optimizer.beta2, o.optimizer.eps))},
+      [] {});
   toru::validate_collectively(
       mpi, "toru::train::trainer",
       {same_text("model", o.model),
@@ -92,7 +102,7 @@ void trainer::impl::build() {
        same_text("engine", fmt::format("{} {} {} {} {}", to_string(o.engine), o.chunk_layers,
                                        fmt::join(o.chunk_sizes, ","), o.tune, o.host_memory_mib)),
        same_text("numbers", fmt::format("{} {} {} {} {} {} {} {} {} {} {}", o.optimizer.lr, o.optimizer.momentum,
-                                        o.optimizer.weight_decay, o.schedule.gamma, o.schedule.warmup_steps,
+                                        o.optimizer.decay(), o.schedule.gamma, o.schedule.warmup_steps,
                                         o.schedule.step_size, sp.budget, static_cast<int>(sp.strategy),
                                         sp.link_bandwidth, sp.link_latency, sp.device_flops))},
       [&] {
@@ -101,18 +111,40 @@ void trainer::impl::build() {
         expect(o.batch >= 1 && o.batch % nranks == 0, name("batch"),
                fmt::format("a global batch divisible by the {} ranks", nranks), std::to_string(o.batch));
         validate(o.optimizer);
+        expect(o.label_smoothing >= 0 && o.label_smoothing < 1, name("label_smoothing"), "a value in [0, 1)",
+               fmt::format("{}", o.label_smoothing));
+        if (o.clip_grad_norm) {
+          expect(*o.clip_grad_norm > 0 && !std::isnan(*o.clip_grad_norm), name("clip_grad_norm"), "a max_norm > 0",
+                 fmt::format("{}", *o.clip_grad_norm));
+          expect(o.engine == engine_kind::allreduce && o.device == backend_kind::cpu, name("clip_grad_norm"),
+                 fmt::format("{} allreduce on the cpu (CGDP's host sums the gradient chunk by chunk)", name("engine")),
+                 fmt::format("{} {}", name("engine"), to_string(o.engine)));
+        }
+        expect(o.accumulate >= 1, name("accumulate"), "micro-batches per step >= 1", std::to_string(o.accumulate));
+        if (o.accumulate > 1) {
+          expect(
+              o.batch % (nranks * o.accumulate) == 0, name("batch"),
+              fmt::format("a global batch divisible by the {} ranks x {} {}", nranks, o.accumulate, name("accumulate")),
+              std::to_string(o.batch));
+          expect(o.engine == engine_kind::allreduce && o.device == backend_kind::cpu && sp.budget == 0 && !o.explain,
+                 name("accumulate"),
+                 fmt::format("{} allreduce on the cpu, without a swap plan or {}", name("engine"), name("explain")),
+                 fmt::format("{} {}{}{}", name("engine"), to_string(o.engine), sp.budget ? ", a swap plan" : "",
+                             o.explain ? ", " + name("explain") : ""));
+        }
         expect(!o.resume || !o.checkpoint.empty(), name("resume"),
                fmt::format("{} DIR to resume from", name("checkpoint")), "no " + name("checkpoint"));
 
         local = o.batch / nranks;
+        micro = local / o.accumulate;
         if (o.data == data_source::fashion_mnist) {
           const normalization norm = o.normalize ? fashion_mnist_normalization : normalization{};
           train_set = open_fashion_mnist(o.data_dir, split::train, norm);
           if (o.eval) test_set = open_fashion_mnist(o.data_dir, split::test, norm);
         }
         const std::int64_t side = o.data == data_source::fashion_mnist ? 28 : o.image;
-        swap::graph g = o.onnx.empty() ? swap::build_model(o.model, {.batch = local, .height = side, .width = side})
-                                       : swap::import_onnx(o.onnx, {.batch = local});
+        swap::graph g = o.onnx.empty() ? swap::build_model(o.model, {.batch = micro, .height = side, .width = side})
+                                       : swap::import_onnx(o.onnx, {.batch = micro});
         const std::string device = name("device") + " cuda";
         if (sp.budget == 0) {
           if (o.device == backend_kind::cuda && o.engine != engine_kind::cgdp)
@@ -132,13 +164,14 @@ void trainer::impl::build() {
                                name("checkpoint")),
                    "one of them");
             try {
-              m.emplace(g, model_options{.backend = backend_kind::cuda, .seed = o.seed});
+              m.emplace(g, model_options{
+                               .backend = backend_kind::cuda, .seed = o.seed, .label_smoothing = o.label_smoothing});
             } catch (const toru::error& e) {
               throw error(e.code(),
                           fmt::format("{} {} {}: {}", device, name("engine"), to_string(o.engine), e.message()));
             }
           } else {
-            m.emplace(g, model_options{.threads = o.threads, .seed = o.seed});
+            m.emplace(g, model_options{.threads = o.threads, .seed = o.seed, .label_smoothing = o.label_smoothing});
           }
         } else {
           executor_options eo;
@@ -166,7 +199,8 @@ void trainer::impl::build() {
                                        .threads = o.threads,
                                        .seed = o.seed,
                                        .memory_capacity = eo.budget,
-                                       .defer_activations = true});
+                                       .defer_activations = true,
+                                       .label_smoothing = o.label_smoothing});
           } catch (const toru::error& e) {
             if (e.code() != errc::out_of_memory) throw;
             throw error(errc::out_of_memory,
@@ -205,6 +239,17 @@ void trainer::impl::build() {
       });
   images.resize(static_cast<std::size_t>(local * train_set->sample_elements()));
   labels.resize(static_cast<std::size_t>(local));
+  if (o.accumulate > 1) accumulated.resize(static_cast<std::size_t>(m->parameter_count()));
+}
+
+forward_result trainer::impl::forward_micro(std::int64_t j, bool training, std::int64_t s, std::int64_t first_sample) {
+  const auto per = static_cast<std::size_t>(micro * train_set->sample_elements());
+  const auto k = static_cast<std::size_t>(j);
+  return m->forward(
+      std::span<const float>(images).subspan(k * per, per),
+      std::span<const std::int32_t>(labels).subspan(k * static_cast<std::size_t>(micro),
+                                                    static_cast<std::size_t>(micro)),
+      {.training = training, .step = static_cast<std::uint64_t>(s), .first_sample = first_sample + j * micro});
 }
 
 trainer::trainer(const trainer_options& options, MPI_Comm comm) : impl_(std::make_unique<impl>(options, comm)) {
@@ -239,13 +284,26 @@ step_result trainer::step() {
   const auto t0 = clock_type::now();
   forward_result r;
   s.eng->before_forward(*s.m);
+  const std::int64_t k = s.o.accumulate;
   try {
-    detail::agree(s.mpi, "toru::train::trainer forward", [&] {
-      r = s.m->forward(s.images, s.labels,
-                       {.training = true,
-                        .step = static_cast<std::uint64_t>(s.step),
-                        .first_sample = s.step * s.o.batch + s.rank * s.local});
-    });
+    // Gradient accumulation: micro-batches 0..k-2 forward and backward here, their gradients
+    // summed in order; the last one's backward runs in the engine, which adds the sum.
+    for (std::int64_t j = 0; j < k; ++j) {
+      forward_result rj;
+      detail::agree(s.mpi, "toru::train::trainer forward",
+                    [&] { rj = s.forward_micro(j, true, s.step, s.step * s.o.batch + s.rank * s.local); });
+      r.loss += rj.loss / static_cast<double>(k);
+      r.correct += rj.correct;
+      if (j + 1 == k) break;
+      const auto tb = clock_type::now();
+      s.m->backward();
+      const auto g = s.m->gradient_data();
+      if (j == 0)
+        std::copy(g.begin(), g.end(), s.accumulated.begin());
+      else
+        for (std::size_t i = 0; i < g.size(); ++i) s.accumulated[i] += g[i];
+      t.backward += seconds_since(tb);
+    }
   } catch (const toru::error& e) {
     throw error(e.code(),
                 fmt::format("step {} (epoch {}): {}; {}", s.step, epoch, e.message(),
@@ -254,9 +312,13 @@ step_result trainer::step() {
                 e.rank(), e.where());
   }
   t.comm_wait = s.eng->forward_wait();  // CGDP waited inside the forward, chunk by chunk
-  t.forward = seconds_since(t0) - t.comm_wait;
+  const double earlier_backward = t.backward;
+  t.forward = seconds_since(t0) - t.comm_wait - earlier_backward;
   const double lr = s.lr(s.step);
-  s.eng->backward_and_update(*s.m, s.step, lr, t);
+  s.eng->backward_and_update(
+      *s.m, s.step, lr, t,
+      {.sum = k > 1 ? std::span<const float>(s.accumulated) : std::span<const float>{}, .count = k});
+  t.backward += earlier_backward;
   t.total = seconds_since(t0);
   if (s.o.explain && static_cast<std::int64_t>(s.times.size()) >= s.o.timing_skip) {
     s.timer.add(*s.m, s.layers);
@@ -283,6 +345,7 @@ step_result trainer::step() {
                         .accuracy = g[1] / static_cast<double>(s.o.batch),
                         .correct = static_cast<std::int64_t>(g[1]),
                         .lr = lr,
+                        .grad_norm = s.eng->last_grad_norm(),
                         .time = t};
   if (s.o.events.step) s.o.events.step(res);
   return res;

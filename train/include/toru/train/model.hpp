@@ -49,7 +49,7 @@ struct forward_options {
 };
 
 struct forward_result {
-  double loss = 0;           // mean softmax cross-entropy over the local batch
+  double loss = 0;           // mean softmax cross-entropy over the local batch (label-smoothed where set)
   std::int64_t correct = 0;  // top-1 hits in the local batch
 };
 
@@ -69,6 +69,9 @@ struct model_options {
   // Activations and their gradients are allocated step by step by an executor (the swap-plan
   // executor, plan_executor.hpp) instead of once at construction; forward/backward then need one.
   bool defer_activations = false;
+  // Softmax cross-entropy against (1 - eps) one-hot + eps / classes (PyTorch's
+  // CrossEntropyLoss(label_smoothing=eps)); in [0, 1). The CPU backend only.
+  double label_smoothing = 0;
 };
 
 class device_memory;

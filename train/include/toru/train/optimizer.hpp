@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Optimizers and learning-rate schedules over a model's flat parameter and gradient buffers
-// (host memory). The update rules are PyTorch 1.13's (torch.optim.SGD with dampening 0, Adam
-// without amsgrad), element for element in float with the scalars in double, so a toru run and a
+// (host memory). The update rules are PyTorch 1.13's (torch.optim.SGD with dampening 0, Adam and
+// AdamW without amsgrad), element for element in float with the scalars in double, so a toru run and a
 // PyTorch run of the same network follow each other to rounding.
 //
 //   toru::train::optimizer opt({.kind = toru::train::optimizer_kind::adam, .lr = 1e-3}, m.parameter_count());
@@ -9,32 +9,48 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
 namespace toru::train {
 
-enum class optimizer_kind { sgd, momentum, adam };
+enum class optimizer_kind { sgd, momentum, adam, adamw };
 
-/// "sgd", "momentum", "adam"; parse_optimizer throws errc::invalid_argument naming `argument` otherwise.
+/// "sgd", "momentum", "adam", "adamw"; parse_optimizer throws errc::invalid_argument naming `argument` otherwise.
 std::string_view to_string(optimizer_kind kind) noexcept;
 optimizer_kind parse_optimizer(std::string_view name, std::string_view argument = "optimizer");
 
 struct optimizer_options {
   optimizer_kind kind = optimizer_kind::sgd;
-  double lr = 0.01;         // base learning rate (> 0); the schedule scales it
-  double momentum = 0.9;    // momentum: the coefficient (PyTorch's `momentum`, dampening 0)
-  bool nesterov = false;    // momentum: Nesterov's variant
-  double weight_decay = 0;  // L2 penalty added to the gradient (PyTorch's `weight_decay`)
-  double beta1 = 0.9;       // adam
-  double beta2 = 0.999;     // adam
-  double eps = 1e-8;        // adam
+  double lr = 0.01;       // base learning rate (> 0); the schedule scales it
+  double momentum = 0.9;  // momentum: the coefficient (PyTorch's `momentum`, dampening 0)
+  bool nesterov = false;  // momentum: Nesterov's variant
+  // sgd, momentum, adam: L2 penalty added to the gradient; adamw: decoupled decay, the parameters
+  // are multiplied by 1 - lr * weight_decay before the Adam step (PyTorch's `weight_decay`).
+  // Unset: PyTorch's default, 0.01 for adamw and 0 otherwise (decay()).
+  std::optional<double> weight_decay{};
+  double beta1 = 0.9;    // adam, adamw
+  double beta2 = 0.999;  // adam, adamw
+  double eps = 1e-8;     // adam, adamw
+
+  /// weight_decay, or PyTorch's default for `kind` where it is unset.
+  double decay() const noexcept { return weight_decay.value_or(kind == optimizer_kind::adamw ? 0.01 : 0.0); }
 };
 
 /// Throws errc::invalid_argument naming the field: lr <= 0 or not finite, momentum outside [0, 1),
 /// weight_decay < 0, betas outside [0, 1), eps <= 0, nesterov without momentum.
 void validate(const optimizer_options& options);
+
+/// Scales `grads` in place so that their global 2-norm is at most `max_norm` and returns the norm
+/// before clipping (torch.nn.utils.clip_grad_norm_ with norm_type 2: the factor
+/// max_norm / (norm + 1e-6), applied where it is below 1). The norm is accumulated in double.
+/// Throws errc::invalid_argument naming `argument` for max_norm <= 0 or not finite. max_norm
+/// infinite: no clipping, the norm only.
+double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument = "max_norm");
+/// The 2-norm of `grads`, accumulated in double.
+double grad_norm(std::span<const float> grads);
 
 enum class schedule_kind { none, step, cosine };
 std::string_view to_string(schedule_kind kind) noexcept;
@@ -71,7 +87,7 @@ class optimizer {
 
   /// Steps taken (Adam's bias correction; momentum's first step copies the gradient).
   std::int64_t steps() const noexcept { return steps_; }
-  /// The state for checkpoints: sgd none, momentum the buffer (count), adam exp_avg then
+  /// The state for checkpoints: sgd none, momentum the buffer (count), adam and adamw exp_avg then
   /// exp_avg_sq (2 * count). Restore by writing into state() and calling set_steps().
   std::span<float> state() noexcept { return state_; }
   std::span<const float> state() const noexcept { return state_; }

@@ -62,6 +62,9 @@ struct step_result {
   double accuracy = 0;       // top-1 over the global batch
   std::int64_t correct = 0;  // top-1 hits in the global batch
   double lr = 0;             // the learning rate the step used
+  // Global 2-norm of the averaged gradient before clipping (allreduce engine; NaN with CGDP, whose
+  // host sums the gradient chunk by chunk).
+  double grad_norm = 0;
   step_timing time;
 };
 
@@ -106,10 +109,23 @@ struct trainer_options {
   bool normalize = true;                  // Fashion-MNIST: Normalize(0.2860, 0.3530) after ToTensor
   std::int64_t synthetic_samples = 6400;  // synthetic data: samples per epoch (at least one batch)
   std::int64_t image = 224;               // synthetic data: image height and width
-  std::int64_t batch = 64;                // global batch, divisible by the rank count
+  std::int64_t batch = 64;                // global batch per step, divisible by ranks x accumulate
   std::int64_t epochs = 1;
   std::int64_t steps = 0;  // total steps; 0: epochs x steps per epoch
   optimizer_options optimizer{};
+  // Softmax cross-entropy against (1 - eps) one-hot + eps / classes (CrossEntropyLoss's
+  // label_smoothing), in [0, 1). The CPU backend.
+  double label_smoothing = 0;
+  // Clips the averaged gradient (after the reduction, before the optimizer) to this global 2-norm
+  // (torch.nn.utils.clip_grad_norm_, norm type 2); > 0; unset: no clipping. Engine allreduce.
+  std::optional<double> clip_grad_norm{};
+  // Gradient accumulation: each rank's share of `batch` runs as this many micro-batches of
+  // batch / (ranks x accumulate) samples, whose gradients are summed and divided by their count
+  // before the reduction, so a step's gradient is the mean over the global batch as with one
+  // micro-batch (to float rounding). Batch-norm statistics are per micro-batch (running
+  // statistics update once per micro-batch), as in PyTorch. >= 1; > 1 needs engine allreduce on
+  // the CPU without a swap plan or explain.
+  std::int64_t accumulate = 1;
   // step_size 0: one epoch; total_steps 0: the run's steps (cosine).
   schedule_options schedule{.step_size = 0};
   int threads = 0;         // oneDNN/OpenMP threads per rank; 0: the library's default
@@ -185,6 +201,12 @@ class trainer {
   void resume(const std::filesystem::path& path);
   /// Collective (CGDP's master weights come back from the host helpers): the current weights.
   std::vector<float> weights();
+  /// Collective: writes the trained model as ONNX (toru/train/onnx_export.hpp): options.onnx with
+  /// its initializers replaced by the current weights and the batch-norm running statistics
+  /// averaged over the ranks (rank order, as evaluate() uses them). Rank 0 writes; the same
+  /// toru::error on every rank otherwise (invalid_argument without options.onnx, unsupported in a
+  /// build without ONNX or for a CUDA model, io).
+  void export_onnx(const std::filesystem::path& file);
   /// Collective: every rank's CGDP helper binding on rank 0, rank order (empty elsewhere and
   /// without CGDP).
   std::vector<std::string> helper_bindings();
