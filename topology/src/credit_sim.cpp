@@ -28,6 +28,7 @@ struct packet {
   int in_dir = 0;
   i64 in_link = -1;
   int in_vc = 0;
+  double born = 0;  // when the host queued it (age-based arbitration)
 };
 
 struct link_state {
@@ -65,7 +66,8 @@ class engine {
     P_ = t.size();
     V_ = p.vcs;
     nlin_ = 2 * nd_ * V_;
-    nin_ = nlin_ + p.injection_fifos;
+    K_ = p.injection_fifos > 0 ? p.injection_fifos : 2 * nd_;
+    nin_ = nlin_ + K_;
     links_.resize(static_cast<std::size_t>(P_ * 2 * nd_));
     std::vector<int> c(static_cast<std::size_t>(nd_));
     for (i64 n = 0; n < P_; ++n) {
@@ -88,10 +90,14 @@ class engine {
     }
     credits_.assign(links_.size() * static_cast<std::size_t>(V_), p.input_bytes);
     fifos_.resize(static_cast<std::size_t>(P_ * nin_));
-    fifo_room_.assign(static_cast<std::size_t>(P_ * p.injection_fifos), p.injection_bytes);
+    fifo_room_.assign(static_cast<std::size_t>(P_ * K_), p.injection_bytes);
     rr_.assign(static_cast<std::size_t>(P_), 0);
     sub_rr_.assign(static_cast<std::size_t>(P_ * (2 * nd_ + 1)), 0);
     nic_.resize(static_cast<std::size_t>(P_));
+    for (auto& n : nic_) {
+      n.fifo_msgs.resize(static_cast<std::size_t>(K_));
+      n.next.assign(static_cast<std::size_t>(K_), 0);
+    }
   }
 
   credit_result run() {
@@ -144,7 +150,7 @@ class engine {
           serve(e.a / V_ / (2 * nd_));
           break;
         case ev::fifo_free: {
-          const i64 node = e.a / p_.injection_fifos;
+          const i64 node = e.a / K_;
           fifo_room_[static_cast<std::size_t>(e.a)] += e.b;
           refill(node);
           serve(node);
@@ -260,13 +266,17 @@ class engine {
   // turn whose head can move), then the injection FIFOs as one more port, so that transit from each
   // direction and the node's own traffic share an output equally, however many FIFOs each has.
   void serve(i64 node) {
+    if (p_.arbitrate == credit_params::arbitration::oldest_first) {
+      serve_oldest(node);
+      return;
+    }
     const int slots = 2 * nd_ + 1;
     int& rr = rr_[static_cast<std::size_t>(node)];
     for (bool moved = true; moved;) {
       moved = false;
       for (int j = 0; j < slots && !moved; ++j) {
         const int slot = (rr + j) % slots;
-        const int first = slot * V_, width = slot < 2 * nd_ ? V_ : p_.injection_fifos;
+        const int first = slot * V_, width = slot < 2 * nd_ ? V_ : K_;
         int& sub = sub_rr_[static_cast<std::size_t>(node * slots + slot)];
         for (int f = 0; f < width && !moved; ++f)
           if (advance(node, first + (sub + f) % width)) {
@@ -275,6 +285,28 @@ class engine {
           }
         if (moved) rr = (slot + 1) % slots;  // the granted port goes last next time
       }
+    }
+  }
+
+  // Age-based arbitration (Tofu, Gemini, Aries): the oldest head that can move goes first, which
+  // keeps a ring's far sources from starving behind its near ones (the parking-lot effect).
+  void serve_oldest(i64 node) {
+    std::vector<std::pair<double, int>>& heads = heads_;
+    for (bool moved = true; moved;) {
+      moved = false;
+      heads.clear();
+      for (int input = 0; input < nin_; ++input) {
+        const auto& f = fifo(node, input);
+        if (f.empty()) continue;
+        const auto& k = pk_[static_cast<std::size_t>(f.front())];
+        if (k.head <= now_) heads.emplace_back(k.born, input);
+      }
+      std::sort(heads.begin(), heads.end());
+      for (const auto& h : heads)
+        if (advance(node, h.second)) {
+          moved = true;
+          break;
+        }
     }
   }
 
@@ -320,71 +352,66 @@ class engine {
       const auto& up = links_[static_cast<std::size_t>(k.in_link)];
       push(when + up.lat, ev::credit, k.in_link * V_ + k.in_vc, k.wire);
     } else {
-      push(when, ev::fifo_free, node * p_.injection_fifos + (input - nlin_), k.wire);
+      push(when, ev::fifo_free, node * K_ + (input - nlin_), k.wire);
     }
   }
 
-  // The host cuts packets from the node's posted messages into its injection FIFOs.
+  // The host cuts packets from the node's posted messages into its injection FIFOs: each FIFO
+  // round-robin over its messages (interleaved) or one message after another (in_order).
   void refill(i64 node) {
     auto& nic = nic_[static_cast<std::size_t>(node)];
-    const int K = p_.injection_fifos;
     const double payload_max = p_.packet_bytes - p_.header_bytes;
-    const auto cut = [&](int msg, int f) {
-      auto& m = msgs_[static_cast<std::size_t>(msg)];
-      const double payload = std::min(payload_max, m.unsent);
-      m.unsent -= payload;
-      int id;
-      if (!free_.empty()) {
-        id = free_.back();
-        free_.pop_back();
-      } else {
-        id = static_cast<int>(pk_.size());
-        pk_.emplace_back();
-      }
-      auto& k = pk_[static_cast<std::size_t>(id)];
-      k = {};
-      k.msg = msg;
-      k.dst = s_.messages[static_cast<std::size_t>(msg)].dst;
-      k.payload = payload;
-      k.wire = payload + p_.header_bytes;
-      k.head = k.tail = now_;
-      fifo_room_[static_cast<std::size_t>(node * K + f)] -= k.wire;
-      fifo(node, nlin_ + f).push_back(id);
-      ++r_.packets;
-    };
-    const auto room = [&](int f) { return fifo_room_[static_cast<std::size_t>(node * K + f)] >= p_.packet_bytes; };
-    if (p_.inject == credit_params::injection::interleaved) {
-      // round-robin over the posted messages with bytes left, and over the FIFOs
-      while (!nic.active.empty()) {
-        int f = -1;
-        for (int j = 0; j < K && f < 0; ++j)
-          if (room((nic.next_fifo + j) % K)) f = (nic.next_fifo + j) % K;
-        if (f < 0) return;
-        nic.next_fifo = (f + 1) % K;
-        nic.next_msg %= nic.active.size();
-        const int msg = nic.active[nic.next_msg];
-        cut(msg, f);
-        if (msgs_[static_cast<std::size_t>(msg)].unsent <= 0)
-          nic.active.erase(nic.active.begin() + static_cast<std::ptrdiff_t>(nic.next_msg));
+    for (int f = 0; f < K_; ++f) {
+      auto& q = nic.fifo_msgs[static_cast<std::size_t>(f)];
+      double& room = fifo_room_[static_cast<std::size_t>(node * K_ + f)];
+      auto& next = nic.next[static_cast<std::size_t>(f)];
+      while (!q.empty() && room >= p_.packet_bytes) {
+        if (p_.inject == credit_params::injection::in_order) next = 0;
+        next %= q.size();
+        const int msg = q[next];
+        auto& m = msgs_[static_cast<std::size_t>(msg)];
+        const double payload = std::min(payload_max, m.unsent);
+        m.unsent -= payload;
+        if (m.unsent <= 0)
+          q.erase(q.begin() + static_cast<std::ptrdiff_t>(next));
         else
-          ++nic.next_msg;
-      }
-      return;
-    }
-    if (nic.current.empty()) nic.current.assign(static_cast<std::size_t>(K), -1);
-    for (int f = 0; f < K; ++f) {
-      int& cur = nic.current[static_cast<std::size_t>(f)];
-      while (room(f)) {
-        if (cur < 0 || msgs_[static_cast<std::size_t>(cur)].unsent <= 0) {
-          if (nic.pending_head >= nic.active.size()) {
-            cur = -1;
-            break;
-          }
-          cur = nic.active[nic.pending_head++];
+          ++next;
+        int id;
+        if (!free_.empty()) {
+          id = free_.back();
+          free_.pop_back();
+        } else {
+          id = static_cast<int>(pk_.size());
+          pk_.emplace_back();
         }
-        cut(cur, f);
+        auto& k = pk_[static_cast<std::size_t>(id)];
+        k = {};
+        k.msg = msg;
+        k.dst = s_.messages[static_cast<std::size_t>(msg)].dst;
+        k.payload = payload;
+        k.wire = payload + p_.header_bytes;
+        k.head = k.tail = k.born = now_;
+        room -= k.wire;
+        fifo(node, nlin_ + f).push_back(id);
+        ++r_.packets;
       }
     }
+  }
+
+  // The injection FIFO a message goes to: that of its first dimension-order hop (one per
+  // direction, as BG/L's messaging layer), or the FIFOs in turn by post order.
+  int fifo_of(i64 node, int msg) {
+    auto& nic = nic_[static_cast<std::size_t>(node)];
+    if (p_.injection_fifos > 0) return nic.posted++ % K_;
+    i64 a = node, b = s_.messages[static_cast<std::size_t>(msg)].dst;
+    for (int i = 0; i < nd_; ++i) {
+      const auto D = static_cast<i64>(t_[i].extent);
+      const int dir = direction(i, static_cast<int>(a % D), static_cast<int>(b % D));
+      a /= D;
+      b /= D;
+      if (dir != 0) return 2 * i + (dir < 0 ? 1 : 0);
+    }
+    return 0;
   }
 
   void start_op(int op) {
@@ -397,7 +424,7 @@ class engine {
       if (msg.bytes <= 0 || msg.src == msg.dst)
         push(now_, ev::deliver, m, msg.bytes);  // local copies and empty messages need no network
       else
-        nic.active.push_back(m);
+        nic.fifo_msgs[static_cast<std::size_t>(fifo_of(node, m))].push_back(m);
     }
     refill(node);
     serve(node);
@@ -428,16 +455,15 @@ class engine {
   }
 
   struct nic_state {
-    std::vector<int> active;  // interleaved: messages with bytes to cut; in_order: posted messages
-    std::size_t next_msg = 0, pending_head = 0;
-    int next_fifo = 0;
-    std::vector<int> current;  // in_order: each FIFO's message
+    std::vector<std::vector<int>> fifo_msgs;  // per injection FIFO: its messages with bytes to cut
+    std::vector<std::size_t> next;            // per FIFO: the message to cut from next
+    std::size_t posted = 0;
   };
 
   const torus& t_;
   const packet_schedule& s_;
   const credit_params& p_;
-  int nd_ = 0, nin_ = 0, V_ = 1, nlin_ = 0;
+  int nd_ = 0, nin_ = 0, V_ = 1, nlin_ = 0, K_ = 1;
   i64 P_ = 0;
   double now_ = 0, end_ = 0;
   std::uint64_t seq_ = 0;
@@ -446,6 +472,7 @@ class engine {
   std::vector<std::deque<int>> fifos_;
   std::vector<double> fifo_room_;
   std::vector<int> rr_, sub_rr_;
+  std::vector<std::pair<double, int>> heads_;
   std::vector<nic_state> nic_;
   std::vector<packet> pk_;
   std::vector<int> free_;
@@ -477,7 +504,8 @@ credit_result simulate_credit(const torus& t, const packet_schedule& s, const cr
   expect(p.vcs >= 1 && p.vcs <= 8, "credit_params::vcs", "1 to 8", std::to_string(p.vcs));
   expect(p.route == credit_params::routing::dimension_order || p.vcs >= 2, "credit_params::vcs",
          ">= 2 for adaptive routing (VC 0 is the escape channel)", std::to_string(p.vcs));
-  expect(p.injection_fifos >= 1, "credit_params::injection_fifos", ">= 1", std::to_string(p.injection_fifos));
+  expect(p.injection_fifos >= 0, "credit_params::injection_fifos", ">= 0 (0: one per direction)",
+         std::to_string(p.injection_fifos));
   expect(p.injection_bytes >= p.packet_bytes, "credit_params::injection_bytes", ">= packet_bytes",
          fmt::format("{}", p.injection_bytes));
   expect(p.host_delay >= 0, "credit_params::host_delay", ">= 0", fmt::format("{}", p.host_delay));

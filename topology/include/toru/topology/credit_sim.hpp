@@ -24,11 +24,11 @@
 // escape VC 0 on the dimension-order link under the bubble rule (Duato's protocol). A stall is
 // reported as an error, never as a time.
 //
-// Injection: the host posts an operation's messages; `interleaved` cuts the next packet from each
-// posted message in turn (round-robin over destinations, the NIC's view of MPI_Isend everything),
-// `in_order` sends each FIFO's messages one after another in post order (a fixed destination
-// order: all nodes walk the same sequence of shifts). Receives are pre-posted (eager, active
-// messages); an operation completes when all its messages are delivered.
+// Injection: the host posts an operation's messages into injection FIFOs (see injection_fifos);
+// `interleaved` cuts each FIFO's next packet from its messages in turn (round-robin over
+// destinations, the NIC's view of MPI_Isend everything), `in_order` sends each FIFO's messages one
+// after another in post order (a fixed destination order: all nodes walk the same shifts). Receives are pre-posted
+// (eager, active messages); an operation completes when all its messages are delivered.
 //
 //   auto t = torus::parse("8x4x4,bw=175MB/s,lat=100ns");
 //   auto s = alltoall_schedule(t, packet_schedule_kind::linear, 4096);
@@ -48,8 +48,10 @@ namespace toru::topology {
 struct credit_params {
   enum class routing { dimension_order, adaptive };
   enum class injection { interleaved, in_order };
+  enum class arbitration { round_robin, oldest_first };
   routing route = routing::dimension_order;
   injection inject = injection::interleaved;
+  arbitration arbitrate = arbitration::round_robin;
   double packet_bytes = 256;  // largest packet on the wire (BG/L: 256 B in 32 B chunks)
   // Of each packet, not payload. 0 (the default): the spec's bandwidth is the links' payload rate,
   // the "peak" published all-to-all efficiencies are quoted against.
