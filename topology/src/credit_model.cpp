@@ -33,11 +33,13 @@ constexpr std::array<point, 5> ring = {{{8, 0.999}, {16, 0.908}, {32, 0.824}, {6
 // Two axes, 1 KiB per pair, by balance r: 16x8 (r = 0.5), 16x16 (r = 1).
 constexpr std::array<point, 2> plane_dor = {{{0.5, 0.817}, {1.0, 0.676}}};
 constexpr std::array<point, 2> plane_adaptive = {{{0.5, 0.459}, {1.0, 0.518}}};
-// Three or more axes, 2 KiB per pair: 8x4x4 (r = 0.5), 4x4x4 (r = 1). Adaptive routing on an
-// asymmetric torus fills the short axes' dynamic VCs with packets that then wait for the long
-// axis, blocking the links behind them; on a symmetric one it spreads the load.
-constexpr std::array<point, 2> torus_dor = {{{0.5, 0.767}, {1.0, 0.641}}};
-constexpr std::array<point, 2> torus_adaptive = {{{0.5, 0.577}, {1.0, 0.914}}};
+// Three or more axes, by balance r, the largest runs made: 16x8x8 (r = 0.5, 1024 nodes, 512 B per
+// pair) and 8x8x8 (r = 1, 512 nodes, 1 KiB). Adaptive routing on an asymmetric torus fills the short
+// axes' dynamic VCs with packets that then wait for the long axis, blocking the links behind them.
+// The efficiencies fall with size (8x4x4: 57.7% adaptive, 76.7% dimension order; 4x4x4: 91.4%,
+// 64.1%; docs/topology.md), so these points are the ones nearest the machines the tier is for.
+constexpr std::array<point, 2> torus_dor = {{{0.5, 0.717}, {1.0, 0.586}}};
+constexpr std::array<point, 2> torus_adaptive = {{{0.5, 0.492}, {1.0, 0.543}}};
 
 template <std::size_t N>
 double interpolate(const std::array<point, N>& f, double x, bool log_x) {
