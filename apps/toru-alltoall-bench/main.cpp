@@ -27,6 +27,7 @@
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/comm/communicator.hpp"
 #include "toru/core/error.hpp"
+#include "toru/topology/credit_model.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/torus.hpp"
@@ -46,6 +47,7 @@ struct settings {
   int chunks = 0;
   int threads = 1;
   bool simulate = false;
+  std::optional<toru::topology::link_transport> transport;  // --transport given
   toru::comm::simulation_options sim{.model = toru::comm::network_model::packet};
   bool dropin = false;
   bool json = false;
@@ -72,7 +74,10 @@ bool is_mpi(const std::string& name) { return name == "mpi" || name == "mpi-repe
 
 int simulate(const settings& s) {
   if (s.torus.empty()) throw toru::error(toru::errc::invalid_argument, "--simulate needs --torus SPEC");
-  const auto t = toru::topology::torus::parse(s.torus);
+  auto t = toru::topology::torus::parse(s.torus);
+  // --transport, when given, describes the links whatever the spec says
+  if (s.transport) t = toru::topology::torus({t.axes().begin(), t.axes().end()}, *s.transport);
+  const bool credit = t.transport() == toru::topology::link_transport::credit;
   nlohmann::json rows = nlohmann::json::array();
   if (!s.json)
     fmt::print("simulated all-to-all on torus {} ({} nodes, bottleneck axis {}), % of T_min = P*m*E_L/(8*B_L)\n",
@@ -90,6 +95,10 @@ int simulate(const settings& s) {
         continue;
       auto opts = s.sim;
       opts.chunks = s.chunks;
+      // the credit model's fitted tier covers linear and indirect only
+      if (credit && (a == alltoall_algorithm::pairwise || a == alltoall_algorithm::bruck) &&
+          (s.sim.model == toru::comm::network_model::fitted || t.size() > s.sim.credit_packet_max_nodes))
+        continue;
       const auto r = toru::comm::simulate_alltoall(t, a, bytes, opts);
       const std::string label = a == alltoall_algorithm::automatic ? "auto" : name;
       if (s.json)
@@ -113,12 +122,14 @@ int simulate(const settings& s) {
   }
   if (s.json)
     fmt::print("{}\n", nlohmann::json{{"mode", "simulated"},
-                                      {"model_version", std::string(toru::topology::packet_model_version)},
+                                      {"model_version", credit ? std::string(toru::topology::credit_model_version)
+                                                               : std::string(toru::topology::packet_model_version)},
+                                      {"transport", toru::topology::to_string(t.transport())},
                                       {"seeds", s.sim.seeds},
                                       {"rows", rows}}
                            .dump(2));
   else if (s.sim.model != toru::comm::network_model::fluid)
-    fmt::print("model: {}{}\n", toru::topology::packet_model_version,
+    fmt::print("model: {}{}\n", credit ? toru::topology::credit_model_version : toru::topology::packet_model_version,
                s.sim.seeds > 1 ? fmt::format("; packet rows: median of {} seeded runs", s.sim.seeds) : "");
   return 0;
 }
@@ -409,8 +420,13 @@ int main(int argc, char** argv) {
   app.add_option("--packet-max-nodes", s.sim.packet_max_nodes, "largest torus simulated packet by packet")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app.add_option("--transport", transport, "packet model: tcp (Ethernet, drop-tail) or credit (HPC, lossless)")
-      ->check(CLI::IsMember({"tcp", "credit"}))
+  app.add_option("--transport", transport,
+                 "with --simulate: the links, overriding the spec's transport= (tcp: Ethernet, drop-tail, the "
+                 "toru-netmodel tiers; credit: an HPC torus, lossless, the toru-credit tiers)")
+      ->check(CLI::IsMember({"tcp", "credit"}));
+  app.add_option("--credit-packet-max-nodes", s.sim.credit_packet_max_nodes,
+                 "credit transport: largest torus simulated packet by packet")
+      ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--congestion", cc, "packet model, tcp: bbr or reno")
       ->check(CLI::IsMember({"bbr", "reno"}))
@@ -462,8 +478,8 @@ int main(int argc, char** argv) {
     for (const auto& a : s.algorithms)
       if (!is_mpi(a)) toru::comm::algorithm_from_string(a);
     s.sim.model = toru::comm::network_model_from_string(model);
-    s.sim.packet.mode = transport == "credit" ? toru::topology::packet_params::transport::credit
-                                              : toru::topology::packet_params::transport::tcp;
+    if (app.count("--transport") > 0)
+      s.transport = toru::topology::link_transport_from_string(transport, "--transport");
     s.sim.packet.congestion = cc == "reno" ? toru::topology::packet_params::congestion_control::reno
                                            : toru::topology::packet_params::congestion_control::bbr;
     if (!burst.empty()) s.sim.packet.tbf_burst = toru::topology::parse_bytes(burst, "--tbf-burst");

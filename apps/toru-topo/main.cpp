@@ -23,6 +23,7 @@
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #include "toru/topology/cart.hpp"
+#include "toru/topology/credit_model.hpp"
 #include "toru/topology/mapping.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/node.hpp"
@@ -199,7 +200,9 @@ int run(const options& opt, MPI_Comm comm) {
                       {"seconds", model.seconds[ui]},
                       {"busy_fraction", model.bound_seconds > 0 ? model.seconds[ui] / model.bound_seconds : 0.0}});
     }
+    const auto net = topo::selected_network_model(t);
     nlohmann::json j{{"torus", t.to_string()},
+                     {"network_model", {{"transport", net.name}, {"version", net.version}}},
                      {"nodes", t.size()},
                      {"ranks", size},
                      {"alltoall_bytes", bytes},
@@ -235,6 +238,12 @@ int run(const options& opt, MPI_Comm comm) {
   fmt::print("torus      {} ({} nodes, {} axes){}\n", t.to_string(), t.size(), t.ndims(),
              live ? fmt::format(", job of {} rank(s)", size) : "");
   fmt::print("mapping    {} [{}]\n", source, layout ? layout->describe() : "identity");
+  {
+    const auto net = topo::selected_network_model(t);
+    fmt::print("network    {} model ({}): {}\n", net.name,
+               net.name == "credit" ? "HPC torus, lossless links" : "Ethernet, TCP; transport=credit for an HPC torus",
+               net.version);
+  }
   if (layout) {
     const int show = std::min(layout->nranks(), 8);
     for (int r = 0; r < show; ++r)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "alltoall_impl.hpp"
+#include "toru/topology/credit_model.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 
@@ -108,6 +109,26 @@ decision decide_alltoall(const decision_input& in) {
   // A described torus: compare the model times of direct and the pipelined indirect schedule.
   const auto& shape = *in.torus;
   const double m = in.bytes_per_pair;
+  if (shape.transport() == topology::link_transport::credit) {
+    // An HPC torus: the credit model's fitted tier (topology/credit_model.hpp, derived from its
+    // packet tier), MPI_Alltoall as the library's linear schedule with adaptive routing (BG/L's
+    // default), indirect with dimension-order routing; the copies overlap all but one chunk.
+    const int c = model_indirect_chunks(in);
+    topology::credit_model_options o;
+    o.packet.route = topology::credit_params::routing::adaptive;
+    const double t_direct = topology::credit_fitted_seconds(shape, topology::packet_schedule_kind::linear, m, o) +
+                            (in.nranks - 1) * message_startup;
+    o.packet.route = topology::credit_params::routing::dimension_order;
+    o.chunks = c;
+    const auto t = indirect_times(in);
+    const double t_indirect = topology::credit_fitted_seconds(shape, topology::packet_schedule_kind::indirect, m, o) +
+                              t.copy / c + c * t.messages * message_startup;
+    if (t_indirect < t_direct) {
+      d.algorithm = alltoall_algorithm::indirect;
+      d.chunks = c;
+    }
+    return d;
+  }
   const double e_indirect = topology::fitted_efficiency(topology::packet_schedule_kind::indirect, m, in.nranks);
   const double t_direct = mpi_alltoall_seconds(shape, m, in.nranks) + (in.nranks - 1) * message_startup +
                           topology::alltoall_latency_direct(shape, 0);

@@ -9,6 +9,7 @@
 
 #include "alltoall_impl.hpp"
 #include "toru/core/error.hpp"
+#include "toru/topology/credit_model.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/packet_schedules.hpp"
@@ -76,7 +77,29 @@ simulated_alltoall simulate_alltoall(const topology::torus& t, alltoall_algorith
   r.algorithm = algorithm;
   r.bound_seconds = topology::alltoall_bound(t, bytes_per_pair);
   r.model = opts.model;
+  if (opts.model != network_model::fluid && t.transport() == topology::link_transport::credit) {
+    const bool indirect = algorithm == alltoall_algorithm::indirect;
+    r.chunks = indirect ? (opts.chunks > 0 ? opts.chunks : detail::model_indirect_chunks(in)) : 1;
+    // On an HPC torus MPI_Alltoall is the library's linear schedule (pairwise and Bruck are
+    // toru's own rows here too).
+    const auto kind =
+        algorithm == alltoall_algorithm::direct ? topology::packet_schedule_kind::linear : schedule_of(algorithm);
+    r.schedule = topology::to_string(kind);
+    topology::credit_model_options co{
+        .packet = opts.credit,
+        .packet_max_nodes = opts.model == network_model::packet ? opts.credit_packet_max_nodes : 0,
+        .chunks = r.chunks};
+    co.packet.route = indirect ? opts.credit_indirect_routing : opts.credit_direct_routing;
+    const auto e = topology::credit_alltoall(t, kind, bytes_per_pair, co);
+    r.seconds = e.seconds;
+    r.model = e.tier == "packet" ? network_model::packet : network_model::fitted;
+    r.schedule += " " + topology::to_string(co.packet.route);
+    r.model_version = std::string(topology::credit_model_version);
+    r.percent_of_bound = r.seconds > 0 ? 100.0 * r.bound_seconds / r.seconds : 0;
+    return r;
+  }
   if (opts.model != network_model::fluid) {
+    r.model_version = std::string(topology::packet_model_version);
     const auto kind = schedule_of(algorithm);
     r.chunks = algorithm == alltoall_algorithm::indirect
                    ? (opts.chunks > 0 ? opts.chunks : detail::model_indirect_chunks(in))

@@ -14,6 +14,7 @@
 
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/mpi.hpp"
+#include "toru/topology/credit_model.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/node.hpp"
@@ -84,7 +85,13 @@ torus_wires torus_wire_seconds(const comm::communicator& c, double bytes_per_ran
     // MPI_Alltoallw at 64^3 (16 KiB per pair) because both paths were costed at T_min, while the
     // model puts MPI's linear schedule at about 40 % of it there and comm's indirect one at 90 %.
     const double a = comm::simulate_alltoall(c.torus(), algorithm, m, {.model = comm::network_model::fitted}).seconds;
-    const double l = topology::fitted_alltoall_seconds(c.torus(), topology::packet_schedule_kind::linear, m);
+    // MPI's linear schedule in the network model the torus selects (HPC: the credit model, with the
+    // adaptive routing its MPI_Alltoall is modelled with; Ethernet: the TCP fit)
+    topology::credit_model_options credit;
+    credit.packet.route = topology::credit_params::routing::adaptive;
+    const double l = c.torus().transport() == topology::link_transport::credit
+                         ? topology::credit_fitted_seconds(c.torus(), topology::packet_schedule_kind::linear, m, credit)
+                         : topology::fitted_alltoall_seconds(c.torus(), topology::packet_schedule_kind::linear, m);
     w.alltoall = std::max(a, bound);
     w.alltoallw = std::max(l, bound);
   } catch (const std::exception&) {

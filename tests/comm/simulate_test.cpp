@@ -7,6 +7,7 @@
 
 #include "toru/comm/alltoall_simulate.hpp"
 #include "toru/core/error.hpp"
+#include "toru/topology/credit_model.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
 #include "toru/topology/packet_schedules.hpp"
@@ -133,6 +134,37 @@ TEST(simulate, seeds_report_the_median_over_seeded_runs) {
   EXPECT_DOUBLE_EQ(r.seconds, per_run[1]);
   o.seeds = 0;
   EXPECT_THROW(simulate_alltoall(t, alltoall_algorithm::direct, 65536, o), toru::error);
+}
+
+// The torus description picks the network model: the same shapes as an Ethernet (tcp) torus and as
+// an HPC (credit) one. auto follows the credit model's times there, with MPI's linear schedule under
+// adaptive routing as direct.
+TEST(simulate, transport_selects_the_network_model_and_the_decision) {
+  namespace tp = toru::topology;
+  const toru::comm::simulation_options fitted{.model = toru::comm::network_model::fitted};
+  const double m = 65536;
+  for (const char* shape : {"32x32x32,bw=175MB/s", "64x32x32,bw=175MB/s"}) {
+    const auto tcp = torus::parse(shape);
+    const auto credit = torus::parse(std::string(shape) + ",transport=credit");
+    const auto a_tcp = simulate_alltoall(tcp, alltoall_algorithm::automatic, m, fitted);
+    EXPECT_EQ(a_tcp.model_version, tp::packet_model_version) << shape;
+    EXPECT_EQ(a_tcp.algorithm, alltoall_algorithm::indirect) << shape;
+    const auto a_credit = simulate_alltoall(credit, alltoall_algorithm::automatic, m, fitted);
+    EXPECT_EQ(a_credit.model_version, tp::credit_model_version) << shape;
+    const auto direct = simulate_alltoall(credit, alltoall_algorithm::direct, m, fitted);
+    const auto indirect = simulate_alltoall(credit, alltoall_algorithm::indirect, m, fitted);
+    EXPECT_EQ(direct.schedule, "linear adaptive");
+    EXPECT_EQ(indirect.schedule, "indirect dimension-order");
+    // auto takes the faster of the two in the credit model
+    EXPECT_EQ(a_credit.algorithm,
+              direct.seconds < indirect.seconds ? alltoall_algorithm::direct : alltoall_algorithm::indirect)
+        << shape;
+  }
+  // BG/L's shape: the credit model has the direct all-to-all at about half the bound (the packet
+  // tier's 16x8x8 point) and the pipeline ahead of it
+  const auto bgl = torus::parse("64x32x32,bw=175MB/s,lat=100ns,transport=credit");
+  EXPECT_LT(simulate_alltoall(bgl, alltoall_algorithm::direct, m, fitted).percent_of_bound, 55);
+  EXPECT_EQ(simulate_alltoall(bgl, alltoall_algorithm::automatic, m, fitted).algorithm, alltoall_algorithm::indirect);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ std::string axis_label(int i, const axis& a) {
 struct axis_options {
   std::optional<bool> wrap, switched;
   std::optional<double> bandwidth, latency;
+  std::optional<link_transport> transport;  // the whole torus only
 
   void apply_defaults(const axis_options& d) {
     if (!wrap && !switched) {
@@ -118,10 +119,15 @@ class spec_parser {
                   fmt::format("torus spec '{}': expected 1 to {} axes, got {}", s_, max_axes, axes.size()));
     std::vector<axis> out;
     for (auto& p : axes) {
+      if (p.opts.transport)
+        throw error(errc::invalid_argument,
+                    fmt::format("torus spec '{}': 'transport' describes the whole torus: give it after ',' "
+                                "(e.g. '64x32x32,transport=credit'), not in an axis's brackets",
+                                s_));
       p.opts.apply_defaults(defaults);
       out.push_back(p.opts.make(p.extent, p.name));
     }
-    return torus(std::move(out));
+    return torus(std::move(out), defaults.transport.value_or(link_transport::tcp));
   }
 
  private:
@@ -192,9 +198,12 @@ class spec_parser {
           o.bandwidth = parse_bandwidth(value, what);
         else if (key == "lat" || key == "latency")
           o.latency = parse_time(value, what);
+        else if (key == "transport")
+          o.transport = link_transport_from_string(value, what);
         else
-          throw error(errc::invalid_argument,
-                      fmt::format("torus spec '{}': expected an option key 'bw' or 'lat', got '{}'", s_, key));
+          throw error(
+              errc::invalid_argument,
+              fmt::format("torus spec '{}': expected an option key 'bw', 'lat' or 'transport', got '{}'", s_, key));
       } else {
         o.set_kind(item, fmt::format("torus spec '{}'", s_));
       }
@@ -288,7 +297,17 @@ std::string kind_name(const axis& a) { return a.switched ? "switch" : a.wrap ? "
 
 }  // namespace
 
-torus::torus(std::vector<axis> axes) : axes_(std::move(axes)) {
+std::string to_string(link_transport t) { return t == link_transport::credit ? "credit" : "tcp"; }
+
+link_transport link_transport_from_string(std::string_view text, std::string_view what) {
+  if (text == "credit") return link_transport::credit;
+  if (text == "tcp") return link_transport::tcp;
+  throw error(errc::invalid_argument,
+              fmt::format("{}: expected a transport 'tcp' (Ethernet, drop-tail) or 'credit' (HPC, lossless), got '{}'",
+                          what, text));
+}
+
+torus::torus(std::vector<axis> axes, link_transport transport) : axes_(std::move(axes)), transport_(transport) {
   if (axes_.empty() || axes_.size() > static_cast<std::size_t>(max_axes))
     throw error(errc::invalid_argument, fmt::format("torus: expected 1 to {} axes, got {}", max_axes, axes_.size()));
   for (std::size_t i = 0; i < axes_.size(); ++i) {
@@ -331,9 +350,16 @@ torus torus::from_json(const nlohmann::json& j) {
     throw error(errc::invalid_argument,
                 fmt::format("torus JSON: expected an object with an array 'axes' or a spec string, got {}",
                             j.dump().substr(0, 200)));
-  json_expect_keys(j, "torus JSON", {"axes", "kind", "bandwidth", "latency"});
+  json_expect_keys(j, "torus JSON", {"axes", "kind", "bandwidth", "latency", "transport"});
   axis_options defaults;
   json_options(j, "torus JSON", defaults);
+  link_transport transport = link_transport::tcp;
+  if (j.contains("transport")) {
+    if (!j["transport"].is_string())
+      throw error(errc::invalid_argument,
+                  fmt::format("torus JSON.transport: expected \"tcp\" or \"credit\", got {}", j["transport"].dump()));
+    transport = link_transport_from_string(j["transport"].get<std::string>(), "torus JSON.transport");
+  }
   std::vector<axis> axes;
   for (std::size_t i = 0; i < j["axes"].size(); ++i) {
     const auto& a = j["axes"][i];
@@ -358,7 +384,7 @@ torus torus::from_json(const nlohmann::json& j) {
     o.apply_defaults(defaults);
     axes.push_back(o.make(static_cast<int>(extent), std::move(name)));
   }
-  return torus(std::move(axes));
+  return torus(std::move(axes), transport);
 }
 
 torus torus::load(const std::string& path) {
@@ -385,7 +411,9 @@ nlohmann::json torus::to_json() const {
                     {"kind", kind_name(a)},
                     {"bandwidth", a.bandwidth},
                     {"latency", a.latency}});
-  return {{"axes", axes}};
+  nlohmann::json j{{"axes", axes}};
+  if (transport_ != link_transport::tcp) j["transport"] = topology::to_string(transport_);
+  return j;
 }
 
 std::string torus::to_string() const {
@@ -410,6 +438,7 @@ std::string torus::to_string() const {
     out += ",bw=" + exact_quantity(axes_.front().bandwidth, true);
   if (common_lat && axes_.front().latency != default_latency)
     out += ",lat=" + exact_quantity(axes_.front().latency, false);
+  if (transport_ != link_transport::tcp) out += ",transport=" + topology::to_string(transport_);
   return out;
 }
 
@@ -484,7 +513,7 @@ torus torus::sub(std::span<const int> axes) const {
     seen[static_cast<std::size_t>(a)] = true;
     out.push_back(axes_[static_cast<std::size_t>(a)]);
   }
-  return torus(std::move(out));
+  return torus(std::move(out), transport_);
 }
 
 std::vector<int> factorize(int n, int ndims) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "toru/comm/alltoall_plan.hpp"
+#include "toru/topology/credit_sim.hpp"
 #include "toru/topology/packet_sim.hpp"
 #include "toru/topology/torus.hpp"
 
@@ -23,6 +24,11 @@ namespace toru::comm {
 /// (direct = MPI_Alltoall as Open MPI 4.1 coll/tuned picks it) on tori of at most
 /// `packet_max_nodes` nodes, else the fitted tier (topology/fitted_model.hpp).
 /// fitted: the fitted tier at any size.
+/// On a torus whose transport is credit (an HPC torus: torus::transport()) packet and fitted mean
+/// the credit model's tiers (topology/credit_model.hpp): packet level up to
+/// `credit_packet_max_nodes`, its fitted tier above; direct is then the MPI library's linear
+/// schedule (every send posted at once) with `credit_direct_routing`, indirect toru's pipeline
+/// with `credit_indirect_routing`.
 enum class network_model { fluid, packet, fitted };
 std::string to_string(network_model m);
 network_model network_model_from_string(const std::string& s);
@@ -41,6 +47,13 @@ struct simulation_options {
   // (topology::simulate_packets_seeded); 1: the one run of `packet` as given (deterministic for
   // packet.seed = 0)
   int seeds = 1;
+  // credit transport: the network (buffers, packets); its routing is set per algorithm below
+  topology::credit_params credit{};
+  int credit_packet_max_nodes = 128;
+  // BG/L's MPI sends with dynamic (adaptive) routing; the indirect phases each stay on their own
+  // axes, where dimension order keeps the bubble escape rule on every VC (docs/topology.md).
+  topology::credit_params::routing credit_direct_routing = topology::credit_params::routing::adaptive;
+  topology::credit_params::routing credit_indirect_routing = topology::credit_params::routing::dimension_order;
 };
 
 struct simulated_alltoall {
@@ -52,6 +65,7 @@ struct simulated_alltoall {
   network_model model = network_model::fluid;  // the tier that produced `seconds`
   std::string schedule;                        // packet / fitted: the schedule run (e.g. "linear")
   std::uint64_t drops = 0, timeouts = 0;       // packet (the mean over seeded runs)
+  std::string model_version;                   // packet / fitted: which network model answered
 };
 
 /// Simulates one all-to-all of `bytes_per_pair` over every node of `t` with the given algorithm

@@ -54,12 +54,23 @@ struct axis {
   friend bool operator==(const axis&, const axis&) = default;
 };
 
+/// How the links move packets; it selects the network model of the all-to-all decision and of
+/// `--simulate` (docs/topology.md, "Network models"):
+///  - tcp: Ethernet/IP with drop-tail queues and TCP (the emulated testbed; toru-netmodel tiers).
+///  - credit: an HPC torus (Blue Gene, Tofu, TPU ICI): lossless links, credit flow control,
+///    hardware routing (topology/credit_sim.hpp, credit_model.hpp).
+/// Spec: ",transport=credit" after the axes; JSON: "transport": "credit". Default tcp.
+enum class link_transport { tcp, credit };
+std::string to_string(link_transport t);
+/// Parses "tcp" or "credit"; errors name `what`.
+link_transport link_transport_from_string(std::string_view text, std::string_view what);
+
 class torus {
  public:
   /// Validates: 1..6 axes, extents >= 1, bandwidth > 0 and finite, latency >= 0 and finite,
   /// names unique identifiers ([A-Za-z_][A-Za-z0-9_]*), size <= 2^31-1. Empty names get defaults.
   /// Throws toru::error(invalid_argument) naming the offending axis and value.
-  explicit torus(std::vector<axis> axes);
+  explicit torus(std::vector<axis> axes, link_transport transport = link_transport::tcp);
 
   /// Parses a spec string (grammar in docs/topology.md); errors name the offending token.
   static torus parse(std::string_view spec);
@@ -79,6 +90,8 @@ class torus {
   std::span<const axis> axes() const { return axes_; }
   /// Number of nodes, the product of the extents.
   std::int64_t size() const { return size_; }
+  /// The links' transport (see link_transport).
+  link_transport transport() const { return transport_; }
   /// Index of the axis named `name` (case-sensitive, then case-insensitive), or -1.
   int find_axis(std::string_view name) const;
 
@@ -94,7 +107,8 @@ class torus {
   void coords_into(std::int64_t node, std::span<int> c) const noexcept;
   std::int64_t node_unchecked(std::span<const int> c) const noexcept;
 
-  /// The sub-torus spanned by `axes` (each index once, any order; kept in the given order).
+  /// The sub-torus spanned by `axes` (each index once, any order; kept in the given order), with
+  /// this torus's transport.
   torus sub(std::span<const int> axes) const;
 
   friend bool operator==(const torus&, const torus&) = default;
@@ -102,6 +116,7 @@ class torus {
  private:
   std::vector<axis> axes_;
   std::int64_t size_ = 1;
+  link_transport transport_ = link_transport::tcp;
 };
 
 /// A balanced factorization of n into `ndims` extents, largest last (like MPI_Dims_create, then
