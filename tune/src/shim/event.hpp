@@ -108,6 +108,27 @@ enum fn : std::uint16_t {
   f_file_write_at,
   f_file_write_all,
   f_file_write_at_all,
+  // Appended with the Fortran and mpi_f08 bindings.
+  f_mprobe,
+  f_improbe,
+  f_mrecv,
+  f_imrecv,
+  f_win_flush,
+  f_win_flush_all,
+  f_win_flush_local,
+  f_win_flush_local_all,
+  f_win_lock_all,
+  f_win_unlock_all,
+  f_get_accumulate,
+  f_fetch_and_op,
+  f_compare_and_swap,
+  f_rput,
+  f_rget,
+  f_raccumulate,
+  f_file_iread,
+  f_file_iread_at,
+  f_file_iwrite,
+  f_file_iwrite_at,
   fn_count
 };
 extern const char* const function_names[fn_count];

@@ -57,13 +57,15 @@ TORU_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int des
 TORU_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                          MPI_Status* status) {
   return hook_recv(
-      TORU_RA, [&](MPI_Status* st) { return PMPI_Recv(buf, count, type, source, tag, comm, st); }, type, comm, status);
+      TORU_RA, f_recv, [&](MPI_Status* st) { return PMPI_Recv(buf, count, type, source, tag, comm, st); }, type, comm,
+      status);
 }
 
 TORU_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                           MPI_Request* req) {
   return hook_irecv(
-      TORU_RA, [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, req); }, count, type, source, comm, req);
+      TORU_RA, f_irecv, [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, req); }, count, type, source, comm,
+      req);
 }
 
 TORU_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {

@@ -5,45 +5,13 @@
 // same convention as the blocking wrappers, so a nonblocking call and its blocking twin compare.
 #include <mpi.h>
 
+#include "coll_bytes.hpp"
 #include "hooks.hpp"
 
 using namespace toru::tune::shim;
 
 #define TORU_RA __builtin_return_address(0)
 #define TORU_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace {
-int comm_size(MPI_Comm comm) {
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  return size;
-}
-std::uint64_t counts_bytes(const int counts[], int n, MPI_Datatype type) {
-  long long total = 0;
-  for (int i = 0; i < n; ++i) total += counts[i];
-  return type_bytes(type, total);
-}
-std::uint64_t w_bytes(const int counts[], const MPI_Datatype types[], int n) {
-  std::uint64_t total = 0;
-  for (int i = 0; i < n; ++i) total += type_bytes(types[i], counts[i]);
-  return total;
-}
-std::uint64_t alltoall_bytes(const void* in, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype,
-                             MPI_Comm comm) {
-  const long long n = comm_size(comm);
-  return in == MPI_IN_PLACE ? type_bytes(rtype, rcount * n) : type_bytes(stype, scount * n);
-}
-std::uint64_t alltoallv_bytes(const void* in, const int scounts[], MPI_Datatype stype, const int rcounts[],
-                              MPI_Datatype rtype, MPI_Comm comm) {
-  const int n = comm_size(comm);
-  return in == MPI_IN_PLACE ? counts_bytes(rcounts, n, rtype) : counts_bytes(scounts, n, stype);
-}
-std::uint64_t alltoallw_bytes(const void* in, const int scounts[], const MPI_Datatype stypes[], const int rcounts[],
-                              const MPI_Datatype rtypes[], MPI_Comm comm) {
-  const int n = comm_size(comm);
-  return in == MPI_IN_PLACE ? w_bytes(rcounts, rtypes, n) : w_bytes(scounts, stypes, n);
-}
-}  // namespace
 
 // --- blocking ---------------------------------------------------------------------------------
 
@@ -53,7 +21,7 @@ TORU_EXPORT int MPI_Alltoallw(const void* in, const int scounts[], const int sdi
   return hook_coll(
       TORU_RA, f_alltoallw,
       [&] { return PMPI_Alltoallw(in, scounts, sdispls, stypes, out, rcounts, rdispls, rtypes, comm); },
-      alltoallw_bytes(in, scounts, stypes, rcounts, rtypes, comm), comm);
+      alltoallw_bytes(in == MPI_IN_PLACE, scounts, stypes, rcounts, rtypes, comm), comm);
 }
 
 TORU_EXPORT int MPI_Gatherv(const void* in, int scount, MPI_Datatype stype, void* out, const int rcounts[],
@@ -125,7 +93,7 @@ TORU_EXPORT int MPI_Ialltoall(const void* in, int scount, MPI_Datatype stype, vo
                               MPI_Comm comm, MPI_Request* req) {
   return hook_coll(
       TORU_RA, f_ialltoall, [&] { return PMPI_Ialltoall(in, scount, stype, out, rcount, rtype, comm, req); },
-      alltoall_bytes(in, scount, stype, rcount, rtype, comm), comm, true);
+      alltoall_bytes(in == MPI_IN_PLACE, scount, stype, rcount, rtype, comm), comm, true);
 }
 
 TORU_EXPORT int MPI_Ialltoallv(const void* in, const int scounts[], const int sdispls[], MPI_Datatype stype, void* out,
@@ -134,7 +102,7 @@ TORU_EXPORT int MPI_Ialltoallv(const void* in, const int scounts[], const int sd
   return hook_coll(
       TORU_RA, f_ialltoallv,
       [&] { return PMPI_Ialltoallv(in, scounts, sdispls, stype, out, rcounts, rdispls, rtype, comm, req); },
-      alltoallv_bytes(in, scounts, stype, rcounts, rtype, comm), comm, true);
+      alltoallv_bytes(in == MPI_IN_PLACE, scounts, stype, rcounts, rtype, comm), comm, true);
 }
 
 TORU_EXPORT int MPI_Ialltoallw(const void* in, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
@@ -143,7 +111,7 @@ TORU_EXPORT int MPI_Ialltoallw(const void* in, const int scounts[], const int sd
   return hook_coll(
       TORU_RA, f_ialltoallw,
       [&] { return PMPI_Ialltoallw(in, scounts, sdispls, stypes, out, rcounts, rdispls, rtypes, comm, req); },
-      alltoallw_bytes(in, scounts, stypes, rcounts, rtypes, comm), comm, true);
+      alltoallw_bytes(in == MPI_IN_PLACE, scounts, stypes, rcounts, rtypes, comm), comm, true);
 }
 
 TORU_EXPORT int MPI_Iallgather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount,

@@ -141,3 +141,27 @@ TORU_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indic
       TORU_RA, f_testsome, [&](MPI_Status* st) { return PMPI_Testsome(n, reqs, outcount, indices, st); }, reqs, n,
       statuses, completed{.which = completed::some, .outcount = outcount, .indices = indices});
 }
+
+TORU_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* status) {
+  return hook_mprobe(
+      TORU_RA, f_mprobe, [&](MPI_Status* st) { return PMPI_Mprobe(source, tag, comm, msg, st); }, comm, nullptr, msg,
+      status);
+}
+
+TORU_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* status) {
+  return hook_mprobe(
+      TORU_RA, f_improbe, [&](MPI_Status* st) { return PMPI_Improbe(source, tag, comm, flag, msg, st); }, comm, flag,
+      msg, status);
+}
+
+TORU_EXPORT int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Status* status) {
+  const MPI_Message before = *msg;
+  return hook_mrecv(
+      TORU_RA, [&](MPI_Status* st) { return PMPI_Mrecv(buf, count, type, msg, st); }, type, before, status);
+}
+
+TORU_EXPORT int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Request* req) {
+  const MPI_Message before = *msg;
+  return hook_imrecv(
+      TORU_RA, [&] { return PMPI_Imrecv(buf, count, type, msg, req); }, count, type, before, req);
+}

@@ -103,7 +103,27 @@ const char* const function_names[fn_count] = {"MPI_Send",
                                               "MPI_File_write",
                                               "MPI_File_write_at",
                                               "MPI_File_write_all",
-                                              "MPI_File_write_at_all"};
+                                              "MPI_File_write_at_all",
+                                              "MPI_Mprobe",
+                                              "MPI_Improbe",
+                                              "MPI_Mrecv",
+                                              "MPI_Imrecv",
+                                              "MPI_Win_flush",
+                                              "MPI_Win_flush_all",
+                                              "MPI_Win_flush_local",
+                                              "MPI_Win_flush_local_all",
+                                              "MPI_Win_lock_all",
+                                              "MPI_Win_unlock_all",
+                                              "MPI_Get_accumulate",
+                                              "MPI_Fetch_and_op",
+                                              "MPI_Compare_and_swap",
+                                              "MPI_Rput",
+                                              "MPI_Rget",
+                                              "MPI_Raccumulate",
+                                              "MPI_File_iread",
+                                              "MPI_File_iread_at",
+                                              "MPI_File_iwrite",
+                                              "MPI_File_iwrite_at"};
 
 thread_local int busy_guard::depth = 0;
 

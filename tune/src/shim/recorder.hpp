@@ -107,6 +107,7 @@ class recorder {
   std::unordered_map<MPI_Request, pending_recv> pending;
   std::unordered_map<MPI_Request, persistent_req> persistent;
   std::unordered_map<MPI_Win, std::vector<int>> windows;
+  std::unordered_map<MPI_Message, MPI_Comm> messages;  // matched by Mprobe/Improbe, until Mrecv/Imrecv
   std::vector<site> sites;
   std::vector<site> io_sites;
   std::vector<event> events;
