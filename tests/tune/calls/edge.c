@@ -113,6 +113,16 @@ int main(int argc, char** argv) {
   MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, 3, MPI_DOUBLE, MPI_COMM_WORLD);
   CHECK(v[3 * left] == left);
   expect("MPI_Allgather", 1, 24, -1, 0);
+  // Allgatherv in place: this rank's block of the receive buffer, 1 + rank doubles.
+  for (int i = 0; i < n; ++i) {
+    counts[i] = 1 + i;
+    displs[i] = 4 * i;
+    for (int j = 0; j <= i; ++j) v[4 * i + j] = rank == i ? rank : -1;
+  }
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  CHECK(v[4 * left + left] == left && v[4 * right] == right);
+  expect("MPI_Iallgatherv", 1, 8LL * (1 + rank), -1, 0);
   // Gather at the root in place contributes nothing of its own to send; the others send 4 doubles.
   if (rank == 0)
     MPI_Gather(MPI_IN_PLACE, 4, MPI_DOUBLE, v, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -149,7 +159,7 @@ int main(int argc, char** argv) {
   MPI_Request_free(&pers);
   expect("MPI_Send_init", 1, 0, -1, 0);
   expect("MPI_Start", 1, 0, -1, 0);
-  expect("MPI_Wait", 2, 0, -1, 0);  // this one and the one that waited for the Ialltoallv
+  expect("MPI_Wait", 3, 0, -1, 0);  // this one and those that waited for the Ialltoallv and Iallgatherv
 
   // --- Failures under MPI_ERRORS_RETURN: a rank out of range, a negative count, a bad root.
   MPI_Comm ec;

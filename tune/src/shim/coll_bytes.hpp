@@ -28,6 +28,14 @@ std::uint64_t w_bytes(const int counts[], Type&& type, int n) {
   for (int i = 0; i < n; ++i) total += type_bytes(type(i), counts[i]);
   return total;
 }
+/// Allgatherv in place: this rank's block of the receive buffer is its contribution.
+inline std::uint64_t allgatherv_bytes(bool in_place, int scount, MPI_Datatype stype, const int rcounts[],
+                                      MPI_Datatype rtype, MPI_Comm comm) {
+  if (!in_place) return type_bytes(stype, scount);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  return type_bytes(rtype, rcounts[rank]);
+}
 inline std::uint64_t alltoall_bytes(bool in_place, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype,
                                     MPI_Comm comm) {
   const long long n = comm_size(comm);

@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "coll_bytes.hpp"
 #include "hooks.hpp"
 
 using namespace toru::tune::shim;
@@ -153,7 +154,7 @@ TORU_EXPORT int MPI_Allgatherv(const void* in, int scount, MPI_Datatype stype, v
                                const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
   return hook_coll(
       TORU_RA, f_allgatherv, [&] { return PMPI_Allgatherv(in, scount, stype, out, rcounts, displs, rtype, comm); },
-      in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount), comm);
+      allgatherv_bytes(in == MPI_IN_PLACE, scount, stype, rcounts, rtype, comm), comm);
 }
 
 TORU_EXPORT int MPI_Gather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,

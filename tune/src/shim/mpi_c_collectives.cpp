@@ -126,7 +126,7 @@ TORU_EXPORT int MPI_Iallgatherv(const void* in, int scount, MPI_Datatype stype, 
   return hook_coll(
       TORU_RA, f_iallgatherv,
       [&] { return PMPI_Iallgatherv(in, scount, stype, out, rcounts, displs, rtype, comm, req); },
-      in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount), comm, true);
+      allgatherv_bytes(in == MPI_IN_PLACE, scount, stype, rcounts, rtype, comm), comm, true);
 }
 
 TORU_EXPORT int MPI_Igather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,

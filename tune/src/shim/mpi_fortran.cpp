@@ -243,7 +243,8 @@ TORU_F_COLL(alltoallw,
 TORU_F_COLL(allgather, (void* in, F* scount, F* stype, void* out, F* rcount, F* rtype, F* comm),
             (in, scount, stype, out, rcount, rtype, comm), (in_place(in) ? B(rtype, rcount) : B(stype, scount)))
 TORU_F_COLL(allgatherv, (void* in, F* scount, F* stype, void* out, F* rcounts, F* displs, F* rtype, F* comm),
-            (in, scount, stype, out, rcounts, displs, rtype, comm), (in_place(in) ? 0 : B(stype, scount)))
+            (in, scount, stype, out, rcounts, displs, rtype, comm),
+            allgatherv_bytes(in_place(in), *scount, T(stype), I(rcounts), T(rtype), C(comm)))
 TORU_F_COLL(gather, (void* in, F* scount, F* stype, void* out, F* rcount, F* rtype, F* root, F* comm),
             (in, scount, stype, out, rcount, rtype, root, comm), (in_place(in) ? 0 : B(stype, scount)))
 TORU_F_COLL(gatherv, (void* in, F* scount, F* stype, void* out, F* rcounts, F* displs, F* rtype, F* root, F* comm),
