@@ -129,6 +129,24 @@ enum fn : std::uint16_t {
   f_file_iread_at,
   f_file_iwrite,
   f_file_iwrite_at,
+  // Persistent collectives (MPIX_*_init in Open MPI 4.1).
+  f_barrier_init,
+  f_bcast_init,
+  f_reduce_init,
+  f_allreduce_init,
+  f_alltoall_init,
+  f_alltoallv_init,
+  f_alltoallw_init,
+  f_allgather_init,
+  f_allgatherv_init,
+  f_gather_init,
+  f_gatherv_init,
+  f_scatter_init,
+  f_scatterv_init,
+  f_reduce_scatter_init,
+  f_reduce_scatter_block_init,
+  f_scan_init,
+  f_exscan_init,
   fn_count
 };
 extern const char* const function_names[fn_count];

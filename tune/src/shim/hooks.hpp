@@ -348,12 +348,33 @@ int hook_p2p_init(void* ra, fn func, Call&& call, long long count, MPI_Datatype 
   return rc;
 }
 
+/// Persistent collectives (MPIX_*_init): the init is counted without bytes; each start of the
+/// request credits `bytes` to the Start/Startall site.
+template <class Call>
+int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm, MPI_Request* req) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  r.mpi_call(ra, func, t0, t1, 0, -1);
+  r.coll_time += t1 - t0;
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+    r.persistent[*req] = persistent_req{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, bytes};
+  return rc;
+}
+
 /// One persistent request started at site s: a send becomes a send event credited to the site, a
 /// receive becomes pending until its completion call.
 inline void start_one(recorder& r, int s, fn func, MPI_Request req, double t0, double t1) {
   auto it = r.persistent.find(req);
   if (it == r.persistent.end()) return;  // a persistent collective or one started before MPI_Init's hook
   const persistent_req& p = it->second;
+  if (p.coll) {  // a collective posted here, as its nonblocking twin would be
+    r.credit(s, p.coll_bytes, -1);
+    ++r.coll_calls;
+    return;
+  }
   const std::uint64_t key = r.comm_key(p.comm);
   if (p.recv) {
     r.pending[req] = pending_recv{t0, key, s, p.comm, p.type};

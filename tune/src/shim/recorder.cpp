@@ -123,7 +123,24 @@ const char* const function_names[fn_count] = {"MPI_Send",
                                               "MPI_File_iread",
                                               "MPI_File_iread_at",
                                               "MPI_File_iwrite",
-                                              "MPI_File_iwrite_at"};
+                                              "MPI_File_iwrite_at",
+                                              "MPIX_Barrier_init",
+                                              "MPIX_Bcast_init",
+                                              "MPIX_Reduce_init",
+                                              "MPIX_Allreduce_init",
+                                              "MPIX_Alltoall_init",
+                                              "MPIX_Alltoallv_init",
+                                              "MPIX_Alltoallw_init",
+                                              "MPIX_Allgather_init",
+                                              "MPIX_Allgatherv_init",
+                                              "MPIX_Gather_init",
+                                              "MPIX_Gatherv_init",
+                                              "MPIX_Scatter_init",
+                                              "MPIX_Scatterv_init",
+                                              "MPIX_Reduce_scatter_init",
+                                              "MPIX_Reduce_scatter_block_init",
+                                              "MPIX_Scan_init",
+                                              "MPIX_Exscan_init"};
 
 thread_local int busy_guard::depth = 0;
 
