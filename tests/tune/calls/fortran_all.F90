@@ -260,6 +260,23 @@ program calls_fortran_all
   call expect('MPI_Send', 5, 8 * 60, right, 8 * 60)
   call expect('MPI_Recv', 3, 8 * 24, left, 8 * 24)
 
+  ! MPI_REQUEST_NULL among the requests of a Waitall; a failed call (MPI_ERRORS_RETURN: a rank out of
+  ! range) is counted without bytes or partner, and the program goes on.
+  reqs(1) = MPI_REQUEST_NULL
+  reqs(3) = MPI_REQUEST_NULL
+  call MPI_Irecv(b, 3, MPI_DOUBLE_PRECISION, left, 15, MPI_COMM_WORLD, reqs(2) IERR)
+  call MPI_Isend(a, 3, MPI_DOUBLE_PRECISION, right, 15, MPI_COMM_WORLD, reqs(4) IERR)
+  call MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE IERR)
+  call expect('MPI_Irecv', 1, 24, left, 24)
+  call expect('MPI_Isend', 1, 24, right, 24)
+  call expect('MPI_Waitall', 1, 24, left, 24)
+  call MPI_Comm_dup(MPI_COMM_WORLD, cart IERR)
+  call MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN IERR)
+  call MPI_Ssend(a, 4, MPI_DOUBLE_PRECISION, n + 5, 16, cart, rc(1))
+  if (rc(1) == MPI_SUCCESS) call fail(15)
+  call expect('MPI_Ssend', 1, 0, -1, 0)
+  call MPI_Comm_free(cart IERR)
+
   call MPI_Sendrecv(a, 15, MPI_DOUBLE_PRECISION, right, 13, b, 15, MPI_DOUBLE_PRECISION, left, 13, &
                     MPI_COMM_WORLD, MPI_STATUS_IGNORE IERR)
   if (b(15) /= left) call fail(11)
