@@ -35,23 +35,6 @@ TORU_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
   return PMPI_Comm_free(comm);
 }
 
-TORU_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return hook_send(
-      TORU_RA, f_send, [&] { return PMPI_Send(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
-}
-
-TORU_EXPORT int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return hook_send(
-      TORU_RA, f_ssend, [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
-}
-
-TORU_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* req) {
-  return hook_send(
-      TORU_RA, f_isend, [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, req); }, count, type, dest, tag,
-      comm);
-}
-
 TORU_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                          MPI_Status* status) {
   return hook_recv(
