@@ -44,7 +44,27 @@ int main(int argc, char** argv) {
   MPI_File_seek(fh, at[3], MPI_SEEK_SET);
   MPI_File_read_all(fh, in, cnt[3], MPI_INT, MPI_STATUS_IGNORE);
   CHECK(memcmp(in, out[3], sizeof(int) * (size_t)cnt[3]) == 0);
+  // Nonblocking: bytes as requested when posted.
+  MPI_Request rq;
+  MPI_File_iwrite_at(fh, at[0], out[1], cnt[1], MPI_INT, &rq);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  memset(in, 0, sizeof in);
+  MPI_File_iread_at(fh, at[0], in, cnt[1], MPI_INT, &rq);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  CHECK(memcmp(in, out[1], sizeof(int) * (size_t)cnt[1]) == 0);
+  MPI_File_seek(fh, at[2], MPI_SEEK_SET);
+  MPI_File_iwrite(fh, out[3], cnt[0], MPI_INT, &rq);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  MPI_File_seek(fh, at[2], MPI_SEEK_SET);
+  MPI_File_iread(fh, in, cnt[0], MPI_INT, &rq);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  CHECK(memcmp(in, out[3], sizeof(int) * (size_t)cnt[0]) == 0);
   MPI_File_close(&fh);
+  expect("MPI_File_iwrite_at", 1, 4LL * cnt[1], -1, 0);
+  expect("MPI_File_iread_at", 1, 4LL * cnt[1], -1, 0);
+  expect("MPI_File_iwrite", 1, 4LL * cnt[0], -1, 0);
+  expect("MPI_File_iread", 1, 4LL * cnt[0], -1, 0);
+  expect("MPI_Wait", 4, 0, -1, 0);
 
   const char* w[4] = {"MPI_File_write_at", "MPI_File_write_at_all", "MPI_File_write", "MPI_File_write_all"};
   const char* r[4] = {"MPI_File_read_at", "MPI_File_read_at_all", "MPI_File_read", "MPI_File_read_all"};

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Point-to-point on a ring: completion calls (Waitany, Waitsome, Testany, Testall, Testsome),
 // persistent requests reused across Start/Startall and Wait/Waitall, Probe/Iprobe and
-// Sendrecv_replace. Received data are checked, so a wrapper that disturbed a request fails here.
+// Mprobe/Improbe/Mrecv/Imrecv, Sendrecv_replace. Received data are checked, so a wrapper that disturbed a request fails
+// here.
 #include "expect.h"
 
 enum { chunk = 64 };
@@ -149,6 +150,28 @@ int main(int argc, char** argv) {
   expect("MPI_Iprobe", calls, 0, left, 0);
   expect("MPI_Send", 2, 8 * 24, right, 8 * 24);
   expect("MPI_Recv", 2, 8 * 24, left, 8 * 24);
+
+  // Matched probes: Mprobe then Mrecv (17 doubles), Improbe until found then Imrecv (19 doubles,
+  // completed by Wait). The probes' partner is the source found; the receives get the bytes.
+  MPI_Send(out[3], 17, MPI_DOUBLE, right, 11, MPI_COMM_WORLD);
+  MPI_Message msg;
+  MPI_Mprobe(MPI_ANY_SOURCE, 11, MPI_COMM_WORLD, &msg, &st);
+  CHECK(st.MPI_SOURCE == left);
+  MPI_Mrecv(in[3], 17, MPI_DOUBLE, &msg, MPI_STATUS_IGNORE);
+  check(in[3], 17, left);
+  expect("MPI_Mprobe", 1, 0, left, 0);
+  expect("MPI_Mrecv", 1, 136, left, 136);
+  MPI_Send(out[3], 19, MPI_DOUBLE, right, 12, MPI_COMM_WORLD);
+  calls = 0;
+  for (int flag = 0; !flag; ++calls) MPI_Improbe(left, 12, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+  MPI_Request mr;
+  MPI_Imrecv(in[3], 19, MPI_DOUBLE, &msg, &mr);
+  MPI_Wait(&mr, &st);
+  check(in[3], 19, left);
+  expect("MPI_Improbe", calls, 0, left, 0);
+  expect("MPI_Imrecv", 1, 152, -1, 0);  // posted bytes; the source is known at completion
+  expect("MPI_Wait", 1, 152, left, 152);
+  expect("MPI_Send", 2, 8 * 36, right, 8 * 36);
 
   // Sendrecv_replace: 15 doubles to the right, replaced by the left's.
   fill(in[3], 15, rank);

@@ -41,12 +41,18 @@ int hook_send(void* ra, fn func, Call&& call, long long count, MPI_Datatype type
   double t0, t1;
   const int rc = timed(call, t0, t1);
   recorder& r = recorder::get();
-  const std::uint64_t bytes = type_bytes(type, count);
   std::lock_guard lock(r.mu);
-  const int wdest = dest >= 0 ? r.world_rank_of(comm, dest) : -1;
+  // A failed call or one to MPI_PROC_NULL moves nothing: counted, without bytes or partner (the
+  // communicator and rank of a failed call may not be valid to ask about).
+  if (rc != MPI_SUCCESS || dest < 0) {
+    r.mpi_call(ra, func, t0, t1, 0, -1);
+    r.p2p_time += t1 - t0;
+    return rc;
+  }
+  const std::uint64_t bytes = type_bytes(type, count);
+  const int wdest = r.world_rank_of(comm, dest);
   const int s = r.mpi_call(ra, func, t0, t1, bytes, wdest);
   r.p2p_time += t1 - t0;
-  if (dest < 0) return rc;  // MPI_PROC_NULL
   ++r.p2p_msgs;
   r.p2p_bytes += bytes;
   const std::uint64_t key = r.comm_key(comm);
@@ -89,8 +95,9 @@ inline void record_recv(recorder& r, int site, MPI_Comm comm, std::uint64_t key,
                .func = func});
 }
 
+/// Blocking receive (Recv; Mrecv with the communicator its Mprobe found the message on).
 template <class Call>
-int hook_recv(void* ra, Call&& call, MPI_Datatype type, MPI_Comm comm, MPI_Status* status) {
+int hook_recv(void* ra, fn func, Call&& call, MPI_Datatype type, MPI_Comm comm, MPI_Status* status) {
   if (tracing_off()) return call(status);
   MPI_Status own;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
@@ -98,31 +105,38 @@ int hook_recv(void* ra, Call&& call, MPI_Datatype type, MPI_Comm comm, MPI_Statu
   const int rc = timed([&] { return call(st); }, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  const int src = st->MPI_SOURCE >= 0 ? r.world_rank_of(comm, st->MPI_SOURCE) : -1;
+  if (rc != MPI_SUCCESS || st->MPI_SOURCE < 0) {  // failed (the status is undefined) or MPI_PROC_NULL
+    r.mpi_call(ra, func, t0, t1, 0, -1);
+    r.p2p_time += t1 - t0;
+    return rc;
+  }
+  const int src = r.world_rank_of(comm, st->MPI_SOURCE);
   int count = 0;
   PMPI_Get_count(st, type, &count);
-  const int s = r.mpi_call(ra, f_recv, t0, t1, type_bytes(type, count), src);
+  const int s = r.mpi_call(ra, func, t0, t1, type_bytes(type, count < 0 ? 0 : count), src);
   r.p2p_time += t1 - t0;
-  record_recv(r, s, comm, r.comm_key(comm), *st, type, t0, t1, t0, f_recv, 0);
+  record_recv(r, s, comm, r.comm_key(comm), *st, type, t0, t1, t0, func, 0);
   return rc;
 }
 
-/// Irecv: remembers the request so its completion becomes a receive event.
+/// Irecv (and Imrecv, with the message's communicator and source): remembers the request so its
+/// completion becomes a receive event. Bytes as posted (none from MPI_PROC_NULL or on failure).
 template <class Call>
-int hook_irecv(void* ra, Call&& call, long long count, MPI_Datatype type, int source, MPI_Comm comm, MPI_Request* req) {
+int hook_irecv(void* ra, fn func, Call&& call, long long count, MPI_Datatype type, int source, MPI_Comm comm,
+               MPI_Request* req) {
   if (tracing_off()) return call();
   double t0, t1;
   const int rc = timed(call, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  const int s =
-      r.mpi_call(ra, f_irecv, t0, t1, type_bytes(type, count), source >= 0 ? r.world_rank_of(comm, source) : -1);
+  const bool moves = rc == MPI_SUCCESS && source != MPI_PROC_NULL;
+  const int s = r.mpi_call(ra, func, t0, t1, moves ? type_bytes(type, count) : 0,
+                           moves && source >= 0 ? r.world_rank_of(comm, source) : -1);
   r.p2p_time += t1 - t0;
-  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
-    r.pending[*req] = pending_recv{t0, r.comm_key(comm), s, comm, type};
+  if (rc != MPI_SUCCESS) return rc;
+  if (*req != MPI_REQUEST_NULL) r.pending[*req] = pending_recv{t0, r.comm_key(comm), s, comm, type};
   // The post is where a late receiver arrives: the root-cause analysis needs its compute stamp.
-  r.push(
-      event{.t0 = t0, .t1 = t1, .tpost = t0, .site = s, .peer = source, .type = ev_type::other_mpi, .func = f_irecv});
+  r.push(event{.t0 = t0, .t1 = t1, .tpost = t0, .site = s, .peer = source, .type = ev_type::other_mpi, .func = func});
   return rc;
 }
 
@@ -155,7 +169,7 @@ int hook_wait(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n, MP
   if (n > small) {
     before_big.assign(reqs, reqs + n);
     before = before_big.data();
-  } else {
+  } else if (n > 0) {  // Waitall(0, NULL, ...) is legal: no copy from a null pointer
     std::copy(reqs, reqs + n, before_small);
   }
   MPI_Status* st = statuses;
@@ -172,6 +186,17 @@ int hook_wait(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n, MP
   std::lock_guard lock(r.mu);
   const int s = r.mpi_call(ra, func, t0, t1, 0, -1);
   r.p2p_time += t1 - t0;
+  // MPI_ERR_IN_STATUS (the calls with an array of statuses): each status says whether its request
+  // completed. Any other error: a single request completed with it (Wait, Test, and Waitany and
+  // Testany when they name one), or nothing did; either way no bytes arrived.
+  const bool in_status = rc == MPI_ERR_IN_STATUS && done.which != completed::one;
+  if (rc != MPI_SUCCESS && !in_status) {
+    int i = -1;
+    if (n == 1 && done.which == completed::all) i = 0;
+    if (done.which == completed::one && *done.index >= 0 && *done.index < n) i = *done.index;
+    if (i >= 0) r.pending.erase(before[i]);
+    return rc;
+  }
   if (done.flag && !*done.flag) return rc;
   int count = n;
   if (done.which == completed::one) count = *done.index == MPI_UNDEFINED ? 0 : 1;
@@ -182,8 +207,10 @@ int hook_wait(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n, MP
     auto it = r.pending.find(before[i]);
     if (it == r.pending.end()) continue;
     const pending_recv p = it->second;
-    r.pending.erase(it);
     const MPI_Status& sk = st[done.which == completed::all ? i : k];
+    if (in_status && sk.MPI_ERROR == MPI_ERR_PENDING) continue;  // not completed
+    r.pending.erase(it);
+    if (in_status && sk.MPI_ERROR != MPI_SUCCESS) continue;  // completed with an error
     const std::uint64_t b0 = r.p2p_bytes;
     record_recv(r, s, p.comm, p.key, sk, p.type, t0, t1, p.posted, func, group);
     if (sk.MPI_SOURCE >= 0) r.credit(s, r.p2p_bytes - b0, r.world_rank_of(p.comm, sk.MPI_SOURCE));
@@ -202,8 +229,13 @@ int hook_sendrecv(void* ra, fn func, Call&& call, long long scount, MPI_Datatype
   const int rc = timed([&] { return call(st); }, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  const std::uint64_t sbytes = type_bytes(stype, scount);
+  if (rc != MPI_SUCCESS) {
+    r.mpi_call(ra, func, t0, t1, 0, -1);
+    r.p2p_time += t1 - t0;
+    return rc;
+  }
   const int wdest = dest >= 0 ? r.world_rank_of(comm, dest) : -1;
+  const std::uint64_t sbytes = wdest >= 0 ? type_bytes(stype, scount) : 0;  // none to MPI_PROC_NULL
   const int s = r.mpi_call(ra, func, t0, t1, sbytes, wdest);
   r.p2p_time += t1 - t0;
   const std::uint64_t key = r.comm_key(comm);
@@ -241,8 +273,63 @@ int hook_probe(void* ra, fn func, Call&& call, MPI_Comm comm, const int* flag, M
   r.p2p_time += t1 - t0;
   // Probing until a message is there, then receiving it, is waiting for it. Test loops are not
   // taken so: they are how programs overlap (HPCC's RandomAccess does its work between MPI_Testany).
-  if (flag && !*flag) r.poll(s, func, t0, t1);
+  if (rc == MPI_SUCCESS && flag && !*flag) r.poll(s, func, t0, t1);
   return rc;
+}
+
+/// Mprobe, Improbe: as a probe; the matched message's communicator is kept for its Mrecv/Imrecv.
+template <class Call>
+int hook_mprobe(void* ra, fn func, Call&& call, MPI_Comm comm, const int* flag, MPI_Message* msg, MPI_Status* status) {
+  if (tracing_off()) return call(status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  const int rc = hook_probe(
+      ra, func, [&](MPI_Status*) { return call(st); }, comm, flag, st);
+  if (rc == MPI_SUCCESS && (!flag || *flag) && *msg != MPI_MESSAGE_NULL && *msg != MPI_MESSAGE_NO_PROC) {
+    recorder& r = recorder::get();
+    std::lock_guard lock(r.mu);
+    r.messages[*msg] = comm;
+  }
+  return rc;
+}
+
+/// The communicator a matched message was probed on (taken: a message is received once), or
+/// MPI_COMM_NULL for MPI_MESSAGE_NO_PROC and messages probed before tracing.
+inline MPI_Comm take_message(MPI_Message msg) {
+  if (!recorder::get().active()) return MPI_COMM_NULL;
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  auto it = r.messages.find(msg);
+  if (it == r.messages.end()) return MPI_COMM_NULL;
+  const MPI_Comm comm = it->second;
+  r.messages.erase(it);
+  return comm;
+}
+
+/// Mrecv: a receive on the message's communicator (nothing to attribute without one).
+template <class Call>
+int hook_mrecv(void* ra, Call&& call, MPI_Datatype type, MPI_Message msg, MPI_Status* status) {
+  const MPI_Comm comm = take_message(msg);
+  if (comm == MPI_COMM_NULL) {
+    if (tracing_off()) return call(status);
+    double t0, t1;
+    MPI_Status own;
+    const int rc = timed([&] { return call(status == MPI_STATUS_IGNORE ? &own : status); }, t0, t1);
+    recorder& r = recorder::get();
+    std::lock_guard lock(r.mu);
+    r.mpi_call(ra, f_mrecv, t0, t1, 0, -1);
+    r.p2p_time += t1 - t0;
+    return rc;
+  }
+  return hook_recv(ra, f_mrecv, call, type, comm, status);
+}
+
+/// Imrecv: pending like an Irecv from the message's source (known at completion).
+template <class Call>
+int hook_imrecv(void* ra, Call&& call, long long count, MPI_Datatype type, MPI_Message msg, MPI_Request* req) {
+  const MPI_Comm comm = take_message(msg);
+  if (comm == MPI_COMM_NULL) return hook_irecv(ra, f_imrecv, call, 0, type, MPI_PROC_NULL, MPI_COMM_SELF, req);
+  return hook_irecv(ra, f_imrecv, call, count, type, MPI_ANY_SOURCE, comm, req);
 }
 
 /// Send_init, Recv_init (and the Bsend/Ssend/Rsend variants): remembers what each Start moves.
@@ -254,10 +341,26 @@ int hook_p2p_init(void* ra, fn func, Call&& call, long long count, MPI_Datatype 
   const int rc = timed(call, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  r.mpi_call(ra, func, t0, t1, 0, peer >= 0 ? r.world_rank_of(comm, peer) : -1);
+  r.mpi_call(ra, func, t0, t1, 0, rc == MPI_SUCCESS && peer >= 0 ? r.world_rank_of(comm, peer) : -1);
   r.p2p_time += t1 - t0;
   if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
     r.persistent[*req] = persistent_req{count, type, peer, tag, comm, func == f_recv_init};
+  return rc;
+}
+
+/// Persistent collectives (MPIX_*_init): the init is counted without bytes; each start of the
+/// request credits `bytes` to the Start/Startall site.
+template <class Call>
+int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm, MPI_Request* req) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  r.mpi_call(ra, func, t0, t1, 0, -1);
+  r.coll_time += t1 - t0;
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+    r.persistent[*req] = persistent_req{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, bytes};
   return rc;
 }
 
@@ -267,6 +370,11 @@ inline void start_one(recorder& r, int s, fn func, MPI_Request req, double t0, d
   auto it = r.persistent.find(req);
   if (it == r.persistent.end()) return;  // a persistent collective or one started before MPI_Init's hook
   const persistent_req& p = it->second;
+  if (p.coll) {  // a collective posted here, as its nonblocking twin would be
+    r.credit(s, p.coll_bytes, -1);
+    ++r.coll_calls;
+    return;
+  }
   const std::uint64_t key = r.comm_key(p.comm);
   if (p.recv) {
     r.pending[req] = pending_recv{t0, key, s, p.comm, p.type};
@@ -324,10 +432,10 @@ int hook_coll(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm
   const int rc = timed(call, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  const int s = r.mpi_call(ra, func, t0, t1, bytes, -1);
+  const int s = r.mpi_call(ra, func, t0, t1, rc == MPI_SUCCESS ? bytes : 0, -1);
   r.coll_time += t1 - t0;
   ++r.coll_calls;
-  if (nonblocking) return rc;
+  if (nonblocking || rc != MPI_SUCCESS) return rc;  // a failed collective is no instance to match
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const std::uint64_t key = r.comm_key(comm);
@@ -389,6 +497,7 @@ int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) 
   const int s = r.mpi_call(ra, func, t0, t1, 0, -1);
   r.coll_time += t1 - t0;
   ++r.coll_calls;
+  if (rc != MPI_SUCCESS) return rc;
   const std::vector<int>& dst = out_neighbours(comm);
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < dst.size(); ++i) {
@@ -397,6 +506,71 @@ int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) 
     total += b;
     r.credit(s, b, r.world_rank_of(comm, dst[i]));
   }
+  return rc;
+}
+
+/// MPI-IO: recorded as I/O (open, close: no bytes).
+template <class Call>
+int hook_file(void* ra, fn func, fn kind, Call&& call) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  busy_guard g;
+  recorder::get().io(ra, func, kind, t0, t1, 0);
+  return rc;
+}
+
+template <class Call>
+int hook_file_rw(void* ra, fn func, fn kind, Call&& call, long long count, MPI_Datatype type, MPI_Status* status) {
+  if (tracing_off()) return call(status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  double t0, t1;
+  const int rc = timed([&] { return call(st); }, t0, t1);
+  int got = MPI_UNDEFINED;
+  if (rc == MPI_SUCCESS) PMPI_Get_count(st, type, &got);
+  busy_guard g;
+  recorder::get().io(ra, func, kind, t0, t1,
+                     rc != MPI_SUCCESS ? 0 : type_bytes(type, got == MPI_UNDEFINED ? count : got));
+  return rc;
+}
+
+/// Nonblocking (iread, iwrite): the bytes requested, when posted (the status comes with the wait).
+template <class Call>
+int hook_file_irw(void* ra, fn func, fn kind, Call&& call, long long count, MPI_Datatype type) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  busy_guard g;
+  recorder::get().io(ra, func, kind, t0, t1, rc == MPI_SUCCESS ? type_bytes(type, count) : 0);
+  return rc;
+}
+
+/// One-sided: the origin's bytes, the target's world rank (by the window's group) as partner.
+template <class Call>
+int hook_rma(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Win win, int target) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  // A failed call, or one with MPI_PROC_NULL as target (a no-op), moves nothing.
+  const bool moves = rc == MPI_SUCCESS && target >= 0;
+  r.mpi_call(ra, func, t0, t1, moves ? bytes : 0, moves ? r.world_rank_of(win, target) : -1);
+  r.p2p_time += t1 - t0;
+  return rc;
+}
+
+template <class Call>
+int hook_win_create(void* ra, fn func, Call&& call, MPI_Comm comm, MPI_Win* win) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  r.mpi_call(ra, func, t0, t1, 0, -1);
+  r.coll_time += t1 - t0;
+  if (rc == MPI_SUCCESS) r.remember_window(*win, comm);
   return rc;
 }
 

@@ -1,221 +1,86 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// C wrappers of the collectives beyond mpi_c.cpp's first set: the remaining blocking ones and every
-// nonblocking one (toru's FFT calls MPI_Alltoallw, its trainer MPI_Ialltoallv and MPI_Iallreduce).
-// Bytes are what this rank contributes (its send side; the receive side under MPI_IN_PLACE), the
-// same convention as the blocking wrappers, so a nonblocking call and its blocking twin compare.
+// C wrappers of the collectives, one line each: a line defines the blocking call (MPI_Name) and its
+// nonblocking twin (MPI_Iname, the same parameters and a request). Bytes are what this rank
+// contributes (coll_bytes.hpp), the same for both, so a nonblocking call and its blocking twin
+// compare. toru's FFT calls MPI_Alltoallw, its trainer MPI_Ialltoallv and MPI_Iallreduce.
 #include <mpi.h>
 
+#include "coll_bytes.hpp"
 #include "hooks.hpp"
 
 using namespace toru::tune::shim;
 
 #define TORU_RA __builtin_return_address(0)
 #define TORU_EXPORT extern "C" __attribute__((visibility("default")))
+#define TORU_UNPAREN(...) __VA_ARGS__
 
-namespace {
-int comm_size(MPI_Comm comm) {
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  return size;
-}
-std::uint64_t counts_bytes(const int counts[], int n, MPI_Datatype type) {
-  long long total = 0;
-  for (int i = 0; i < n; ++i) total += counts[i];
-  return type_bytes(type, total);
-}
-std::uint64_t w_bytes(const int counts[], const MPI_Datatype types[], int n) {
-  std::uint64_t total = 0;
-  for (int i = 0; i < n; ++i) total += type_bytes(types[i], counts[i]);
-  return total;
-}
-std::uint64_t alltoall_bytes(const void* in, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype,
-                             MPI_Comm comm) {
-  const long long n = comm_size(comm);
-  return in == MPI_IN_PLACE ? type_bytes(rtype, rcount * n) : type_bytes(stype, scount * n);
-}
-std::uint64_t alltoallv_bytes(const void* in, const int scounts[], MPI_Datatype stype, const int rcounts[],
-                              MPI_Datatype rtype, MPI_Comm comm) {
-  const int n = comm_size(comm);
-  return in == MPI_IN_PLACE ? counts_bytes(rcounts, n, rtype) : counts_bytes(scounts, n, stype);
-}
-std::uint64_t alltoallw_bytes(const void* in, const int scounts[], const MPI_Datatype stypes[], const int rcounts[],
-                              const MPI_Datatype rtypes[], MPI_Comm comm) {
-  const int n = comm_size(comm);
-  return in == MPI_IN_PLACE ? w_bytes(rcounts, rtypes, n) : w_bytes(scounts, stypes, n);
-}
-}  // namespace
+// TORU_COLL(Name, name, (parameters), (names), bytes): MPI_Name and MPI_Iname (nonblocking
+// collectives are named MPI_I + the lower-case name). The last parameter is the communicator, `comm`.
+#define TORU_COLL(Name, name, params, names, bytes)                                                    \
+  TORU_EXPORT int MPI_##Name(TORU_UNPAREN params) {                                                    \
+    return hook_coll(                                                                                  \
+        TORU_RA, f_##name, [&] { return PMPI_##Name names; }, bytes, comm);                            \
+  }                                                                                                    \
+  TORU_EXPORT int MPI_I##name(TORU_UNPAREN params, MPI_Request* req) {                                 \
+    return hook_coll(                                                                                  \
+        TORU_RA, f_i##name, [&] { return PMPI_I##name(TORU_UNPAREN names, req); }, bytes, comm, true); \
+  }
 
-// --- blocking ---------------------------------------------------------------------------------
-
-TORU_EXPORT int MPI_Alltoallw(const void* in, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
-                              void* out, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
-                              MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_alltoallw,
-      [&] { return PMPI_Alltoallw(in, scounts, sdispls, stypes, out, rcounts, rdispls, rtypes, comm); },
-      alltoallw_bytes(in, scounts, stypes, rcounts, rtypes, comm), comm);
-}
-
-TORU_EXPORT int MPI_Gatherv(const void* in, int scount, MPI_Datatype stype, void* out, const int rcounts[],
-                            const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_gatherv, [&] { return PMPI_Gatherv(in, scount, stype, out, rcounts, displs, rtype, root, comm); },
-      in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount), comm);
-}
-
-TORU_EXPORT int MPI_Scatterv(const void* in, const int scounts[], const int displs[], MPI_Datatype stype, void* out,
-                             int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_scatterv, [&] { return PMPI_Scatterv(in, scounts, displs, stype, out, rcount, rtype, root, comm); },
-      out == MPI_IN_PLACE ? 0 : type_bytes(rtype, rcount), comm);
-}
-
-TORU_EXPORT int MPI_Reduce_scatter(const void* in, void* out, const int rcounts[], MPI_Datatype type, MPI_Op op,
-                                   MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_reduce_scatter, [&] { return PMPI_Reduce_scatter(in, out, rcounts, type, op, comm); },
-      counts_bytes(rcounts, comm_size(comm), type), comm);
-}
-
-TORU_EXPORT int MPI_Reduce_scatter_block(const void* in, void* out, int rcount, MPI_Datatype type, MPI_Op op,
-                                         MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_reduce_scatter_block, [&] { return PMPI_Reduce_scatter_block(in, out, rcount, type, op, comm); },
-      type_bytes(type, static_cast<long long>(rcount) * comm_size(comm)), comm);
-}
-
-TORU_EXPORT int MPI_Scan(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_scan, [&] { return PMPI_Scan(in, out, count, type, op, comm); }, type_bytes(type, count), comm);
-}
-
-TORU_EXPORT int MPI_Exscan(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return hook_coll(
-      TORU_RA, f_exscan, [&] { return PMPI_Exscan(in, out, count, type, op, comm); }, type_bytes(type, count), comm);
-}
-
-// --- nonblocking ------------------------------------------------------------------------------
-
-TORU_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ibarrier, [&] { return PMPI_Ibarrier(comm, req); }, 0, comm, true);
-}
-
-TORU_EXPORT int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ibcast, [&] { return PMPI_Ibcast(buf, count, type, root, comm, req); }, type_bytes(type, count), comm,
-      true);
-}
-
-TORU_EXPORT int MPI_Ireduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                            MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ireduce, [&] { return PMPI_Ireduce(in, out, count, type, op, root, comm, req); },
-      type_bytes(type, count), comm, true);
-}
-
-TORU_EXPORT int MPI_Iallreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                               MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iallreduce, [&] { return PMPI_Iallreduce(in, out, count, type, op, comm, req); },
-      type_bytes(type, count), comm, true);
-}
-
-TORU_EXPORT int MPI_Ialltoall(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,
-                              MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ialltoall, [&] { return PMPI_Ialltoall(in, scount, stype, out, rcount, rtype, comm, req); },
-      alltoall_bytes(in, scount, stype, rcount, rtype, comm), comm, true);
-}
-
-TORU_EXPORT int MPI_Ialltoallv(const void* in, const int scounts[], const int sdispls[], MPI_Datatype stype, void* out,
-                               const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                               MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ialltoallv,
-      [&] { return PMPI_Ialltoallv(in, scounts, sdispls, stype, out, rcounts, rdispls, rtype, comm, req); },
-      alltoallv_bytes(in, scounts, stype, rcounts, rtype, comm), comm, true);
-}
-
-TORU_EXPORT int MPI_Ialltoallw(const void* in, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
-                               void* out, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
-                               MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ialltoallw,
-      [&] { return PMPI_Ialltoallw(in, scounts, sdispls, stypes, out, rcounts, rdispls, rtypes, comm, req); },
-      alltoallw_bytes(in, scounts, stypes, rcounts, rtypes, comm), comm, true);
-}
-
-TORU_EXPORT int MPI_Iallgather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount,
-                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iallgather, [&] { return PMPI_Iallgather(in, scount, stype, out, rcount, rtype, comm, req); },
-      in == MPI_IN_PLACE ? type_bytes(rtype, rcount) : type_bytes(stype, scount), comm, true);
-}
-
-TORU_EXPORT int MPI_Iallgatherv(const void* in, int scount, MPI_Datatype stype, void* out, const int rcounts[],
-                                const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iallgatherv,
-      [&] { return PMPI_Iallgatherv(in, scount, stype, out, rcounts, displs, rtype, comm, req); },
-      in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount), comm, true);
-}
-
-TORU_EXPORT int MPI_Igather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,
-                            int root, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_igather, [&] { return PMPI_Igather(in, scount, stype, out, rcount, rtype, root, comm, req); },
-      in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount), comm, true);
-}
-
-TORU_EXPORT int MPI_Igatherv(const void* in, int scount, MPI_Datatype stype, void* out, const int rcounts[],
-                             const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_igatherv,
-      [&] { return PMPI_Igatherv(in, scount, stype, out, rcounts, displs, rtype, root, comm, req); },
-      in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount), comm, true);
-}
-
-TORU_EXPORT int MPI_Iscatter(const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype,
-                             int root, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iscatter, [&] { return PMPI_Iscatter(in, scount, stype, out, rcount, rtype, root, comm, req); },
-      out == MPI_IN_PLACE ? 0 : type_bytes(rtype, rcount), comm, true);
-}
-
-TORU_EXPORT int MPI_Iscatterv(const void* in, const int scounts[], const int displs[], MPI_Datatype stype, void* out,
-                              int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iscatterv,
-      [&] { return PMPI_Iscatterv(in, scounts, displs, stype, out, rcount, rtype, root, comm, req); },
-      out == MPI_IN_PLACE ? 0 : type_bytes(rtype, rcount), comm, true);
-}
-
-TORU_EXPORT int MPI_Ireduce_scatter(const void* in, void* out, const int rcounts[], MPI_Datatype type, MPI_Op op,
-                                    MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ireduce_scatter, [&] { return PMPI_Ireduce_scatter(in, out, rcounts, type, op, comm, req); },
-      counts_bytes(rcounts, comm_size(comm), type), comm, true);
-}
-
-TORU_EXPORT int MPI_Ireduce_scatter_block(const void* in, void* out, int rcount, MPI_Datatype type, MPI_Op op,
-                                          MPI_Comm comm, MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_ireduce_scatter_block,
-      [&] { return PMPI_Ireduce_scatter_block(in, out, rcount, type, op, comm, req); },
-      type_bytes(type, static_cast<long long>(rcount) * comm_size(comm)), comm, true);
-}
-
-TORU_EXPORT int MPI_Iscan(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                          MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iscan, [&] { return PMPI_Iscan(in, out, count, type, op, comm, req); }, type_bytes(type, count), comm,
-      true);
-}
-
-TORU_EXPORT int MPI_Iexscan(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            MPI_Request* req) {
-  return hook_coll(
-      TORU_RA, f_iexscan, [&] { return PMPI_Iexscan(in, out, count, type, op, comm, req); }, type_bytes(type, count),
-      comm, true);
-}
+TORU_COLL(Barrier, barrier, (MPI_Comm comm), (comm), 0)
+TORU_COLL(Bcast, bcast, (void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm),
+          (buf, count, type, root, comm), type_bytes(type, count))
+TORU_COLL(Reduce, reduce, (const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm),
+          (in, out, count, type, op, root, comm), type_bytes(type, count))
+TORU_COLL(Allreduce, allreduce, (const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm),
+          (in, out, count, type, op, comm), type_bytes(type, count))
+TORU_COLL(Alltoall, alltoall,
+          (const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype, MPI_Comm comm),
+          (in, scount, stype, out, rcount, rtype, comm),
+          alltoall_bytes(in == MPI_IN_PLACE, scount, stype, rcount, rtype, comm))
+TORU_COLL(Alltoallv, alltoallv,
+          (const void* in, const int scounts[], const int sdispls[], MPI_Datatype stype, void* out, const int rcounts[],
+           const int rdispls[], MPI_Datatype rtype, MPI_Comm comm),
+          (in, scounts, sdispls, stype, out, rcounts, rdispls, rtype, comm),
+          alltoallv_bytes(in == MPI_IN_PLACE, scounts, stype, rcounts, rtype, comm))
+TORU_COLL(Alltoallw, alltoallw,
+          (const void* in, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void* out,
+           const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm),
+          (in, scounts, sdispls, stypes, out, rcounts, rdispls, rtypes, comm),
+          alltoallw_bytes(in == MPI_IN_PLACE, scounts, stypes, rcounts, rtypes, comm))
+TORU_COLL(Allgather, allgather,
+          (const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype, MPI_Comm comm),
+          (in, scount, stype, out, rcount, rtype, comm),
+          in == MPI_IN_PLACE ? type_bytes(rtype, rcount) : type_bytes(stype, scount))
+TORU_COLL(Allgatherv, allgatherv,
+          (const void* in, int scount, MPI_Datatype stype, void* out, const int rcounts[], const int displs[],
+           MPI_Datatype rtype, MPI_Comm comm),
+          (in, scount, stype, out, rcounts, displs, rtype, comm),
+          allgatherv_bytes(in == MPI_IN_PLACE, scount, stype, rcounts, rtype, comm))
+TORU_COLL(Gather, gather,
+          (const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype, int root,
+           MPI_Comm comm),
+          (in, scount, stype, out, rcount, rtype, root, comm), in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount))
+TORU_COLL(Gatherv, gatherv,
+          (const void* in, int scount, MPI_Datatype stype, void* out, const int rcounts[], const int displs[],
+           MPI_Datatype rtype, int root, MPI_Comm comm),
+          (in, scount, stype, out, rcounts, displs, rtype, root, comm),
+          in == MPI_IN_PLACE ? 0 : type_bytes(stype, scount))
+TORU_COLL(Scatter, scatter,
+          (const void* in, int scount, MPI_Datatype stype, void* out, int rcount, MPI_Datatype rtype, int root,
+           MPI_Comm comm),
+          (in, scount, stype, out, rcount, rtype, root, comm), out == MPI_IN_PLACE ? 0 : type_bytes(rtype, rcount))
+TORU_COLL(Scatterv, scatterv,
+          (const void* in, const int scounts[], const int displs[], MPI_Datatype stype, void* out, int rcount,
+           MPI_Datatype rtype, int root, MPI_Comm comm),
+          (in, scounts, displs, stype, out, rcount, rtype, root, comm),
+          out == MPI_IN_PLACE ? 0 : type_bytes(rtype, rcount))
+TORU_COLL(Reduce_scatter, reduce_scatter,
+          (const void* in, void* out, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm),
+          (in, out, rcounts, type, op, comm), counts_bytes(rcounts, comm_size(comm), type))
+TORU_COLL(Reduce_scatter_block, reduce_scatter_block,
+          (const void* in, void* out, int rcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm),
+          (in, out, rcount, type, op, comm), type_bytes(type, static_cast<long long>(rcount) * comm_size(comm)))
+TORU_COLL(Scan, scan, (const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm),
+          (in, out, count, type, op, comm), type_bytes(type, count))
+TORU_COLL(Exscan, exscan, (const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm),
+          (in, out, count, type, op, comm), type_bytes(type, count))

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // C wrappers of MPI-IO: recorded as I/O (the I/O sites and the open/read/write/close totals the
 // I/O rules read), not as MPI time; the POSIX calls the MPI-IO layer makes inside are not counted
-// again. Bytes are those the status reports transferred (the requested ones where it has none).
+// again. Bytes are those the status reports transferred (the requested ones where it has none, and
+// for the nonblocking iread/iwrite, whose status comes with their wait).
 #include <mpi.h>
 
 #include "hooks.hpp"
@@ -10,33 +11,6 @@ using namespace toru::tune::shim;
 
 #define TORU_RA __builtin_return_address(0)
 #define TORU_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace {
-template <class Call>
-int hook_file(void* ra, fn func, fn kind, Call&& call) {
-  if (tracing_off()) return call();
-  double t0, t1;
-  const int rc = timed(call, t0, t1);
-  busy_guard g;
-  recorder::get().io(ra, func, kind, t0, t1, 0);
-  return rc;
-}
-
-template <class Call>
-int hook_file_rw(void* ra, fn func, fn kind, Call&& call, long long count, MPI_Datatype type, MPI_Status* status) {
-  if (tracing_off()) return call(status);
-  MPI_Status own;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
-  double t0, t1;
-  const int rc = timed([&] { return call(st); }, t0, t1);
-  int got = MPI_UNDEFINED;
-  if (rc == MPI_SUCCESS) PMPI_Get_count(st, type, &got);
-  busy_guard g;
-  recorder::get().io(ra, func, kind, t0, t1,
-                     rc != MPI_SUCCESS ? 0 : type_bytes(type, got == MPI_UNDEFINED ? count : got));
-  return rc;
-}
-}  // namespace
 
 TORU_EXPORT int MPI_File_open(MPI_Comm comm, const char* name, int amode, MPI_Info info, MPI_File* fh) {
   return hook_file(TORU_RA, f_file_open, f_io_open, [&] { return PMPI_File_open(comm, name, amode, info, fh); });
@@ -96,4 +70,28 @@ TORU_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void* b
   return hook_file_rw(
       TORU_RA, f_file_write_at_all, f_io_write,
       [&](MPI_Status* st) { return PMPI_File_write_at_all(fh, off, buf, count, type, st); }, count, type, status);
+}
+
+TORU_EXPORT int MPI_File_iread(MPI_File fh, void* buf, int count, MPI_Datatype type, MPI_Request* req) {
+  return hook_file_irw(
+      TORU_RA, f_file_iread, f_io_read, [&] { return PMPI_File_iread(fh, buf, count, type, req); }, count, type);
+}
+
+TORU_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset off, void* buf, int count, MPI_Datatype type,
+                                  MPI_Request* req) {
+  return hook_file_irw(
+      TORU_RA, f_file_iread_at, f_io_read, [&] { return PMPI_File_iread_at(fh, off, buf, count, type, req); }, count,
+      type);
+}
+
+TORU_EXPORT int MPI_File_iwrite(MPI_File fh, const void* buf, int count, MPI_Datatype type, MPI_Request* req) {
+  return hook_file_irw(
+      TORU_RA, f_file_iwrite, f_io_write, [&] { return PMPI_File_iwrite(fh, buf, count, type, req); }, count, type);
+}
+
+TORU_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, const void* buf, int count, MPI_Datatype type,
+                                   MPI_Request* req) {
+  return hook_file_irw(
+      TORU_RA, f_file_iwrite_at, f_io_write, [&] { return PMPI_File_iwrite_at(fh, off, buf, count, type, req); }, count,
+      type);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// C wrappers of the point-to-point calls beyond mpi_c.cpp's first set: the other send modes,
-// Sendrecv_replace, Probe/Iprobe, persistent requests (Send_init/Recv_init/Start/Startall), the
-// remaining completion calls (Waitany, Waitsome, Testany, Testall, Testsome) and Request_free.
-// Open MPI 4.1 has no MPI-4 persistent collectives (MPI_Allreduce_init, ...): none wrapped.
+// C wrappers of point-to-point calls beyond mpi_c.cpp's Recv, Irecv, Sendrecv, Wait, Waitall and
+// Test: the send modes (a table line each), Sendrecv_replace, Probe/Iprobe, Mprobe/Improbe/Mrecv/
+// Imrecv, persistent requests (Send_init family, Recv_init, Start, Startall), the remaining
+// completion calls (Waitany, Waitsome, Testany, Testall, Testsome) and Request_free.
 #include <mpi.h>
 
 #include "hooks.hpp"
@@ -12,36 +12,23 @@ using namespace toru::tune::shim;
 #define TORU_RA __builtin_return_address(0)
 #define TORU_EXPORT extern "C" __attribute__((visibility("default")))
 
-TORU_EXPORT int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return hook_send(
-      TORU_RA, f_bsend, [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
-}
-
-TORU_EXPORT int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return hook_send(
-      TORU_RA, f_rsend, [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
-}
-
-TORU_EXPORT int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* req) {
-  return hook_send(
-      TORU_RA, f_ibsend, [&] { return PMPI_Ibsend(buf, count, type, dest, tag, comm, req); }, count, type, dest, tag,
-      comm);
-}
-
-TORU_EXPORT int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* req) {
-  return hook_send(
-      TORU_RA, f_issend, [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, req); }, count, type, dest, tag,
-      comm);
-}
-
-TORU_EXPORT int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* req) {
-  return hook_send(
-      TORU_RA, f_irsend, [&] { return PMPI_Irsend(buf, count, type, dest, tag, comm, req); }, count, type, dest, tag,
-      comm);
-}
+// TORU_SEND(Name, name): a send mode, MPI_Name and its nonblocking MPI_Iname.
+#define TORU_SEND(Name, name)                                                                                        \
+  TORU_EXPORT int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {      \
+    return hook_send(                                                                                                \
+        TORU_RA, f_##name, [&] { return PMPI_##Name(buf, count, type, dest, tag, comm); }, count, type, dest, tag,   \
+        comm);                                                                                                       \
+  }                                                                                                                  \
+  TORU_EXPORT int MPI_I##name(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,       \
+                              MPI_Request* req) {                                                                    \
+    return hook_send(                                                                                                \
+        TORU_RA, f_i##name, [&] { return PMPI_I##name(buf, count, type, dest, tag, comm, req); }, count, type, dest, \
+        tag, comm);                                                                                                  \
+  }
+TORU_SEND(Send, send)
+TORU_SEND(Ssend, ssend)
+TORU_SEND(Bsend, bsend)
+TORU_SEND(Rsend, rsend)
 
 TORU_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
                                      MPI_Comm comm, MPI_Status* status) {
@@ -61,40 +48,20 @@ TORU_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_St
       TORU_RA, f_iprobe, [&](MPI_Status* st) { return PMPI_Iprobe(source, tag, comm, flag, st); }, comm, flag, status);
 }
 
-TORU_EXPORT int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                              MPI_Request* req) {
-  return hook_p2p_init(
-      TORU_RA, f_send_init, [&] { return PMPI_Send_init(buf, count, type, dest, tag, comm, req); }, count, type, dest,
-      tag, comm, req);
-}
-
-TORU_EXPORT int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                               MPI_Request* req) {
-  return hook_p2p_init(
-      TORU_RA, f_send_init, [&] { return PMPI_Ssend_init(buf, count, type, dest, tag, comm, req); }, count, type, dest,
-      tag, comm, req);
-}
-
-TORU_EXPORT int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                               MPI_Request* req) {
-  return hook_p2p_init(
-      TORU_RA, f_send_init, [&] { return PMPI_Bsend_init(buf, count, type, dest, tag, comm, req); }, count, type, dest,
-      tag, comm, req);
-}
-
-TORU_EXPORT int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                               MPI_Request* req) {
-  return hook_p2p_init(
-      TORU_RA, f_send_init, [&] { return PMPI_Rsend_init(buf, count, type, dest, tag, comm, req); }, count, type, dest,
-      tag, comm, req);
-}
-
-TORU_EXPORT int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                              MPI_Request* req) {
-  return hook_p2p_init(
-      TORU_RA, f_recv_init, [&] { return PMPI_Recv_init(buf, count, type, source, tag, comm, req); }, count, type,
-      source, tag, comm, req);
-}
+// TORU_INIT(Name, func, buffer): a persistent point-to-point request (the send modes all count as
+// MPI_Send_init).
+#define TORU_INIT(Name, func, buffer)                                                                                 \
+  TORU_EXPORT int MPI_##Name##_init(buffer buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,       \
+                                    MPI_Request* req) {                                                               \
+    return hook_p2p_init(                                                                                             \
+        TORU_RA, func, [&] { return PMPI_##Name##_init(buf, count, type, peer, tag, comm, req); }, count, type, peer, \
+        tag, comm, req);                                                                                              \
+  }
+TORU_INIT(Send, f_send_init, const void*)
+TORU_INIT(Ssend, f_send_init, const void*)
+TORU_INIT(Bsend, f_send_init, const void*)
+TORU_INIT(Rsend, f_send_init, const void*)
+TORU_INIT(Recv, f_recv_init, void*)
 
 TORU_EXPORT int MPI_Start(MPI_Request* req) {
   const MPI_Request before = *req;
@@ -140,4 +107,28 @@ TORU_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indic
   return hook_wait(
       TORU_RA, f_testsome, [&](MPI_Status* st) { return PMPI_Testsome(n, reqs, outcount, indices, st); }, reqs, n,
       statuses, completed{.which = completed::some, .outcount = outcount, .indices = indices});
+}
+
+TORU_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* status) {
+  return hook_mprobe(
+      TORU_RA, f_mprobe, [&](MPI_Status* st) { return PMPI_Mprobe(source, tag, comm, msg, st); }, comm, nullptr, msg,
+      status);
+}
+
+TORU_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* status) {
+  return hook_mprobe(
+      TORU_RA, f_improbe, [&](MPI_Status* st) { return PMPI_Improbe(source, tag, comm, flag, msg, st); }, comm, flag,
+      msg, status);
+}
+
+TORU_EXPORT int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Status* status) {
+  const MPI_Message before = *msg;
+  return hook_mrecv(
+      TORU_RA, [&](MPI_Status* st) { return PMPI_Mrecv(buf, count, type, msg, st); }, type, before, status);
+}
+
+TORU_EXPORT int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Request* req) {
+  const MPI_Message before = *msg;
+  return hook_imrecv(
+      TORU_RA, [&] { return PMPI_Imrecv(buf, count, type, msg, req); }, count, type, before, req);
 }

@@ -39,7 +39,8 @@ struct toru_region {
   double value = 0;  // summed (comm.alltoall: T_min bound)
 };
 
-/// A persistent point-to-point request (Send_init, Recv_init): what each MPI_Start of it moves.
+/// A persistent request (Send_init, Recv_init; a persistent collective): what each MPI_Start of it
+/// moves.
 struct persistent_req {
   long long count;
   MPI_Datatype type;
@@ -47,6 +48,8 @@ struct persistent_req {
   int tag;
   MPI_Comm comm;
   bool recv;
+  bool coll = false;
+  std::uint64_t coll_bytes = 0;  // a collective's bytes per start
 };
 
 /// A pending nonblocking receive.
@@ -107,6 +110,7 @@ class recorder {
   std::unordered_map<MPI_Request, pending_recv> pending;
   std::unordered_map<MPI_Request, persistent_req> persistent;
   std::unordered_map<MPI_Win, std::vector<int>> windows;
+  std::unordered_map<MPI_Message, MPI_Comm> messages;  // matched by Mprobe/Improbe, until Mrecv/Imrecv
   std::vector<site> sites;
   std::vector<site> io_sites;
   std::vector<event> events;

@@ -15,8 +15,8 @@ constexpr double tiny = 1e-7;
 // beyond it the interval starts at MPI_Init (the analysis stays linear on long traces).
 constexpr int max_back = 4096;
 
-// The first MPI_Iprobe of a streak that found nothing (recorder::poll).
-bool is_poll(const event& e) { return e.type == ev_type::other_mpi && e.func == f_iprobe; }
+// The first MPI_Iprobe or MPI_Improbe of a streak that found nothing (recorder::poll).
+bool is_poll(const event& e) { return e.type == ev_type::other_mpi && (e.func == f_iprobe || e.func == f_improbe); }
 
 bool sync_type(ev_type t) {
   return t == ev_type::send || t == ev_type::recv || t == ev_type::coll || t == ev_type::other_mpi;
