@@ -10,8 +10,8 @@
 //
 // Usage (collective on every call):
 //   toru::dns::simulation sim(comm, {.n = 32, .re = 400, .t_end = 2, .out = "results/tg32"});
-//   sim.on_step([](const toru::dns::step_event& e) { std::printf("%lld %g\n", (long long)e.record.step,
-//   e.record.energy); }); const toru::dns::run_summary s = sim.run();
+//   sim.on_step([](const toru::dns::step_event& e) { log(e.record.step, e.record.energy); });
+//   const toru::dns::run_summary s = sim.run();   // or: while (!sim.done()) sim.step(); sim.finish();
 #pragma once
 #include <mpi.h>
 
