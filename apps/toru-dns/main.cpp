@@ -11,10 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <numeric>
-#include <optional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,11 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cli.hpp"
-#include "dns/checkpoint.hpp"
-#include "dns/initial.hpp"
+#include "dns/simulation.hpp"
 #include "dns/slice.hpp"
-#include "dns/solver.hpp"
-#include "dns/svg_plot.hpp"
 #include "toru/core/error.hpp"
 #include "toru/core/mpi.hpp"
 #if TORU_DNS_STREAM
@@ -40,11 +34,6 @@ namespace {
 using json = nlohmann::ordered_json;  // keys in the order written: step, t, dt, ...
 using clock_type = std::chrono::steady_clock;
 namespace dns = toru::dns;
-namespace fs = std::filesystem;
-
-// The published reference for the Taylor-Green vortex at Re = 1600 (512^3 spectral DNS, Brachet
-// et al. 1983; van Rees et al. 2011): peak dissipation rate 0.0127 at t = 9.0.
-constexpr double reference_peak_eps = 0.0127, reference_peak_t = 9.0;
 
 struct settings {
   std::int64_t n = 64;
@@ -77,23 +66,6 @@ struct settings {
   bool n_given = false, re_given = false, scheme_given = false, forcing_given = false;
 };
 
-struct record {
-  std::int64_t step;
-  double t, dt, energy, eps, umax, divmax;
-};
-
-json to_json(const record& r) {
-  return json{{"step", r.step}, {"t", r.t},       {"dt", r.dt},        {"E", r.energy},
-              {"eps", r.eps},   {"umax", r.umax}, {"divmax", r.divmax}};
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<double> parse_times(const std::string& text) {
   std::vector<double> out;
   std::stringstream ss(text);
@@ -121,144 +93,48 @@ std::string hms(double seconds) {
                    : fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-// Rank 0 alone touches series.jsonl and the plots; a failure there is agreed on by every rank.
-void on_rank0(MPI_Comm comm, const std::function<void()>& f) {
-  toru::validate_collectively(comm, [&] {
-    if (toru::mpi_rank(comm) == 0) f();
-  });
+// The options the library takes, from the command line's.
+dns::run_options to_options(const settings& s) {
+  dns::run_options o{.ic = s.ic == "random" ? dns::initial_condition::random : dns::initial_condition::taylor_green,
+                     .restart = s.restart,
+                     .t_end = s.t_end,
+                     .steps = s.steps,
+                     .cfl = s.cfl,
+                     .dt = s.dt,
+                     .spectrum_peak = s.spectrum_peak,
+                     .seed = s.seed,
+                     .out = s.out,
+                     .stats_every = s.stats_every,
+                     .spectra_at = parse_times(s.spectra_at),
+                     .checkpoint_every = s.checkpoint_every,
+                     .fft = {.backend = s.fft == "fftw-mpi" ? dns::fft_backend::fftw_mpi : dns::fft_backend::toru,
+                             .decomp = s.decomp == "slab"     ? toru::fft::decomposition::slab
+                                       : s.decomp == "pencil" ? toru::fft::decomposition::pencil
+                                                              : toru::fft::decomposition::automatic,
+                             .batched = s.fft_batch}};
+  // A restart takes what was not given from the checkpoint.
+  if (s.n_given || s.restart.empty()) o.n = s.n;
+  if (s.re_given || s.restart.empty()) o.re = s.re;
+  if (s.scheme_given || s.restart.empty()) o.method = s.scheme == "rk4" ? dns::scheme::rk4 : dns::scheme::rk3;
+  if (s.forcing_given || s.restart.empty()) o.forcing = s.forcing;
+  return o;
 }
 
-void write_plots(const std::string& out, const std::vector<record>& series,
-                 const std::vector<std::pair<double, std::vector<double>>>& spectra, bool tg1600, std::int64_t n) {
-  auto save = [&](const dns::plot_spec& p, const std::string& name) {
-    if (!dns::write_svg_plot(p, out + "/" + name))
-      throw toru::error(toru::errc::io, fmt::format("--out: cannot write '{}/{}'", out, name));
-  };
-  dns::plot_spec eps{.title = fmt::format("Dissipation rate, {}^3", n), .xlabel = "t", .ylabel = "eps = 2 nu Z"};
-  dns::plot_series s{.label = fmt::format("toru-dns {}^3", n)};
-  for (const auto& r : series) {
-    s.x.push_back(r.t);
-    s.y.push_back(r.eps);
-  }
-  eps.series.push_back(std::move(s));
-  if (tg1600)
-    eps.series.push_back(
-        {.label = "reference peak", .x = {reference_peak_t}, .y = {reference_peak_eps}, .markers = true});
-  save(eps, "dissipation.svg");
-
-  dns::plot_spec en{.title = "Kinetic energy", .xlabel = "t", .ylabel = "E"};
-  dns::plot_series e{.label = "E(t)"};
-  for (const auto& r : series) {
-    e.x.push_back(r.t);
-    e.y.push_back(r.energy);
-  }
-  en.series.push_back(std::move(e));
-  save(en, "energy.svg");
-
-  dns::plot_spec sp{
-      .title = fmt::format("Energy spectrum, {}^3", n), .xlabel = "k", .ylabel = "E(k)", .logx = true, .logy = true};
-  for (const auto& [t, ek] : spectra) {
-    dns::plot_series ser{.label = fmt::format("t = {:.3g}", t)};
-    const double top = *std::max_element(ek.begin(), ek.end());
-    for (std::size_t k = 1; k < ek.size(); ++k) {
-      if (ek[k] < 1e-14 * top) continue;  // empty shells hold round-off only (e.g. k = 1 for Taylor-Green)
-      ser.x.push_back(static_cast<double>(k));
-      ser.y.push_back(ek[k]);
-    }
-    sp.series.push_back(std::move(ser));
-  }
-  save(sp, "spectrum.svg");
-}
-
-int run(const settings& cli, MPI_Comm comm) {
+int run(const settings& s, MPI_Comm comm) {
   const auto start = clock_type::now();
   const int rank = toru::mpi_rank(comm), nranks = toru::mpi_size(comm);
-  settings s = cli;
-  const bool restart = !s.restart.empty();
-
-  on_rank0(comm, [&] {
-    std::error_code ec;
-    fs::create_directories(s.out, ec);
-    if (!fs::is_directory(s.out))
-      throw toru::error(toru::errc::io, fmt::format("--out: cannot create directory '{}': {}", s.out, ec.message()));
-  });
-
-  dns::checkpoint_header from;
-  if (restart) {
-    from = dns::peek_checkpoint(comm, s.restart, s.n_given ? s.n : 0);
-    if (!s.n_given) s.n = from.n;
-    if (!s.re_given && from.re > 0) s.re = from.re;
-    if (!s.scheme_given) s.scheme = from.scheme;
-    if (!s.forcing_given) s.forcing = from.forcing;
-  }
-  const dns::solver_config cfg{
-      .n = s.n,
-      .nu = 1.0 / s.re,
-      .method = s.scheme == "rk4" ? dns::scheme::rk4 : dns::scheme::rk3,
-      .forcing = s.forcing,
-      .fft = {.backend = s.fft == "fftw-mpi" ? dns::fft_backend::fftw_mpi : dns::fft_backend::toru,
-              .decomp = s.decomp == "slab"     ? toru::fft::decomposition::slab
-                        : s.decomp == "pencil" ? toru::fft::decomposition::pencil
-                                               : toru::fft::decomposition::automatic,
-              .batched = s.fft_batch}};
-  dns::solver sol(comm, cfg);
-  if (restart) {
-    const auto h = dns::read_checkpoint(sol.grid(), sol.u(), s.restart);
-    sol.set_time(h.t, h.step, h.dt);
-  } else if (s.ic == "random") {
-    dns::random_isotropic(sol.grid(), sol.transformer(), s.spectrum_peak, s.seed, sol.u());
-  } else {
-    dns::taylor_green(sol.grid(), sol.transformer(), sol.u());
-  }
-  sol.invalidate();
-
-  // series.jsonl: a fresh run starts it; a restart keeps the lines before its step.
-  const std::string series_path = s.out + "/series.jsonl";
-  std::vector<record> series;
-  std::ofstream series_file;
-  on_rank0(comm, [&] {
-    std::vector<std::string> kept;
-    if (restart) {
-      std::ifstream in(series_path);
-      for (std::string line; std::getline(in, line);) {
-        const json j = json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.contains("step") || j["step"].get<std::int64_t>() >= sol.step()) continue;
-        kept.push_back(line);
-        series.push_back({j["step"].get<std::int64_t>(), j.value("t", 0.0), j.value("dt", 0.0), j.value("E", 0.0),
-                          j.value("eps", 0.0), j.value("umax", 0.0), j.value("divmax", 0.0)});
-      }
-    }
-    series_file.open(series_path, std::ios::trunc);
-    for (const auto& l : kept) series_file << l << '\n';
-    if (!series_file) throw toru::error(toru::errc::io, fmt::format("--out: cannot write '{}'", series_path));
-  });
-
-  std::vector<double> spectra_at = parse_times(s.spectra_at);
-  std::erase_if(spectra_at, [&](double t) { return t < sol.t() || t > s.t_end; });
-  std::size_t next_spectrum = 0;
-  std::vector<std::pair<double, std::vector<double>>> spectra;
-  std::vector<std::string> spectrum_files;
-  auto write_spectrum = [&](double t) {
-    auto ek = sol.grid().spectrum(sol.u());
-    const std::string path = fmt::format("{}/spectrum-{:.4f}.json", s.out, t);
-    std::vector<int> shells(ek.size());
-    std::iota(shells.begin(), shells.end(), 0);
-    on_rank0(comm, [&] {
-      std::ofstream f(path);
-      f << json{{"t", t}, {"step", sol.step()}, {"n", s.n}, {"k", shells}, {"E", ek}}.dump() << '\n';
-      if (!f) throw toru::error(toru::errc::io, fmt::format("--out: cannot write '{}'", path));
-    });
-    spectrum_files.push_back(path);
-    spectra.emplace_back(t, std::move(ek));
-  };
+  dns::simulation sim(comm, to_options(s));
+  const dns::run_options& o = sim.options();
+  const dns::solver& sol = sim.solution();
+  const std::string scheme = dns::to_string(*o.method);
 
   const std::string label = fmt::format("{} {} {}x{}{}", sol.transformer().backend_name(),
                                         toru::fft::to_string(sol.transformer().decomp()), sol.transformer().grid()[0],
                                         sol.transformer().grid()[1], sol.transformer().batched() ? " batched" : "");
   std::FILE* progress = s.json ? stderr : stdout;
   if (rank == 0 && !s.quiet)
-    fmt::print(progress, "toru-dns: {}^3, Re {}, nu {:.6g}, {} ranks, FFT {}, {}, {}, CFL {}\n", s.n, s.re, cfg.nu,
-               nranks, label, s.scheme, s.dt > 0 ? fmt::format("dt {}", s.dt) : "CFL time step", s.cfl);
+    fmt::print(progress, "toru-dns: {}^3, Re {}, nu {:.6g}, {} ranks, FFT {}, {}, {}, CFL {}\n", *o.n, *o.re, sim.nu(),
+               nranks, label, scheme, s.dt > 0 ? fmt::format("dt {}", s.dt) : "CFL time step", s.cfl);
 
 #if TORU_DNS_STREAM
   // The publisher copies each frame and returns: a slow or absent viewer never slows the run.
@@ -270,7 +146,7 @@ int run(const settings& cli, MPI_Comm comm) {
                   // while when every core runs a rank: 64 slots (32 steps) absorb that without a
                   // loss, slots sized to the plane (the largest frame), not the 16 MiB default.
                   .queue_slots = 64,
-                  .max_frame_bytes = std::max<std::size_t>(4096, static_cast<std::size_t>(s.n * s.n) * sizeof(float)),
+                  .max_frame_bytes = std::max<std::size_t>(4096, static_cast<std::size_t>(*o.n * *o.n) * sizeof(float)),
                   .record_dir = s.stream_record,
                   .server = {.http_port = s.stream_port, .tcp_port = s.stream_tcp_port, .title = "toru-dns"}});
   if (pub && rank == 0 && !s.quiet)
@@ -293,146 +169,81 @@ int run(const settings& cli, MPI_Comm comm) {
     tap_collect_s += since(t0);
     if (!f || rank != 0) return;
     t0 = clock_type::now();
-    pub->publish(toru::stream::make_frame<float>("u_x at z=0", f->step, f->t, {s.n, s.n}, f->plane));
+    pub->publish(toru::stream::make_frame<float>("u_x at z=0", f->step, f->t, {*o.n, *o.n}, f->plane));
     pub->publish(toru::stream::make_frame<double>("energy spectrum", f->step, f->t,
                                                   {static_cast<std::int64_t>(f->spectrum.size())}, f->spectrum));
     queue_s += since(t0);
   };
 #endif
-  std::vector<double> step_times, fft_times;
-  std::string last_checkpoint;
-  std::int64_t steps_run = 0;
   auto last_print = clock_type::now() - std::chrono::hours(1);
-  const double eps_time = 1e-12 * std::max(1.0, s.t_end);
-  dns::step_stats st;
-  while (true) {
-    const auto t0 = clock_type::now();
-    const double f0 = sol.fft_seconds();
-    st = sol.prepare();
-    const double prepare_s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    const double prepare_fft = sol.fft_seconds() - f0;
-    if (!std::isfinite(st.field.energy))
-      throw toru::error(
-          toru::errc::internal,
-          fmt::format("the solution blew up at step {} (t = {}): reduce --cfl or --dt", sol.step(), sol.t()));
-    const bool done = sol.t() >= s.t_end - eps_time || (s.steps >= 0 && steps_run >= s.steps);
-    const record r{sol.step(),       sol.t(),        sol.last_dt(), st.field.energy, 2 * cfg.nu * st.field.enstrophy,
-                   st.velocity.umax, st.field.divmax};
-    const bool stats_due = done || steps_run == 0 || sol.step() % s.stats_every == 0;
-    if (stats_due && rank == 0) {
-      series.push_back(r);
-      series_file << to_json(r).dump() << '\n' << std::flush;
-    }
+  sim.on_step([&](const dns::step_event& e) {
 #if TORU_DNS_STREAM
-    if (pub && (steps_run % s.stream_every == 0 || (done && tap->pending()))) {
+    if (pub && (e.steps_run % s.stream_every == 0 || (e.done && tap->pending()))) {
       const auto p0 = clock_type::now();
       // What the previous streamed step started has long been reduced: publish it, start this one.
       publish_tap();
-      if (steps_run % s.stream_every == 0) {
+      if (e.steps_run % s.stream_every == 0) {
         const auto s0 = clock_type::now();
-        tap->start(sol.u(), sol.step(), sol.t());
+        tap->start(sol.u(), e.record.step, e.record.t);
         tap_start_s += since(s0);
         ++streamed_steps;
       }
-      if (done) publish_tap();
+      if (e.done) publish_tap();
       publish_s += since(p0);
     }
 #endif
-    while (next_spectrum < spectra_at.size() && spectra_at[next_spectrum] <= sol.t() + eps_time)
-      write_spectrum(spectra_at[next_spectrum++]);
-    if (steps_run > 0 && s.checkpoint_every > 0 && (sol.step() % s.checkpoint_every == 0 || done)) {
-      last_checkpoint = fmt::format("{}/checkpoint-{}.bin", s.out, sol.step());
-      dns::write_checkpoint(sol.grid(), sol.u(),
-                            {.t = sol.t(),
-                             .step = sol.step(),
-                             .dt = sol.last_dt(),
-                             .re = s.re,
-                             .nu = cfg.nu,
-                             .forcing = s.forcing,
-                             .scheme = s.scheme},
-                            last_checkpoint);
-    }
-    const double per_step = median(step_times);
-    if (rank == 0 && !s.quiet && stats_due &&
-        (done || std::chrono::duration<double>(clock_type::now() - last_print).count() >= 1.0)) {
-      last_print = clock_type::now();
-      double left = per_step * std::max(0.0, (s.t_end - sol.t()) / std::max(sol.last_dt(), 1e-300));
-      if (s.steps >= 0) left = std::min(left, per_step * static_cast<double>(s.steps - steps_run));
-      fmt::print(progress,
-                 "step {:>6}  t {:>9.4f}  dt {:.3e}  E {:.6e}  eps {:.6e}  umax {:.4f}  {:.3g} ms/step  ETA {}\n",
-                 r.step, r.t, r.dt, r.energy, r.eps, r.umax, per_step * 1e3,
-                 done                 ? "done"
-                 : step_times.empty() ? "-"
-                                      : hms(left));
-      std::fflush(progress);
-    }
-    if (done) break;
-
-    double dt = s.dt > 0 ? s.dt : sol.cfl_dt(st, s.cfl);
-    double target = s.t_end;
-    if (next_spectrum < spectra_at.size()) target = std::min(target, spectra_at[next_spectrum]);
-    if (target - sol.t() <= dt * (1 + 1e-9)) dt = target - sol.t();
-    const auto t1 = clock_type::now();
-    const double f1 = sol.fft_seconds();
-    sol.advance(dt);
-    double local[2] = {prepare_s + std::chrono::duration<double>(clock_type::now() - t1).count(),
-                       prepare_fft + sol.fft_seconds() - f1};
-    double global[2];
-    toru::check_mpi(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
-    step_times.push_back(global[0]);
-    fft_times.push_back(global[1]);
-    ++steps_run;
-  }
-  if (spectra.empty() || spectra.back().first != sol.t()) write_spectrum(sol.t());
-
-  const bool tg1600 = !restart && s.ic == "taylor-green" && std::abs(s.re - 1600) < 1e-9;
-  double peak_eps = 0, peak_t = 0;
-  for (const auto& r : series)
-    if (r.eps > peak_eps) peak_eps = r.eps, peak_t = r.t;
-  on_rank0(comm, [&] {
-    series_file.close();
-    write_plots(s.out, series, spectra, tg1600, s.n);
+    if (rank != 0 || s.quiet || !e.stats_due ||
+        (!e.done && std::chrono::duration<double>(clock_type::now() - last_print).count() < 1.0))
+      return;
+    last_print = clock_type::now();
+    const dns::step_record& r = e.record;
+    double left = e.step_seconds * std::max(0.0, (s.t_end - r.t) / std::max(r.dt, 1e-300));
+    if (s.steps >= 0) left = std::min(left, e.step_seconds * static_cast<double>(s.steps - e.steps_run));
+    fmt::print(progress,
+               "step {:>6}  t {:>9.4f}  dt {:.3e}  E {:.6e}  eps {:.6e}  umax {:.4f}  {:.3g} ms/step  ETA {}\n", r.step,
+               r.t, r.dt, r.energy, r.eps, r.umax, e.step_seconds * 1e3,
+               e.done             ? "done"
+               : e.steps_run == 0 ? "-"
+                                  : hms(left));
+    std::fflush(progress);
   });
-  const std::uint64_t digest = sol.grid().digest(sol.u());
+  const dns::run_summary sum = sim.run();
 
-  double sum_step = 0, sum_fft = 0;
-  for (std::size_t i = 0; i < step_times.size(); ++i) sum_step += step_times[i], sum_fft += fft_times[i];
-  const double fft_share = sum_step > 0 ? sum_fft / sum_step : 0;
   if (rank == 0) {
     json summary{{"program", "toru-dns"},
-                 {"n", s.n},
+                 {"n", *o.n},
                  {"ranks", nranks},
                  {"fft", sol.transformer().backend_name()},
                  {"decomposition", std::string(toru::fft::to_string(sol.transformer().decomp()))},
                  {"grid", sol.transformer().grid()},
                  {"fft_batched", sol.transformer().batched()},
-                 {"scheme", s.scheme},
+                 {"scheme", scheme},
                  {"dealias", s.dealias},
-                 {"re", s.re},
-                 {"nu", cfg.nu},
-                 {"ic", restart ? "checkpoint" : s.ic},
-                 {"steps", steps_run},
-                 {"step", sol.step()},
-                 {"t", sol.t()},
-                 {"dt", sol.last_dt()},
-                 {"E", st.field.energy},
-                 {"eps", 2 * cfg.nu * st.field.enstrophy},
-                 {"umax", st.velocity.umax},
-                 {"divmax", st.field.divmax},
-                 {"peak_eps", peak_eps},
-                 {"t_peak_eps", peak_t},
-                 {"time_per_step", median(step_times)},
-                 {"time_per_step_mean", step_times.empty() ? 0.0 : sum_step / static_cast<double>(step_times.size())},
-                 {"fft_time_per_step", median(fft_times)},
-                 {"fft_share", fft_share},
-                 {"pointwise_share", step_times.empty() ? 0.0 : 1 - fft_share},
+                 {"re", *o.re},
+                 {"nu", sim.nu()},
+                 {"ic", s.restart.empty() ? s.ic : "checkpoint"},
+                 {"steps", sum.steps_run},
+                 {"step", sum.last.step},
+                 {"t", sum.last.t},
+                 {"dt", sum.last.dt},
+                 {"E", sum.last.energy},
+                 {"eps", sum.last.eps},
+                 {"umax", sum.last.umax},
+                 {"divmax", sum.last.divmax},
+                 {"peak_eps", sum.peak_eps},
+                 {"t_peak_eps", sum.t_peak_eps},
+                 {"time_per_step", sum.time_per_step},
+                 {"time_per_step_mean", sum.time_per_step_mean},
+                 {"fft_time_per_step", sum.fft_time_per_step},
+                 {"fft_share", sum.fft_share},
+                 {"pointwise_share", sum.steps_run == 0 ? 0.0 : 1 - sum.fft_share},
                  {"wall_s", std::chrono::duration<double>(clock_type::now() - start).count()},
-                 {"out", s.out},
-                 {"series", series_path},
-                 {"spectra", spectrum_files},
-                 {"checkpoint", last_checkpoint.empty() ? json(nullptr) : json(last_checkpoint)},
-                 {"plots", {s.out + "/dissipation.svg", s.out + "/energy.svg", s.out + "/spectrum.svg"}},
-                 {"digest", fmt::format("{:016x}", digest)}};
+                 {"out", o.out},
+                 {"series", sum.series},
+                 {"spectra", sum.spectra},
+                 {"checkpoint", sum.checkpoint.empty() ? json(nullptr) : json(sum.checkpoint)},
+                 {"plots", sum.plots},
+                 {"digest", fmt::format("{:016x}", sum.digest)}};
 #if TORU_DNS_STREAM
     if (pub) {
       pub->flush(2);
@@ -451,9 +262,9 @@ int run(const settings& cli, MPI_Comm comm) {
                            {"streamed_steps", streamed_steps}};
     }
 #endif
-    if (tg1600) {
-      summary["reference_peak_eps"] = reference_peak_eps;
-      summary["reference_t_peak_eps"] = reference_peak_t;
+    if (sum.tg1600) {
+      summary["reference_peak_eps"] = dns::tg1600_peak_eps;
+      summary["reference_t_peak_eps"] = dns::tg1600_peak_t;
     }
     if (s.json) {
       std::puts(summary.dump().c_str());
@@ -461,9 +272,10 @@ int run(const settings& cli, MPI_Comm comm) {
       fmt::print(
           "toru-dns: {} steps, {:.4g} ms/step (median; FFT {:.0f}%, pointwise {:.0f}%), peak eps {:.6g} at t = "
           "{:.4g}\n",
-          steps_run, median(step_times) * 1e3, 100 * fft_share, 100 * (1 - fft_share), peak_eps, peak_t);
+          sum.steps_run, sum.time_per_step * 1e3, 100 * sum.fft_share, 100 * (1 - sum.fft_share), sum.peak_eps,
+          sum.t_peak_eps);
       fmt::print("toru-dns: wrote {}/series.jsonl, spectra, plots (dissipation.svg, energy.svg, spectrum.svg){}\n",
-                 s.out, last_checkpoint.empty() ? "" : ", " + last_checkpoint);
+                 o.out, sum.checkpoint.empty() ? "" : ", " + sum.checkpoint);
     }
   }
   return 0;
