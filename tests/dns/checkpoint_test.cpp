@@ -21,23 +21,8 @@
 namespace toru::dns {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-// A fresh directory, the same path on every rank.
-std::string temp_dir() {
-  std::string path(256, '\0');
-  if (world_rank() == 0) {
-    char tmpl[] = "/tmp/toru-dns-test-XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    std::strncpy(path.data(), d ? d : "", 255);
-  }
-  MPI_Bcast(path.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return path.c_str();
-}
+using test::temp_dir;
+using test::world_rank;
 
 solver_config config(transform_options opts = {}) { return {.n = 16, .nu = 0.01, .method = scheme::rk3, .fft = opts}; }
 

@@ -4,12 +4,32 @@
 
 #include <mpi.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "dns/solver.hpp"
 
 namespace toru::dns::test {
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+/// Collective over MPI_COMM_WORLD: a fresh directory under /tmp, the same path on every rank.
+inline std::string temp_dir() {
+  std::string path(256, '\0');
+  if (world_rank() == 0) {
+    char tmpl[] = "/tmp/toru-dns-test-XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    std::strncpy(path.data(), d ? d : "", 255);
+  }
+  MPI_Bcast(path.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path.c_str();
+}
 
 /// The configurations every rank-count test runs: toru with each decomposition and FFTW-MPI,
 /// vector fields one component at a time (the default) and batched.

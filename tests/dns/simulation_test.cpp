@@ -15,28 +15,14 @@
 #include <vector>
 
 #include "dns/simulation.hpp"
+#include "dns_test_util.hpp"
 #include "toru/core/error.hpp"
 
 namespace toru::dns {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-// A fresh directory, the same path on every rank.
-std::string temp_dir() {
-  std::string path(256, '\0');
-  if (world_rank() == 0) {
-    char tmpl[] = "/tmp/toru-dns-sim-XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    std::strncpy(path.data(), d ? d : "", 255);
-  }
-  MPI_Bcast(path.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return path.c_str();
-}
+using test::temp_dir;
+using test::world_rank;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
