@@ -19,13 +19,23 @@
 
 namespace toru::fft {
 
+namespace detail {
+// The caller's boxes carry their own row stride: options.rows does not apply.
+inline options3d rows_from_boxes(options3d o) {
+  o.rows = real_rows::padded;
+  return o;
+}
+}  // namespace detail
+
 #define TORU_FFT3D_COMMON(CLASS, R2C)                                                                       \
   template <precision T, backend B>                                                                         \
   CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts)                          \
-      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts, backend_traits<B>::device_memory)) {} \
+      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts, backend_traits<B>::device_memory)) {  \
+    if (R2C && opts.rows == real_rows::packed) impl_->use_packed_rows(comm);                                \
+  }                                                                                                         \
   template <precision T, backend B>                                                                         \
   CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, options3d opts)     \
-      : CLASS(comm, n, opts) {                                                                              \
+      : CLASS(comm, n, detail::rows_from_boxes(opts)) {                                                    \
     impl_->use_boxes(comm, in, out);                                                                        \
   }                                                                                                         \
   template <precision T, backend B>                                                                         \

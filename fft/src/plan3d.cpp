@@ -66,6 +66,8 @@ layout3d make_layout3d(int P, int rank, std::array<std::int64_t, 3> n, bool r2c,
   expect(o.chunks >= 0, "options.chunks", "0 (automatic) or a positive count", std::to_string(o.chunks));
   expect(static_cast<int>(o.path) >= 0 && static_cast<int>(o.path) <= 2, "options.path",
          "automatic, window or alltoall", std::to_string(static_cast<int>(o.path)));
+  expect(static_cast<int>(o.rows) >= 0 && static_cast<int>(o.rows) <= 1, "options.rows", "padded or packed",
+         std::to_string(static_cast<int>(o.rows)));
   layout3d L;
   L.n = n;
   L.r2c = r2c;
@@ -177,7 +179,8 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                          {"options.overlap", opts.overlap},
                          {"options.chunks", opts.chunks},
                          {"options.algorithm", static_cast<std::int64_t>(opts.algorithm)},
-                         {"options.path", static_cast<std::int64_t>(opts.path)}},
+                         {"options.path", static_cast<std::int64_t>(opts.path)},
+                         {"options.rows", static_cast<std::int64_t>(opts.rows)}},
                         [&] { lay_ = make_layout3d(P, rank, n, r2c, opts, device); });
   ops_ = make_backend_ops<T>(comm, device, fftw_flags(opts.planner));
 

@@ -74,6 +74,12 @@ class plan3d {
   /// or, where they are the plan's own boxes (real rows packed or padded) and the strategy is the
   /// direct window, runs straight between the caller's buffers (use_own_boxes).
   void use_boxes(MPI_Comm comm, const box3d& in, const box3d& out);
+  /// Collective, r2c: the plan's own boxes with packed real rows (options3d::rows).
+  void use_packed_rows(MPI_Comm comm) {
+    box3d in = plan_inbox();
+    in.row_stride = 0;  // packed
+    use_boxes(comm, in, plan_outbox());
+  }
   std::size_t workspace_size() const { return ws_bytes_; }
   const options3d& options() const { return opts_; }
   MPI_Comm comm() const { return comms_.all->mpi(); }

@@ -312,39 +312,21 @@ class py_fft3d {
 };
 
 // ---- 3D real-to-complex ----
-// toru's own real layout pads each row to 2*(n2/2+1) reals; NumPy's rows are packed. A plan built
-// on its own boxes with packed real rows (py_fft3d_r2c: where the strategy is the direct window)
-// reads and writes the caller's arrays as they are, and its buffers need hold only the boxes: the
-// transform then runs straight between NumPy arrays. Otherwise the input is copied into the
-// output buffer's padded rows and transformed in place there, and the real result comes back
-// through the plan's scratch.
-template <class T>
-bool packed_rows(const fft::fft3d_r2c<T>& p) {
-  const fft::box3d& b = p.inbox();
-  return b.row_stride == b.size[b.order[2]];
-}
-
+// The plans are built with packed real rows (options3d::rows), NumPy's: the transform reads and
+// writes the caller's arrays as they are (straight on the one-node direct window, through one local
+// copy inside the plan elsewhere), and its buffers need hold only the boxes.
 template <class T>
 py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
   using cpx = std::complex<T>;
   const fft::box3d& rb = p.inbox();
   const std::int64_t count = p.outbox().count();
   call_args a = check_call<T, cpx>(a_in, mem_shape(rb), out, mem_shape(p.outbox()), s);
-  const bool packed = packed_rows(p), fits = p.alloc_size() <= std::max<std::int64_t>(count, 1);
+  const bool fits = p.alloc_size() <= std::max<std::int64_t>(count, 1);
   py::array_t<cpx> buf;
   cpx* o = output_buffer(a, sc, p.alloc_size(), count, buf);
   {
     py::gil_scoped_release nogil;
-    const T* r = reinterpret_cast<const T*>(o);
-    if (!a.bad && packed) {
-      r = static_cast<const T*>(a.in.data());
-    } else if (!a.bad) {
-      const auto* in = static_cast<const T*>(a.in.data());
-      auto* padded = reinterpret_cast<T*>(o);
-      const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
-      for (std::int64_t row = 0; row < rows; ++row)
-        std::memcpy(padded + row * rb.row_stride, in + row * len, static_cast<std::size_t>(len) * sizeof(T));
-    }
+    const T* r = a.bad ? reinterpret_cast<const T*>(o) : static_cast<const T*>(a.in.data());
     const defer_error checks(a.bad);
     p.forward(r, o, a.s);
     if (a.has_out && !fits) std::memcpy(a.out.mutable_data(), o, static_cast<std::size_t>(count) * sizeof(cpx));
@@ -353,17 +335,14 @@ py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, 
 }
 
 template <class T>
-py::array r2c_backward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
+py::array r2c_backward(const fft::fft3d_r2c<T>& p, py::handle a_in, py::handle out, py::handle s) {
   using cpx = std::complex<T>;
   const fft::box3d& rb = p.inbox();
   const std::vector<std::int64_t> real_shape = mem_shape(rb);
   call_args a = check_call<cpx, T>(a_in, mem_shape(p.outbox()), out, real_shape, s);
-  // A plan on its own boxes (packed rows) writes the real box and nothing more; a plain plan's real
-  // buffer must hold 2 * alloc_size() reals.
-  const bool packed = packed_rows(p);
+  // Packed rows: the plan writes the real box and nothing more.
   py::array result = a.has_out ? a.out : py::array_t<T>(std::vector<py::ssize_t>(real_shape.begin(), real_shape.end()));
-  cpx* work = packed ? nullptr : sc.get<cpx>(p.alloc_size());
-  T* r = packed ? static_cast<T*>(result.mutable_data()) : reinterpret_cast<T*>(work);
+  T* r = static_cast<T*>(result.mutable_data());
   {
     py::gil_scoped_release nogil;
     const cpx* i = a.bad ? reinterpret_cast<const cpx*>(r) : static_cast<const cpx*>(a.in.data());
@@ -371,33 +350,8 @@ py::array r2c_backward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in,
       const defer_error checks(a.bad);
       p.backward(i, r, a.s);
     }
-    if (!packed) {
-      auto* dst = static_cast<T*>(result.mutable_data());
-      const std::int64_t rows = rb.size[0] * rb.size[1], len = rb.size[2];
-      for (std::int64_t row = 0; row < rows; ++row)
-        std::memcpy(dst + row * len, r + row * rb.row_stride, static_cast<std::size_t>(len) * sizeof(T));
-    }
   }
   return result;
-}
-
-// The strategy whose plans run on the caller's own boxes without reshapes (fft/src/plan3d.cpp,
-// use_own_boxes), by its name in the plan's strategy table.
-constexpr const char* direct_window = "middle layout M, direct window";
-
-// Collective: where the plan chose the direct window, the same plan again on its own boxes with
-// packed real rows, which then reads and writes NumPy's arrays as they are (r2c_forward). Other
-// strategies would reshape between those boxes and theirs (an exchange each way): they keep the
-// plain plan and the binding's row copies.
-template <class T>
-void on_own_boxes(plan_holder<fft::fft3d_r2c<T>>& h, MPI_Comm c, std::array<std::int64_t, 3> n,
-                  const fft::options3d& o) {
-  if (h.plan->strategy() != direct_window) return;
-  fft::box3d in = h.plan->inbox();
-  const fft::box3d out = h.plan->outbox();
-  in.row_stride = 0;  // packed
-  h.plan.reset();     // its node array and communicators go before the new plan takes its own
-  h.plan = std::make_unique<fft::fft3d_r2c<T>>(c, n, in, out, o);
 }
 
 class py_fft3d_r2c {
@@ -411,6 +365,7 @@ class py_fft3d_r2c {
     const std::exception_ptr bad = local_checks([&] {
       n = parse_shape3(shape);
       o = parse3d(decomposition, grid, output, planner);
+      o.rows = fft::real_rows::packed;  // NumPy's rows: read and written in place on the direct window
       single = parse_single(dtype, true);
     });
     py::gil_scoped_release nogil;
@@ -418,10 +373,6 @@ class py_fft3d_r2c {
       const defer_error checks(bad);
       p_.build(single, c, n, o);
     }
-    if (single)
-      on_own_boxes(p_.f, c, n, o);
-    else
-      on_own_boxes(p_.d, c, n, o);
     info_ = p_.visit([&](const auto& p) { return plan3d_info::of(p, n, single); });
   }
 
@@ -431,7 +382,7 @@ class py_fft3d_r2c {
     return p_.visit([&](const auto& p) { return r2c_forward(p, scratch_, a, out, s); });
   }
   py::array backward(py::handle a, py::handle out, py::handle s) {
-    return p_.visit([&](const auto& p) { return r2c_backward(p, scratch_, a, out, s); });
+    return p_.visit([&](const auto& p) { return r2c_backward(p, a, out, s); });
   }
 
  private:

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Real-to-complex / complex-to-real 3D FFTs against serial FFTW, odd and even last dimensions.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "fft_test_util.hpp"
@@ -75,6 +76,39 @@ TEST(Fft3dR2c, MatchesSerialFftwIncludingOddLastDimension) {
 TEST(Fft3dR2c, FloatMatchesSerialFftw) {
   for (N3 n : {N3{12, 10, 15}, N3{7, 9, 11}})
     for (auto d : {decomposition::slab, decomposition::pencil}) check_r2c<float>(n, d, order::transposed, false);
+}
+
+// options3d::rows = packed: n2 reals per row, in buffers of exactly the real box (no padding, no
+// 2 * alloc_size()), on the one-node window and through the exchange path, slab and pencil.
+TEST(Fft3dR2c, PackedRowsMatchSerialFftw) {
+  const int P = toru::test::nranks();
+  for (N3 n : {N3{9, 6, 15}, N3{11, 10, 14}})  // slabs over up to 8 ranks: n0 >= 8, n2/2+1 >= 8
+    for (auto d : {decomposition::slab, decomposition::pencil})
+      for (auto path : {toru::fft::exchange_path::automatic, toru::fft::exchange_path::alltoall}) {
+        if (P == 1 && d == decomposition::pencil) continue;  // a 1x1 grid is a slab
+        toru::fft::options3d o;
+        o.rows = toru::fft::real_rows::packed;
+        o.decomp = d;
+        o.path = path;
+        toru::fft::fft3d_r2c<double> plan(MPI_COMM_WORLD, n, o);
+        const auto& ib = plan.inbox();
+        EXPECT_EQ(ib.row_stride, ib.size[ib.order[2]]);
+        std::vector<double> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = noise(i, 61);
+        std::vector<double> x(static_cast<std::size_t>(ib.extent())), y(x.size(), -7);
+        for_each(ib, [&](N3 g, std::int64_t i) { x[i] = all[flat(n, g)]; });
+        std::vector<std::complex<double>> z(static_cast<std::size_t>(plan.alloc_size()));
+        plan.forward(x.data(), z.data());
+        const auto want = toru::test::serial_r2c3(n, all);
+        const N3 nc{n[0], n[1], n[2] / 2 + 1};
+        toru::test::error_norm e, r;
+        for_each(plan.outbox(), [&](N3 g, std::int64_t i) { e.add(z[i], want[flat(nc, g)]); });
+        plan.backward(z.data(), y.data(), toru::fft::scale::full);
+        for_each(ib, [&](N3 g, std::int64_t i) { r.add(y[i], all[flat(n, g)]); });
+        const std::string what = fmt::format("{}x{}x{} {} {}", n[0], n[1], n[2], to_string(d), plan.strategy());
+        EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << what;
+        EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << what;
+      }
 }
 
 }  // namespace

@@ -34,6 +34,14 @@ enum class exchange_path {
   alltoall,   // MPI_Alltoall(v/w) or a toru::comm algorithm
 };
 
+/// r2c plans: how the real side's rows along axis 2 are stored.
+enum class real_rows {
+  padded,  // 2 * (n2/2 + 1) reals per row, as FFTW-MPI (in-place capable; the real buffer of
+           // backward() holds 2 * alloc_size() reals)
+  packed,  // n2 reals per row, as a serial code's or NumPy's arrays: the plan reads and writes
+           // them as they are on the one-node direct window, elsewhere through one local copy
+};
+
 /// Scaling applied to a result: none, 1/N, or 1/sqrt(N) (N = total number of points).
 enum class scale { none, full, symmetric };
 
@@ -86,6 +94,7 @@ struct options3d {
   int chunks = 0;       // chunks per exchange when overlapping; 0 = chosen (see docs/fft.md)
   exchange_path path = exchange_path::automatic;
   comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;  // for every transpose
+  real_rows rows = real_rows::padded;  // r2c plans only (c2c plans ignore it)
   /// The communicator the plan exchanges on: its torus and mapping (and threads). With a torus, the
   /// pencil row and column communicators get the sub-tori their ranks occupy on it. Empty torus:
   /// TORU_TORUS when set (it describes MPI_COMM_WORLD: the plan's communicator and the pencil rows and
