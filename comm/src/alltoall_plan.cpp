@@ -456,7 +456,8 @@ alltoall_plan& alltoall_plan::operator=(alltoall_plan&&) noexcept = default;
 void alltoall_plan::execute(const void* in, void* out) const { impl_->execute(in, out, nullptr); }
 void alltoall_plan::execute(const void* in, void* out, void* ws) const { impl_->execute(in, out, ws); }
 request alltoall_plan::init(const void* in, void* out, void* ws) const {
-  return request("toru::comm::alltoall_plan (persistent)", [impl = impl_.get(), in, out, ws] { impl->execute(in, out, ws); });
+  return request("toru::comm::alltoall_plan (persistent)",
+                 [impl = impl_.get(), in, out, ws] { impl->execute(in, out, ws); });
 }
 void alltoall_plan::start(const void* in, void* out, void* ws) const {
   toru::detail::start_split_phase(phase_, "toru::comm::alltoall_plan",
@@ -519,7 +520,8 @@ alltoallv_plan& alltoallv_plan::operator=(alltoallv_plan&&) noexcept = default;
 void alltoallv_plan::execute(const void* in, void* out) const { impl_->execute(in, out, nullptr); }
 void alltoallv_plan::execute(const void* in, void* out, void* ws) const { impl_->execute(in, out, ws); }
 request alltoallv_plan::init(const void* in, void* out, void* ws) const {
-  return request("toru::comm::alltoallv_plan (persistent)", [impl = impl_.get(), in, out, ws] { impl->execute(in, out, ws); });
+  return request("toru::comm::alltoallv_plan (persistent)",
+                 [impl = impl_.get(), in, out, ws] { impl->execute(in, out, ws); });
 }
 void alltoallv_plan::start(const void* in, void* out, void* ws) const {
   toru::detail::start_split_phase(phase_, "toru::comm::alltoallv_plan",

@@ -25,7 +25,8 @@ request& request::operator=(request&& other) noexcept {
 }
 
 void request::start() {
-  if (!work_) throw error(errc::invalid_argument, "toru::request::start: the request is empty (made by no *_init call)");
+  if (!work_)
+    throw error(errc::invalid_argument, "toru::request::start: the request is empty (made by no *_init call)");
   phase_->start(what_, work_);
 }
 

@@ -401,9 +401,8 @@ toru_result toru_fft_plan_init(toru_fft_plan plan, toru_fft_direction direction,
     using real = typename cpx::value_type;
     using In = std::conditional_t<std::is_same_v<P, fft3d_r2c<real>>, real, cpx>;
     const auto s = static_cast<toru::fft::scale>(sc);
-    toru::request r = dir == TORU_FFT_BACKWARD
-                          ? p.backward_init(static_cast<const cpx*>(in), static_cast<In*>(out), s)
-                          : p.forward_init(static_cast<const In*>(in), static_cast<cpx*>(out), s);
+    toru::request r = dir == TORU_FFT_BACKWARD ? p.backward_init(static_cast<const cpx*>(in), static_cast<In*>(out), s)
+                                               : p.forward_init(static_cast<const In*>(in), static_cast<cpx*>(out), s);
     *request = new toru_request_s{std::move(r)};
   });
 }

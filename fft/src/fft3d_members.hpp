@@ -27,58 +27,58 @@ inline options3d rows_from_boxes(options3d o) {
 }
 }  // namespace detail
 
-#define TORU_FFT3D_COMMON(CLASS, R2C)                                                                       \
-  template <precision T, backend B>                                                                         \
-  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts)                          \
-      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts, backend_traits<B>::device_memory)) {  \
-    if (R2C && opts.rows == real_rows::packed) impl_->use_packed_rows(comm);                                \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, options3d opts)     \
+#define TORU_FFT3D_COMMON(CLASS, R2C)                                                                      \
+  template <precision T, backend B>                                                                        \
+  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, options3d opts)                         \
+      : impl_(std::make_unique<detail::plan3d<T>>(comm, n, R2C, opts, backend_traits<B>::device_memory)) { \
+    if (R2C && opts.rows == real_rows::packed) impl_->use_packed_rows(comm);                               \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  CLASS<T, B>::CLASS(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d in, box3d out, options3d opts)    \
       : CLASS(comm, n, detail::rows_from_boxes(opts)) {                                                    \
-    impl_->use_boxes(comm, in, out);                                                                        \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  CLASS<T, B>::~CLASS() = default;                                                                          \
-  template <precision T, backend B>                                                                         \
-  CLASS<T, B>::CLASS(CLASS&&) noexcept = default;                                                           \
-  template <precision T, backend B>                                                                         \
-  CLASS<T, B>& CLASS<T, B>::operator=(CLASS&&) noexcept = default;                                          \
-  template <precision T, backend B>                                                                         \
-  const box3d& CLASS<T, B>::inbox() const {                                                                 \
-    return impl_->inbox();                                                                                  \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  const box3d& CLASS<T, B>::outbox() const {                                                                \
-    return impl_->outbox();                                                                                 \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  std::int64_t CLASS<T, B>::alloc_size() const {                                                            \
-    return impl_->alloc_size();                                                                             \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  std::size_t CLASS<T, B>::workspace_size() const {                                                         \
-    return impl_->workspace_size();                                                                         \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  decomposition CLASS<T, B>::decomp() const {                                                               \
-    return impl_->layout().decomp;                                                                          \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  std::array<int, 2> CLASS<T, B>::grid() const {                                                            \
-    return {impl_->layout().p0, impl_->layout().p1};                                                        \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  std::string CLASS<T, B>::strategy() const {                                                               \
-    return impl_->strategy_name();                                                                          \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  std::vector<std::string> CLASS<T, B>::candidates() const {                                                \
-    return detail::applicable_names(impl_->strategies());                                                   \
-  }                                                                                                         \
-  template <precision T, backend B>                                                                         \
-  std::vector<std::pair<std::string, double>> CLASS<T, B>::planner_seconds() const {                        \
-    return detail::timed_names(impl_->strategies(), impl_->measured());                                     \
+    impl_->use_boxes(comm, in, out);                                                                       \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  CLASS<T, B>::~CLASS() = default;                                                                         \
+  template <precision T, backend B>                                                                        \
+  CLASS<T, B>::CLASS(CLASS&&) noexcept = default;                                                          \
+  template <precision T, backend B>                                                                        \
+  CLASS<T, B>& CLASS<T, B>::operator=(CLASS&&) noexcept = default;                                         \
+  template <precision T, backend B>                                                                        \
+  const box3d& CLASS<T, B>::inbox() const {                                                                \
+    return impl_->inbox();                                                                                 \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  const box3d& CLASS<T, B>::outbox() const {                                                               \
+    return impl_->outbox();                                                                                \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  std::int64_t CLASS<T, B>::alloc_size() const {                                                           \
+    return impl_->alloc_size();                                                                            \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  std::size_t CLASS<T, B>::workspace_size() const {                                                        \
+    return impl_->workspace_size();                                                                        \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  decomposition CLASS<T, B>::decomp() const {                                                              \
+    return impl_->layout().decomp;                                                                         \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  std::array<int, 2> CLASS<T, B>::grid() const {                                                           \
+    return {impl_->layout().p0, impl_->layout().p1};                                                       \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  std::string CLASS<T, B>::strategy() const {                                                              \
+    return impl_->strategy_name();                                                                         \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  std::vector<std::string> CLASS<T, B>::candidates() const {                                               \
+    return detail::applicable_names(impl_->strategies());                                                  \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
+  std::vector<std::pair<std::string, double>> CLASS<T, B>::planner_seconds() const {                       \
+    return detail::timed_names(impl_->strategies(), impl_->measured());                                    \
   }
 
 TORU_FFT3D_COMMON(fft3d, false)

@@ -11,6 +11,7 @@
 
 #include "backend_ops.hpp"
 #include "common.hpp"
+#include "reshape_impl.hpp"
 #include "slab_direct_step.hpp"
 #include "slab_vector_step.hpp"
 #include "split.hpp"
@@ -18,7 +19,6 @@
 #include "toru/core/agreement.hpp"
 #include "toru/core/events.hpp"
 #include "toru/core/mpi.hpp"
-#include "reshape_impl.hpp"
 #include "wisdom.hpp"
 
 namespace toru::fft::detail {

@@ -6,9 +6,9 @@
 #include <mpi.h>
 
 #include <array>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
-#include <complex>
 #include <memory>
 #include <type_traits>
 #include <vector>

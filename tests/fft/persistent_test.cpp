@@ -157,8 +157,9 @@ TEST(FftPersistent, BadArgumentsAtInitFailOnEveryRank) {
   std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size());
   expect_same_error([&] { (void)plan.forward_init(a.data(), me == last ? nullptr : b.data()); },
                     toru::errc::invalid_argument, "out");
-  expect_same_error([&] { (void)plan.backward_init(a.data(), b.data(), static_cast<toru::fft::scale>(me == last ? 7 : 0)); },
-                    toru::errc::invalid_argument, "scale");
+  expect_same_error(
+      [&] { (void)plan.backward_init(a.data(), b.data(), static_cast<toru::fft::scale>(me == last ? 7 : 0)); },
+      toru::errc::invalid_argument, "scale");
   // The plan is unharmed: a good request still runs.
   toru::request ok = plan.forward_init(a.data(), b.data());
   ok.start();

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   const long long n[3] = {5, 7, 3};
   toru_fft_box in = slab(n, 0, P, me), out = slab(n, 2, P, me);
   toru_fft_reshape r;
-  if (toru_fft_reshape_create(MPI_COMM_WORLD, n[0], n[1], n[2], &in, &out, TORU_FFT_ELEMENT_DOUBLE, &r) != TORU_SUCCESS) {
+  if (toru_fft_reshape_create(MPI_COMM_WORLD, n[0], n[1], n[2], &in, &out, TORU_FFT_ELEMENT_DOUBLE, &r) !=
+      TORU_SUCCESS) {
     fprintf(stderr, "rank %d: create: %s\n", me, toru_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
 
   toru_fft_box outside = out;
   if (me == P - 1) outside.low[1] = 1; /* rows 1..7 of an axis of 7 */
-  toru_result rc = toru_fft_reshape_create(MPI_COMM_WORLD, n[0], n[1], n[2], &in, &outside, TORU_FFT_ELEMENT_DOUBLE, &r);
+  toru_result rc =
+      toru_fft_reshape_create(MPI_COMM_WORLD, n[0], n[1], n[2], &in, &outside, TORU_FFT_ELEMENT_DOUBLE, &r);
   if (rc != TORU_ERROR_INVALID_ARGUMENT || r != NULL) {
     fprintf(stderr, "rank %d: a box outside the grid gave %d\n", me, (int)rc);
     ++bad;
@@ -80,8 +82,9 @@ int main(int argc, char** argv) {
   for (long long i = 0; i < n[0]; ++i)
     for (long long j = 0; j < n[1]; ++j)
       for (long long k = 0; k < out.size[2]; ++k) {
-        const double phase = -2 * pi * ((double)(i * j0[0]) / n[0] + (double)(j * j0[1]) / n[1] +
-                                        (double)((out.low[2] + k) * j0[2]) / n[2]);
+        const double phase =
+            -2 * pi *
+            ((double)(i * j0[0]) / n[0] + (double)(j * j0[1]) / n[1] + (double)((out.low[2] + k) * j0[2]) / n[2]);
         if (cabs(y[(i * n[1] + j) * out.size[2] + k] - cexp(I * phase)) > 1e-12) ++bad;
       }
   /* Split phase: the same transform with start / wait, a checksum of the input computed meanwhile. */

@@ -19,8 +19,8 @@
 #include <span>
 #include <string_view>
 
-#include "toru/core/request.hpp"
 #include "toru/comm/communicator.hpp"
+#include "toru/core/request.hpp"
 
 namespace toru::detail {
 class split_phase;  // toru/detail/split_phase.hpp (internal)

@@ -94,7 +94,7 @@ struct options3d {
   int chunks = 0;       // chunks per exchange when overlapping; 0 = chosen (see docs/fft.md)
   exchange_path path = exchange_path::automatic;
   comm::alltoall_algorithm algorithm = comm::alltoall_algorithm::automatic;  // for every transpose
-  real_rows rows = real_rows::padded;  // r2c plans only (c2c plans ignore it)
+  real_rows rows = real_rows::padded;                                        // r2c plans only (c2c plans ignore it)
   /// The communicator the plan exchanges on: its torus and mapping (and threads). With a torus, the
   /// pencil row and column communicators get the sub-tori their ranks occupy on it. Empty torus:
   /// TORU_TORUS when set (it describes MPI_COMM_WORLD: the plan's communicator and the pencil rows and
