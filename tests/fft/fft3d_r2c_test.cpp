@@ -82,7 +82,7 @@ TEST(Fft3dR2c, FloatMatchesSerialFftw) {
 // 2 * alloc_size()), on the one-node window and through the exchange path, slab and pencil.
 TEST(Fft3dR2c, PackedRowsMatchSerialFftw) {
   const int P = toru::test::nranks();
-  for (N3 n : {N3{9, 6, 15}, N3{11, 10, 14}})  // slabs over up to 8 ranks: n0 >= 8, n2/2+1 >= 8
+  for (N3 n : {N3{9, 8, 15}, N3{11, 10, 14}})  // every axis >= 8 (n2/2+1 too): slabs and pencils up to 8 ranks
     for (auto d : {decomposition::slab, decomposition::pencil})
       for (auto path : {toru::fft::exchange_path::automatic, toru::fft::exchange_path::alltoall}) {
         if (P == 1 && d == decomposition::pencil) continue;  // a 1x1 grid is a slab
