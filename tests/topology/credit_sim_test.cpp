@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "test_util.hpp"
 #include "toru/core/error.hpp"
 #include "toru/topology/credit_sim.hpp"
 #include "toru/topology/packet_schedules.hpp"
@@ -23,13 +24,6 @@ credit_params roomy(credit_params::routing r = credit_params::routing::dimension
   p.input_bytes = 8192;
   p.injection_bytes = 8192;
   return p;
-}
-
-packet_schedule one_message(int src, int dst, double bytes) {
-  packet_schedule s;
-  const int a = s.add_op(src), b = s.add_op(dst);
-  s.add_message(src, dst, bytes, a, b);
-  return s;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <vector>
 
+#include "test_util.hpp"
 #include "toru/core/error.hpp"
 #include "toru/topology/fitted_model.hpp"
 #include "toru/topology/network_model.hpp"
@@ -31,13 +32,6 @@ packet_params bare_credit() {
   p.output_bytes = 64000;
   p.injection_bytes = 64000;
   return p;
-}
-
-packet_schedule one_message(int src, int dst, double bytes) {
-  packet_schedule s;
-  const int a = s.add_op(src), b = s.add_op(dst);
-  s.add_message(src, dst, bytes, a, b);
-  return s;
 }
 
 }  // namespace

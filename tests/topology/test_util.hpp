@@ -7,6 +7,7 @@
 #include <string>
 
 #include "toru/core/error.hpp"
+#include "toru/topology/packet_schedules.hpp"
 
 /// Expects `stmt` to throw toru::error whose message contains every listed fragment.
 #define TORU_EXPECT_ERROR(stmt, ...)                                                  \
@@ -20,3 +21,11 @@
             << "message of " #stmt " lacks '" << frag << "': " << e.message();        \
     }                                                                                 \
   } while (0)
+
+/// A schedule of one message of `bytes` from rank src to rank dst.
+inline toru::topology::packet_schedule one_message(int src, int dst, double bytes) {
+  toru::topology::packet_schedule s;
+  const int a = s.add_op(src), b = s.add_op(dst);
+  s.add_message(src, dst, bytes, a, b);
+  return s;
+}
