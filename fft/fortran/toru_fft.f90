@@ -40,6 +40,7 @@ module toru_fft
   integer(c_int), parameter, public :: TORU_FFT_SCALE_NONE = 0, TORU_FFT_SCALE_FULL = 1, TORU_FFT_SCALE_SYMMETRIC = 2
   integer(c_int), parameter, public :: TORU_FFT_DECOMPOSITION_AUTO = 0, TORU_FFT_DECOMPOSITION_SLAB = 1, &
                                        TORU_FFT_DECOMPOSITION_PENCIL = 2
+  integer(c_int), parameter, public :: TORU_FFT_ROWS_PADDED = 0, TORU_FFT_ROWS_PACKED = 1
 
   ! Mirrors struct toru_fft_options; start from toru_fft_options_default(), which sets size (the
   ! struct's length, so that a later library reads only the fields this module knows).
@@ -57,6 +58,7 @@ module toru_fft
     ! c_null_ptr (the default): see toru_fft_options in toru/fft.h.
     type(c_ptr) :: torus
     type(c_ptr) :: order
+    integer(c_int) :: rows  ! TORU_FFT_ROWS_PADDED (default) or TORU_FFT_ROWS_PACKED; r2c plans only
   end type
 
   ! Mirrors struct toru_fft_box (0-based global indices).

@@ -57,6 +57,7 @@ toru_fft_options read_options(const toru_fft_options* in) {
 using toru::detail::raw_enum;
 bool valid_precision(int p) { return p == TORU_FFT_DOUBLE || p == TORU_FFT_FLOAT; }
 bool valid_decomposition(int d) { return d >= TORU_FFT_DECOMPOSITION_AUTO && d <= TORU_FFT_DECOMPOSITION_PENCIL; }
+bool valid_rows(int r) { return r == TORU_FFT_ROWS_PADDED || r == TORU_FFT_ROWS_PACKED; }
 
 // This rank's checks of what only C can get wrong (a NULL out-pointer, an enum outside its range).
 // They are not thrown here: they ride on the agreement of the C++ call that follows (see
@@ -77,6 +78,9 @@ void check_options(const toru_fft_options& o, bool three_d) {
   if (three_d)
     toru::expect(valid_decomposition(raw_enum(o.decomposition)), "options->decomposition",
                  "a toru_fft_decomposition value", std::to_string(raw_enum(o.decomposition)));
+  if (three_d)
+    toru::expect(valid_rows(raw_enum(o.rows)), "options->rows", "TORU_FFT_ROWS_PADDED or TORU_FFT_ROWS_PACKED",
+                 std::to_string(raw_enum(o.rows)));
 }
 
 // Never throws: invalid enums map to defaults, their error is deferred (above).
@@ -96,6 +100,7 @@ options3d convert3d(const toru_fft_options& o) {
           .planner = o.measure ? effort::measure : effort::estimate,
           .overlap = o.overlap != 0,
           .chunks = o.chunks,
+          .rows = raw_enum(o.rows) == TORU_FFT_ROWS_PACKED ? real_rows::packed : real_rows::padded,
           .comm = convert_comm(o)};
 }
 

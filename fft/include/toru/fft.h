@@ -47,6 +47,11 @@ typedef enum toru_fft_decomposition {
   TORU_FFT_DECOMPOSITION_SLAB = 1,  /* axis 0 split over all ranks */
   TORU_FFT_DECOMPOSITION_PENCIL = 2 /* axes 0 and 1 split over a p0 x p1 grid */
 } toru_fft_decomposition;
+/* r2c plans: how the real side's rows along axis 2 are stored (toru::fft::real_rows). */
+typedef enum toru_fft_real_rows {
+  TORU_FFT_ROWS_PADDED = 0, /* 2 * (n2/2 + 1) reals per row, as FFTW-MPI (in-place capable) */
+  TORU_FFT_ROWS_PACKED = 1  /* n2 reals per row, as a serial code's or NumPy's arrays */
+} toru_fft_real_rows;
 
 /* Plan options. Start from TORU_FFT_OPTIONS_INIT, toru_fft_options_init(&o) or
  * toru_fft_options_default(): each sets `size` to this header's sizeof(toru_fft_options), so that a
@@ -68,11 +73,18 @@ typedef struct toru_fft_options {
                                            the sub-torus comm's ranks occupy on TORU_TORUS (which describes
                                            MPI_COMM_WORLD), else derived; as toru_alltoall_options.torus */
   const char* order;                    /* rank order for the torus mapping, e.g. "ZXY", or NULL */
+  toru_fft_real_rows rows;              /* TORU_FFT_ROWS_PADDED; toru_fft_plan_create_r2c_3d only (its
+                                           toru_fft_plan_local_size in box then has row_stride 1 and n2 reals
+                                           per row); other plans and toru_fft_local_size_3d ignore a valid
+                                           value. A caller whose size stops before it gets padded rows */
 } toru_fft_options;
 
 /* The defaults, as a C initialiser: toru_fft_options o = TORU_FFT_OPTIONS_INIT; */
-#define TORU_FFT_OPTIONS_INIT \
-  { sizeof(toru_fft_options), TORU_FFT_DOUBLE, TORU_FFT_DECOMPOSITION_AUTO, {0, 0}, 0, 0, 1, 0, 0, NULL, NULL }
+#define TORU_FFT_OPTIONS_INIT                                                                                  \
+  {                                                                                                            \
+    sizeof(toru_fft_options), TORU_FFT_DOUBLE, TORU_FFT_DECOMPOSITION_AUTO, {0, 0}, 0, 0, 1, 0, 0, NULL, NULL, \
+        TORU_FFT_ROWS_PADDED                                                                                   \
+  }
 
 /* Sets *options to the defaults (size included). Not collective; TORU_ERROR_INVALID_ARGUMENT for NULL. */
 toru_result toru_fft_options_init(toru_fft_options* options);
