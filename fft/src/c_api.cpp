@@ -343,6 +343,9 @@ toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, lo
     const local_layout lay = local_size_3d(size, rank, {n0, n1, n2}, convert3d(o), r2c != 0);
     to_c(lay.in, in);
     to_c(lay.out, out);
+    // As fft3d_r2c's use_packed_rows: the same real box, its rows unpadded (alloc, sized for the
+    // padded rows, stays enough).
+    if (r2c && in && raw_enum(o.rows) == TORU_FFT_ROWS_PACKED) in->row_stride = in->size[in->order[2]];
     if (alloc) *alloc = lay.alloc;
   });
 }

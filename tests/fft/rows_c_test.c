@@ -3,8 +3,8 @@
  * row_stride n2) and its forward transform matches serial FFTW's dft_r2c of the whole array on an odd,
  * uneven 5 x 6 x 7 grid (every rank computes the reference); backward with full scaling restores the
  * packed input. A struct whose size stops before `rows` (an older caller) gets padded rows even though
- * its rows field says packed, and rows = 7 is TORU_ERROR_INVALID_ARGUMENT on every rank. Exit 0 when
- * all holds everywhere. */
+ * its rows field says packed, toru_fft_local_size_3d reports the plan's boxes, and rows = 7 is
+ * TORU_ERROR_INVALID_ARGUMENT on every rank. Exit 0 when all holds everywhere. */
 #include <complex.h>
 #include <fftw3.h>
 #include <math.h>
@@ -53,6 +53,21 @@ int main(int argc, char** argv) {
   if (nin > 0 && (in.size[2] != N2 || in.row_stride != N2)) {
     fprintf(stderr, "rank %d: packed in box has row_stride %lld\n", me, in.row_stride);
     ++bad;
+  }
+  {
+    /* The plan-less query reports the boxes the plan uses. */
+    toru_fft_box qin, qout;
+    long long qalloc;
+    if (toru_fft_local_size_3d(MPI_COMM_WORLD, N0, N1, N2, 1, &o, &qin, &qout, &qalloc) != TORU_SUCCESS) ++bad;
+    for (int a = 0; a < 3; ++a)
+      if (qin.low[a] != in.low[a] || qin.size[a] != in.size[a] || qin.order[a] != in.order[a] ||
+          qout.low[a] != out.low[a] || qout.size[a] != out.size[a] || qout.order[a] != out.order[a])
+        ++bad;
+    if (qin.row_stride != in.row_stride || qout.row_stride != out.row_stride || qalloc < alloc) {
+      fprintf(stderr, "rank %d: local_size_3d row_stride %lld, alloc %lld; plan's %lld, %lld\n", me, qin.row_stride,
+              qalloc, in.row_stride, alloc);
+      ++bad;
+    }
   }
   double* x = calloc((size_t)(2 * alloc + 1), sizeof(double));
   double* z = calloc((size_t)(2 * alloc + 1), sizeof(double));

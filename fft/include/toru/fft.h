@@ -75,8 +75,9 @@ typedef struct toru_fft_options {
   const char* order;                    /* rank order for the torus mapping, e.g. "ZXY", or NULL */
   toru_fft_real_rows rows;              /* TORU_FFT_ROWS_PADDED; toru_fft_plan_create_r2c_3d only (its
                                            toru_fft_plan_local_size in box then has row_stride 1 and n2 reals
-                                           per row); other plans and toru_fft_local_size_3d ignore a valid
-                                           value. A caller whose size stops before it gets padded rows */
+                                           per row, as toru_fft_local_size_3d's with r2c then reports);
+                                           other plans ignore a valid value. A caller whose size stops
+                                           before it gets padded rows */
 } toru_fft_options;
 
 /* The defaults, as a C initialiser: toru_fft_options o = TORU_FFT_OPTIONS_INIT; */
