@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "bound_request.hpp"
 #include "common.hpp"
 #include "fftw_api.hpp"
 #include "pencil_pipeline.hpp"
@@ -89,7 +90,15 @@ bool valid_kind(r2r_kind k) { return static_cast<int>(k) >= 0 && static_cast<int
 class r2r_plan {
  public:
   virtual ~r2r_plan() = default;
-  virtual void execute(bool forward, const void* in, void* out, scale s) const = 0;
+  /// Collective: the argument checks alone, in one agreement (the workspace argument is unused: the
+  /// signature is plan3d's, for bound_request).
+  virtual void check(bool forward, const void* in, void* out, void* ws, scale s) const = 0;
+  /// Collective: the transform with no checks (check() passed for these arguments).
+  virtual void perform(bool forward, const void* in, void* out, void* ws, scale s) const = 0;
+  void execute(bool forward, const void* in, void* out, scale s) const {
+    check(forward, in, out, nullptr, s);
+    perform(forward, in, out, nullptr, s);
+  }
   box3d in_box, out_box;
   std::int64_t alloc = 0;
   std::array<int, 2> grid{};
@@ -179,7 +188,7 @@ class r2r_plan_t final : public r2r_plan {
     for (int a = 0; a < 3; ++a) scale_n_ *= t[a] ? logical_size(*t[a], n[a]) : static_cast<double>(n[a]);
   }
 
-  void execute(bool forward, const void* in, void* out, scale s) const override {
+  void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
     validate_collectively(comm_, is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
@@ -187,6 +196,10 @@ class r2r_plan_t final : public r2r_plan {
                             check_scale(s);
                             check_buffers(in, src.extent(), out, dst.extent());
                           });
+  }
+
+  void perform(bool forward, const void* in, void* out, void*, scale s) const override {
+    const box3d& dst = forward ? out_box : in_box;
     const int d = forward ? 0 : 1;
     auto lines_along = [&](int axis, const void* from, void* to) {
       (from == to ? in_place_ : out_of_place_)[axis][d].run(from, to);
@@ -277,6 +290,14 @@ template <precision T>
 void fft3d_r2r<T>::backward(const T* in, T* out, scale s) const {
   impl_->execute(false, in, out, s);
 }
+template <precision T>
+request fft3d_r2r<T>::forward_init(const T* in, T* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_r2r (persistent forward)", true, in, out, s);
+}
+template <precision T>
+request fft3d_r2r<T>::backward_init(const T* in, T* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_r2r (persistent backward)", false, in, out, s);
+}
 
 template class fft3d_r2r<float>;
 template class fft3d_r2r<double>;
@@ -318,6 +339,14 @@ void fft3d_mixed<T>::forward(const complex_type* in, complex_type* out, scale s)
 template <precision T>
 void fft3d_mixed<T>::backward(const complex_type* in, complex_type* out, scale s) const {
   impl_->execute(false, in, out, s);
+}
+template <precision T>
+request fft3d_mixed<T>::forward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_mixed (persistent forward)", true, in, out, s);
+}
+template <precision T>
+request fft3d_mixed<T>::backward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_mixed (persistent backward)", false, in, out, s);
 }
 
 template class fft3d_mixed<float>;

@@ -3,7 +3,9 @@
 // result against serial FFTW on the step's own input, the reference computed while the transform
 // is in flight; the arguments are agreed on once, at init (this process's MPI_Allreduce calls are
 // counted through PMPI: execute agrees on every call, a started request never), and bad arguments
-// at init are the same error on every rank.
+// at init are the same error on every rank. The r2r and mixed plans' requests also match their
+// blocking forward bit for bit.
+#include <fftw3.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -17,6 +19,8 @@
 #include "toru/core/request.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/fft/fft3d_mixed.hpp"
+#include "toru/fft/fft3d_r2r.hpp"
 
 namespace {
 std::atomic<int> allreduces{0};
@@ -169,6 +173,80 @@ TEST(FftPersistent, BadArgumentsAtInitFailOnEveryRank) {
   toru::request empty;
   EXPECT_FALSE(empty);
   EXPECT_THROW(empty.start(), toru::error);
+}
+
+// Serial FFTW's r2r of the whole array (kinds per axis, FFTW's numbering as toru's).
+std::vector<double> serial_r2r3(index3 n, std::vector<double> a, std::array<toru::fft::r2r_kind, 3> k) {
+  const fftw_r2r_kind table[] = {FFTW_REDFT00, FFTW_REDFT10, FFTW_REDFT01, FFTW_REDFT11,
+                                 FFTW_RODFT00, FFTW_RODFT10, FFTW_RODFT01, FFTW_RODFT11};
+  std::vector<double> out(a.size());
+  fftw_plan p = fftw_plan_r2r_3d(static_cast<int>(n[0]), static_cast<int>(n[1]), static_cast<int>(n[2]), a.data(),
+                                 out.data(), table[static_cast<int>(k[0])], table[static_cast<int>(k[1])],
+                                 table[static_cast<int>(k[2])], FFTW_ESTIMATE);
+  fftw_execute(p);
+  fftw_destroy_plan(p);
+  return out;
+}
+
+TEST(FftPersistent, R2rStepsMatchSerialFftwAndBlockingBitForBit) {
+  using toru::fft::r2r_kind;
+  const index3 n{7, 6, 5};
+  const std::array<r2r_kind, 3> kinds{r2r_kind::dct2, r2r_kind::dst3, r2r_kind::dct4};
+  toru::fft::fft3d_r2r<double> plan(MPI_COMM_WORLD, n, kinds);
+  std::vector<double> x(plan.alloc_size()), y(plan.alloc_size()), z(plan.alloc_size()), blocking(plan.alloc_size());
+  toru::request fwd = plan.forward_init(x.data(), y.data());
+  toru::request bwd = plan.backward_init(y.data(), z.data(), toru::fft::scale::full);
+  for (std::uint64_t step = 0; step < 2; ++step) {
+    std::vector<double> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = toru::test::noise(i, 60 + step);
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { x[i] = all[toru::test::flat(n, g)]; });
+    plan.forward(x.data(), blocking.data());
+    const int before = allreduces.load();
+    fwd.start();
+    const auto want = serial_r2r3(n, all, kinds);  // the work done while the transform is in flight
+    fwd.wait();
+    bwd.start();
+    bwd.wait();
+    EXPECT_EQ(allreduces.load() - before, 0) << "step " << step << ": a started request agreed on its arguments";
+    toru::test::error_norm e, r;
+    toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) {
+      e.add(y[i], want[toru::test::flat(n, g)]);
+      EXPECT_EQ(y[i], blocking[i]) << "step " << step;
+    });
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { r.add(z[i], all[toru::test::flat(n, g)]); });
+    EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << "step " << step;
+    EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size()))) << "step " << step;
+  }
+  expect_same_error([&] { (void)plan.forward_init(x.data(), toru::test::rank() == 0 ? nullptr : y.data()); },
+                    toru::errc::invalid_argument, "out");
+  fwd.start();
+  EXPECT_THROW(fwd.start(), toru::error);  // one in flight already
+  fwd.wait();
+}
+
+TEST(FftPersistent, MixedStepsMatchBlockingBitForBitAndRoundTrip) {
+  using toru::fft::periodic;
+  using toru::fft::r2r_kind;
+  const index3 n{5, 7, 6};
+  toru::fft::fft3d_mixed<double> plan(MPI_COMM_WORLD, n, {periodic, r2r_kind::dst2, periodic});
+  std::vector<cpx> x(plan.alloc_size()), y(plan.alloc_size()), z(plan.alloc_size()), blocking(plan.alloc_size());
+  toru::request fwd = plan.forward_init(x.data(), y.data());
+  toru::request bwd = plan.backward_init(y.data(), z.data(), toru::fft::scale::full);
+  const auto all = global_input(n, 70);
+  toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { x[i] = all[toru::test::flat(n, g)]; });
+  plan.forward(x.data(), blocking.data());
+  const int before = allreduces.load();
+  fwd.start();
+  const auto busy = toru::test::serial_dft3(n, all, -1);  // unrelated work while the transform is in flight
+  fwd.wait();
+  bwd.start();
+  bwd.wait();
+  EXPECT_EQ(allreduces.load() - before, 0);
+  EXPECT_EQ(busy.size(), all.size());
+  toru::test::error_norm r;
+  toru::test::for_each(plan.outbox(), [&](index3, std::int64_t i) { EXPECT_EQ(y[i], blocking[i]); });
+  toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { r.add(z[i], all[toru::test::flat(n, g)]); });
+  EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size())));
 }
 
 }  // namespace

@@ -56,6 +56,11 @@ class fft3d_mixed {
   void forward(const complex_type* in, complex_type* out, scale s = scale::none) const;
   /// Collective: from outbox() to inbox().
   void backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  /// Persistent forms (toru/core/request.hpp), as fft3d::forward_init: collective, the arguments
+  /// checked once here (the same errors, on every rank); each start() runs with no checks. The plan
+  /// must outlive the requests.
+  request forward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  request backward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
 
  private:
   std::unique_ptr<detail::r2r_plan> impl_;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string_view>
 
+#include "toru/core/request.hpp"
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
 
@@ -60,6 +61,11 @@ class fft3d_r2r {
   void forward(const T* in, T* out, scale s = scale::none) const;
   /// Collective: the inverse kinds, from outbox() to inbox(). With scale::full, backward(forward(x)) = x.
   void backward(const T* in, T* out, scale s = scale::none) const;
+  /// Persistent forms (toru/core/request.hpp), as fft3d::forward_init: collective, the arguments
+  /// checked once here (the same errors, on every rank); each start() runs with no checks. The plan
+  /// must outlive the requests.
+  request forward_init(const T* in, T* out, scale s = scale::none) const;
+  request backward_init(const T* in, T* out, scale s = scale::none) const;
 
  private:
   std::unique_ptr<detail::r2r_plan> impl_;
