@@ -134,7 +134,7 @@ void field_loop<T>::execute(bool forward, const void* in, void* out, scale s) co
       split_rows(reinterpret_cast<const T*>(src), reinterpret_cast<T*>(stage), S, F_, rows(sb));
     else
       split_rows(reinterpret_cast<const cpx*>(src), reinterpret_cast<cpx*>(stage), S, F_, rows(sb));
-    for (std::int64_t f = 0; f < F; ++f) plan_->execute(forward, stage + f * S * se, work + f * D * de, nullptr, s);
+    for (std::int64_t f = 0; f < F; ++f) plan_->perform(forward, stage + f * S * se, work + f * D * de, nullptr, s);
     if (real_out)
       interleave_rows(reinterpret_cast<const T*>(work), reinterpret_cast<T*>(dst), D, F_, rows(db));
     else
@@ -153,10 +153,10 @@ void field_loop<T>::execute(bool forward, const void* in, void* out, scale s) co
     // plan3d uses its out as a stage of A complex elements: straight into the caller's field when
     // that stays within the planar fields not yet written (and there is no padding to keep).
     if (!real_out && f * D + A <= F * D) {
-      plan_->execute(forward, from, to, nullptr, s);
+      plan_->perform(forward, from, to, nullptr, s);
       continue;
     }
-    plan_->execute(forward, from, work, nullptr, s);
+    plan_->perform(forward, from, work, nullptr, s);
     if (real_out)
       copy_rows(reinterpret_cast<const T*>(work), reinterpret_cast<T*>(to), rows(db));
     else

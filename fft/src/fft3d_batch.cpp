@@ -17,6 +17,7 @@
 
 #include "batch_field_loop.hpp"
 #include "batch_fields.hpp"
+#include "bound_request.hpp"
 #include "common.hpp"
 #include "fftw_api.hpp"
 #include "pencil_pipeline.hpp"
@@ -33,7 +34,15 @@ namespace detail {
 class batch_plan {
  public:
   virtual ~batch_plan() = default;
-  virtual void execute(bool forward, const void* in, void* out, scale s) const = 0;
+  /// Collective: the argument checks alone, in one agreement (ws unused: plan3d's signature, for
+  /// bound_request).
+  virtual void check(bool forward, const void* in, void* out, void* ws, scale s) const = 0;
+  /// Collective: the transform with no checks (check() passed for these arguments).
+  virtual void perform(bool forward, const void* in, void* out, void* ws, scale s) const = 0;
+  void execute(bool forward, const void* in, void* out, scale s) const {
+    check(forward, in, out, nullptr, s);
+    perform(forward, in, out, nullptr, s);
+  }
   box3d in_box, out_box;
   std::int64_t alloc = 0;
   int howmany = 1;
@@ -90,17 +99,24 @@ class batch_plan_t final : public batch_plan {
       }
   }
 
-  void execute(bool forward, const void* in_v, void* out_v, scale s) const override {
-    const cpx* in = static_cast<const cpx*>(in_v);
-    cpx* out = static_cast<cpx*>(out_v);
+  void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
     const std::int64_t F = howmany;
     validate_collectively(comm_, "a toru::fft batched forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
-                            check_buffers(in, src.extent() * F, out, dst.extent() * F);
+                            check_buffers(static_cast<const cpx*>(in), src.extent() * F, static_cast<cpx*>(out),
+                                          dst.extent() * F);
                           });
+  }
+
+  void perform(bool forward, const void* in_v, void* out_v, void*, scale s) const override {
+    const cpx* in = static_cast<const cpx*>(in_v);
+    cpx* out = static_cast<cpx*>(out_v);
+    const box3d& src = forward ? in_box : out_box;
+    const box3d& dst = forward ? out_box : in_box;
+    const std::int64_t F = howmany;
     if (loop_) return loop_->execute(forward, in, out, s);
     // Planar data goes through the interleaved staging copy, transformed there in place.
     const int d = forward ? 0 : 1;
@@ -173,6 +189,14 @@ void fft3d_batch<T>::forward(const complex_type* in, complex_type* out, scale s)
 template <precision T>
 void fft3d_batch<T>::backward(const complex_type* in, complex_type* out, scale s) const {
   impl_->execute(false, in, out, s);
+}
+template <precision T>
+request fft3d_batch<T>::forward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_batch (persistent forward)", true, in, out, s);
+}
+template <precision T>
+request fft3d_batch<T>::backward_init(const complex_type* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_batch (persistent backward)", false, in, out, s);
 }
 
 template class fft3d_batch<float>;

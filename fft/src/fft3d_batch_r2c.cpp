@@ -11,6 +11,7 @@
 
 #include "batch_field_loop.hpp"
 #include "batch_fields.hpp"
+#include "bound_request.hpp"
 #include "common.hpp"
 #include "fftw_api.hpp"
 #include "pencil_pipeline.hpp"
@@ -28,7 +29,15 @@ namespace detail {
 class batch_r2c_plan {
  public:
   virtual ~batch_r2c_plan() = default;
-  virtual void execute(bool forward, const void* in, void* out, scale s) const = 0;
+  /// Collective: the argument checks alone, in one agreement (ws unused: plan3d's signature, for
+  /// bound_request).
+  virtual void check(bool forward, const void* in, void* out, void* ws, scale s) const = 0;
+  /// Collective: the transform with no checks (check() passed for these arguments).
+  virtual void perform(bool forward, const void* in, void* out, void* ws, scale s) const = 0;
+  void execute(bool forward, const void* in, void* out, scale s) const {
+    check(forward, in, out, nullptr, s);
+    perform(forward, in, out, nullptr, s);
+  }
   box3d real_box, out_box;
   std::int64_t alloc = 0;
   int howmany = 1;
@@ -84,7 +93,7 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
       }
   }
 
-  void execute(bool forward, const void* in, void* out, scale s) const override {
+  void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const std::int64_t F = howmany;
     const std::int64_t reals = real_box.extent() * F, modes = out_box.extent() * F;
     validate_collectively(comm_, "a toru::fft batched r2c forward/backward",
@@ -92,6 +101,11 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
                             check_scale(s);
                             check_buffers(in, forward ? reals : modes, out, forward ? modes : reals);
                           });
+  }
+
+  void perform(bool forward, const void* in, void* out, void*, scale s) const override {
+    const std::int64_t F = howmany;
+    const std::int64_t reals = real_box.extent() * F, modes = out_box.extent() * F;
     if (loop_) return loop_->execute(forward, in, out, s);
     const int d = forward ? 0 : 1;
     auto lines_along = [&](int axis, const void* from, void* to) {
@@ -196,6 +210,14 @@ void fft3d_batch_r2c<T>::forward(const T* in, complex_type* out, scale s) const 
 template <precision T>
 void fft3d_batch_r2c<T>::backward(const complex_type* in, T* out, scale s) const {
   impl_->execute(false, in, out, s);
+}
+template <precision T>
+request fft3d_batch_r2c<T>::forward_init(const T* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_batch_r2c (persistent forward)", true, in, out, s);
+}
+template <precision T>
+request fft3d_batch_r2c<T>::backward_init(const complex_type* in, T* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_batch_r2c (persistent backward)", false, in, out, s);
 }
 
 template class fft3d_batch_r2c<float>;

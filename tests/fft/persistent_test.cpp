@@ -3,8 +3,8 @@
 // result against serial FFTW on the step's own input, the reference computed while the transform
 // is in flight; the arguments are agreed on once, at init (this process's MPI_Allreduce calls are
 // counted through PMPI: execute agrees on every call, a started request never), and bad arguments
-// at init are the same error on every rank. The r2r and mixed plans' requests also match their
-// blocking forward bit for bit.
+// at init are the same error on every rank. The r2r, mixed and batched plans' requests also match
+// their blocking forward bit for bit.
 #include <fftw3.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -19,6 +19,7 @@
 #include "toru/core/request.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "toru/fft/fft3d_batch.hpp"
 #include "toru/fft/fft3d_mixed.hpp"
 #include "toru/fft/fft3d_r2r.hpp"
 
@@ -247,6 +248,84 @@ TEST(FftPersistent, MixedStepsMatchBlockingBitForBitAndRoundTrip) {
   toru::test::for_each(plan.outbox(), [&](index3, std::int64_t i) { EXPECT_EQ(y[i], blocking[i]); });
   toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) { r.add(z[i], all[toru::test::flat(n, g)]); });
   EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(all.size())));
+}
+
+TEST(FftPersistent, BatchStepsMatchSerialFftwAndBlockingBitForBit) {
+  const index3 n{6, 5, 7};
+  const int F = 3;
+  toru::fft::fft3d_batch<double> plan(MPI_COMM_WORLD, n, F);  // interleaved fields
+  std::vector<cpx> a(plan.alloc_size()), b(plan.alloc_size()), c(plan.alloc_size()), blocking(plan.alloc_size());
+  toru::request fwd = plan.forward_init(a.data(), b.data());
+  toru::request bwd = plan.backward_init(b.data(), c.data(), toru::fft::scale::full);
+  for (std::uint64_t step = 0; step < 2; ++step) {
+    std::vector<std::vector<cpx>> all;
+    for (int f = 0; f < F; ++f) all.push_back(global_input(n, 80 + 10 * step + static_cast<std::uint64_t>(f)));
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) {
+      for (int f = 0; f < F; ++f) a[i * F + f] = all[f][toru::test::flat(n, g)];
+    });
+    plan.forward(a.data(), blocking.data());
+    const int before = allreduces.load();
+    fwd.start();
+    std::vector<std::vector<cpx>> want;  // the work done while the transform is in flight
+    for (int f = 0; f < F; ++f) want.push_back(toru::test::serial_dft3(n, all[f], -1));
+    fwd.wait();
+    bwd.start();
+    bwd.wait();
+    EXPECT_EQ(allreduces.load() - before, 0) << "step " << step << ": a started request agreed on its arguments";
+    toru::test::error_norm e, r;
+    toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) {
+      for (int f = 0; f < F; ++f) {
+        e.add(b[i * F + f], want[f][toru::test::flat(n, g)]);
+        EXPECT_EQ(b[i * F + f], blocking[i * F + f]) << "step " << step;
+      }
+    });
+    toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) {
+      for (int f = 0; f < F; ++f) r.add(c[i * F + f], all[f][toru::test::flat(n, g)]);
+    });
+    EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2]))) << "step " << step;
+    EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2]))) << "step " << step;
+  }
+  fwd.start();
+  EXPECT_THROW(fwd.start(), toru::error);  // one in flight already
+  fwd.wait();
+}
+
+TEST(FftPersistent, BatchR2cStepsMatchSerialFftwAndBlockingBitForBit) {
+  const index3 n{5, 6, 7}, nc{5, 6, 4};
+  const int F = 2;
+  toru::fft::fft3d_batch_r2c<double> plan(MPI_COMM_WORLD, n, F);  // interleaved, padded rows
+  std::vector<double> x(2 * plan.alloc_size()), y(2 * plan.alloc_size());
+  std::vector<cpx> z(plan.alloc_size()), blocking(plan.alloc_size());
+  toru::request fwd = plan.forward_init(x.data(), z.data());
+  toru::request bwd = plan.backward_init(z.data(), y.data(), toru::fft::scale::full);
+  std::vector<std::vector<double>> all(F, std::vector<double>(static_cast<std::size_t>(n[0] * n[1] * n[2])));
+  for (int f = 0; f < F; ++f)
+    for (std::size_t i = 0; i < all[f].size(); ++i)
+      all[f][i] = toru::test::noise(i, 100 + static_cast<std::uint64_t>(f));
+  toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) {
+    for (int f = 0; f < F; ++f) x[i * F + f] = all[f][toru::test::flat(n, g)];
+  });
+  plan.forward(x.data(), blocking.data());
+  const int before = allreduces.load();
+  fwd.start();
+  std::vector<std::vector<cpx>> want;  // the work done while the transform is in flight
+  for (int f = 0; f < F; ++f) want.push_back(toru::test::serial_r2c3(n, all[f]));
+  fwd.wait();
+  bwd.start();
+  bwd.wait();
+  EXPECT_EQ(allreduces.load() - before, 0);
+  toru::test::error_norm e, r;
+  toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) {
+    for (int f = 0; f < F; ++f) {
+      e.add(z[i * F + f], want[f][toru::test::flat(nc, g)]);
+      EXPECT_EQ(z[i * F + f], blocking[i * F + f]);
+    }
+  });
+  toru::test::for_each(plan.inbox(), [&](index3 g, std::int64_t i) {
+    for (int f = 0; f < F; ++f) r.add(y[i * F + f], all[f][toru::test::flat(n, g)]);
+  });
+  EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2])));
+  EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(n[0] * n[1] * n[2])));
 }
 
 }  // namespace

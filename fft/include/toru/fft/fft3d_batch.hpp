@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "toru/core/request.hpp"
 #include "toru/fft/backend.hpp"
 #include "toru/fft/options.hpp"
 
@@ -65,6 +66,12 @@ class fft3d_batch {
   /// Collective: every field backward, from outbox() to inbox().
   void backward(const complex_type* in, complex_type* out, scale s = scale::none) const;
 
+  /// Persistent forms (toru/core/request.hpp), as fft3d::forward_init: collective, the arguments
+  /// checked once here (the same errors, on every rank); each start() runs with no checks. The plan
+  /// must outlive the requests.
+  request forward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
+  request backward_init(const complex_type* in, complex_type* out, scale s = scale::none) const;
+
  private:
   std::unique_ptr<detail::batch_plan> impl_;
 };
@@ -103,6 +110,12 @@ class fft3d_batch_r2c {
   /// Collective: every field backward, outbox() to the padded reals of inbox(). in is preserved
   /// unless it aliases out; the padding of out's rows is left as it was.
   void backward(const complex_type* in, T* out, scale s = scale::none) const;
+
+  /// Persistent forms (toru/core/request.hpp), as fft3d::forward_init: collective, the arguments
+  /// checked once here (the same errors, on every rank); each start() runs with no checks. The plan
+  /// must outlive the requests.
+  request forward_init(const T* in, complex_type* out, scale s = scale::none) const;
+  request backward_init(const complex_type* in, T* out, scale s = scale::none) const;
 
  private:
   std::unique_ptr<detail::batch_r2c_plan> impl_;
