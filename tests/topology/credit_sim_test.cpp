@@ -74,17 +74,25 @@ TEST(credit_sim, two_flows_sharing_a_link_get_half_the_rate_each) {
 TEST(credit_sim, uniform_alltoall_on_a_ring_meets_the_bisection_bound) {
   // Ring of 8, m bytes per pair, shortest routes (the 4-hop ties split by the parity rule): a node
   // sends 1+2+3 hops each way plus 4, 16 m byte-hops; 8 nodes over 16 directed links is 8 m per
-  // link: T = 8 m / B. Ring of 7: 2(1+2+3) = 12 m byte-hops per node, 14 links: 6 m / B.
-  for (const auto& [spec, per_link] :
-       {std::pair{"8,bw=175MB/s,lat=100ns", 8.0}, std::pair{"7,bw=175MB/s,lat=100ns", 6.0}}) {
-    const auto t = torus::parse(spec);
-    const double m = 256 * 24;
-    const auto r = simulate_credit(t, alltoall_schedule(t, packet_schedule_kind::linear, m), roomy());
-    const double bound = per_link * m / 175e6;
-    EXPECT_GE(r.seconds, bound) << spec;
-    // a packet's time plus the longest route's latency to drain; the links stay saturated
-    EXPECT_LE(r.seconds, bound * 1.03 + 4 * 100e-9) << spec;
-  }
+  // link: T = 8 m / B. Ring of 7: 2(1+2+3) = 12 m byte-hops per node, 14 links: 6 m / B. Round
+  // robin and longest-queue-first keep it saturated. Age-based arbitration ends 5.8% (ring of 8)
+  // and 4.2% (ring of 7) above the bound, past this allowance, so it is not asserted here.
+  using arb = credit_params::arbitration;
+  for (const arb a : {arb::round_robin, arb::longest_queue})
+    for (const auto& [spec, per_link] :
+         {std::pair{"8,bw=175MB/s,lat=100ns", 8.0}, std::pair{"7,bw=175MB/s,lat=100ns", 6.0}}) {
+      const auto t = torus::parse(spec);
+      const double m = 256 * 24;
+      credit_params p = roomy();
+      p.arbitrate = a;
+      const auto r = simulate_credit(t, alltoall_schedule(t, packet_schedule_kind::linear, m), p);
+      const double bound = per_link * m / 175e6;
+      EXPECT_GE(r.seconds, bound) << spec << " arbitration " << static_cast<int>(a);
+      const auto n = static_cast<double>(t.size());
+      EXPECT_DOUBLE_EQ(r.payload_bytes, m * n * (n - 1)) << spec;  // every byte delivered
+      // a packet's time plus the longest route's latency to drain; the links stay saturated
+      EXPECT_LE(r.seconds, bound * 1.03 + 4 * 100e-9) << spec << " arbitration " << static_cast<int>(a);
+    }
 }
 
 TEST(credit_sim, small_buffers_throttle_a_stream_to_the_credit_loop) {

@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
   app.add_option("--routing", routing)->check(CLI::IsMember({"dimension-order", "adaptive"}));
   app.add_option("--inject", inject)->check(CLI::IsMember({"interleaved", "in-order"}));
   app.add_option("--input-bytes", p.input_bytes);
-  bool oldest = false;
+  bool oldest = false, longest = false;
   app.add_flag("--oldest", oldest);
+  app.add_flag("--longest-queue", longest);
   app.add_option("--vcs", p.vcs);
   app.add_option("--fifos", p.injection_fifos);
   app.add_option("--injection-bytes", p.injection_bytes);
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   app.add_flag("--fitted-only", fitted_only, "the fitted tier alone (any size)");
   CLI11_PARSE(app, argc, argv);
   if (oldest) p.arbitrate = credit_params::arbitration::oldest_first;
+  if (longest) p.arbitrate = credit_params::arbitration::longest_queue;
   p.route = routing == "adaptive" ? credit_params::routing::adaptive : credit_params::routing::dimension_order;
   p.inject = inject == "in-order" ? credit_params::injection::in_order : credit_params::injection::interleaved;
   const auto t = torus::parse(spec);

@@ -266,8 +266,8 @@ class engine {
   // turn whose head can move), then the injection FIFOs as one more port, so that transit from each
   // direction and the node's own traffic share an output equally, however many FIFOs each has.
   void serve(i64 node) {
-    if (p_.arbitrate == credit_params::arbitration::oldest_first) {
-      serve_oldest(node);
+    if (p_.arbitrate != credit_params::arbitration::round_robin) {
+      serve_ranked(node);
       return;
     }
     const int slots = 2 * nd_ + 1;
@@ -288,9 +288,12 @@ class engine {
     }
   }
 
-  // Age-based arbitration (Tofu, Gemini, Aries): the oldest head that can move goes first, which
-  // keeps a ring's far sources from starving behind its near ones (the parking-lot effect).
-  void serve_oldest(i64 node) {
+  // Ranked arbitration. Age-based (Tofu, Gemini, Aries): the oldest head that can move goes first,
+  // which keeps a ring's far sources from starving behind its near ones (the parking-lot effect).
+  // Longest queue: the head of the fullest input FIFO (in packets) goes first, ties by input order: a
+  // candidate for BG/L's dynamic-VC priority that its papers' text here could not confirm.
+  void serve_ranked(i64 node) {
+    const bool by_length = p_.arbitrate == credit_params::arbitration::longest_queue;
     std::vector<std::pair<double, int>>& heads = heads_;
     for (bool moved = true; moved;) {
       moved = false;
@@ -299,7 +302,8 @@ class engine {
         const auto& f = fifo(node, input);
         if (f.empty()) continue;
         const auto& k = pk_[static_cast<std::size_t>(f.front())];
-        if (k.head <= now_) heads.emplace_back(k.born, input);
+        if (k.head <= now_)
+          heads.emplace_back(by_length ? (input < nlin_ ? -static_cast<double>(f.size()) : 0.0) : k.born, input);
       }
       std::sort(heads.begin(), heads.end());
       for (const auto& h : heads)

@@ -48,7 +48,7 @@ namespace toru::topology {
 struct credit_params {
   enum class routing { dimension_order, adaptive };
   enum class injection { interleaved, in_order };
-  enum class arbitration { round_robin, oldest_first };
+  enum class arbitration { round_robin, oldest_first, longest_queue };
   routing route = routing::dimension_order;
   injection inject = injection::interleaved;
   arbitration arbitrate = arbitration::round_robin;
