@@ -4,9 +4,9 @@
 # each with an input made imbalanced on purpose and a balanced control (docs/tune.md, "Root causes").
 # An imbalanced run must name the cause (rank, and the call sites around its region); a control must
 # raise no finding at all.
-#   tune/bench/rootcause.sh [BUILD_DIR] [CASES...]    cases: lammps (default), hpcc, cp2k (docs/tune.md:
+#   tune/bench/rootcause.sh [BUILD_DIR] [CASES...]    cases: lammps (default), hpcc, cp2k, qe (docs/tune.md:
 #   only lammps passes today)
-# Needs: apt-get install -y lammps hpcc cp2k
+# Needs: apt-get install -y lammps hpcc cp2k quantum-espresso
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -62,6 +62,12 @@ for c in "${cases[@]}"; do
       python3 "$here/inputs/cp2k_argon.py" full 400 > "$out/cp2k/full.inp"
       run cp2k_half cause "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i half.inp -o half.out
       run cp2k_full none "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i full.inp -o full.out
+      ;;
+    qe)  # Quantum ESPRESSO pw.x, bulk Si, 2 k-point pools: 3 k-points (2 + 1) against 4 (2 + 2).
+      mkdir -p "$out/qe"
+      zcat /usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz > "$out/qe/Si.pz-vbc.UPF"
+      run qe_k3 cause "$out/qe" -- env OMP_NUM_THREADS=1 pw.x -nk 2 -in "$here/inputs/qe_si_k3.in"
+      run qe_k4 none "$out/qe" -- env OMP_NUM_THREADS=1 pw.x -nk 2 -in "$here/inputs/qe_si_k4.in"
       ;;
     *) echo "unknown case $c" >&2; status=2 ;;
   esac
