@@ -102,6 +102,32 @@ TEST(TuneRules, TrainerCommunicationExposed) {
   EXPECT_TRUE(fired(p, "trainer_comm_exposed"));
 }
 
+// A site where each rank spends 0.3 s (30% of its time) in 3 million calls carrying 8 bytes on average.
+json many_calls_profile(const std::string& function) {
+  json p = base_profile();
+  p["sites"].push_back({{"function", function},
+                        {"location", "ra.c:42"},
+                        {"symbol", "update"},
+                        {"calls", {1.5e6, 1.5e6}},
+                        {"time", {0.3, 0.3}},
+                        {"bytes", {1.2e7, 1.2e7}},
+                        {"compute_before", {0.001, 0.001}},
+                        {"late_sender", {0, 0}},
+                        {"late_receiver", {0, 0}},
+                        {"wait_collective", {0, 0}}});
+  return p;
+}
+
+// Polls return at once whether a message came or not: millions of MPI_Testany calls (HPCC's
+// RandomAccess) are a loop overlapping work, not millions of messages. The same numbers at a receive
+// are latency-bound messages.
+TEST(TuneRules, SmallMessagesCountsMessagesNotPolls) {
+  EXPECT_TRUE(fired(many_calls_profile("MPI_Recv"), "small_messages"));
+  EXPECT_TRUE(fired(many_calls_profile("MPI_Isend"), "small_messages"));
+  for (const char* poll : {"MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Iprobe", "MPI_Improbe"})
+    EXPECT_FALSE(fired(many_calls_profile(poll), "small_messages")) << poll;
+}
+
 // Rank 1 waits 0.54 s in MPI_Recv at a.c:10 for rank 0's MPI_Send at a.c:7.
 json late_sender_profile() {
   json p = base_profile();

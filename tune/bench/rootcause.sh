@@ -4,9 +4,9 @@
 # each with an input made imbalanced on purpose and a balanced control (docs/tune.md, "Root causes").
 # An imbalanced run must name the cause (rank, and the call sites around its region); a control must
 # raise no finding at all.
-#   tune/bench/rootcause.sh [BUILD_DIR] [CASES...]    cases: lammps (default), hpcc, cp2k (docs/tune.md:
-#   only lammps passes today)
-# Needs: apt-get install -y lammps hpcc cp2k
+#   tune/bench/rootcause.sh [BUILD_DIR] [CASES...]    cases: lammps (default), qe, gromacs,
+#   hpcc, cp2k (docs/tune.md: hpcc and cp2k do not pass today)
+# Needs: apt-get install -y lammps hpcc cp2k quantum-espresso gromacs
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -62,6 +62,29 @@ for c in "${cases[@]}"; do
       python3 "$here/inputs/cp2k_argon.py" full 400 > "$out/cp2k/full.inp"
       run cp2k_half cause "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i half.inp -o half.out
       run cp2k_full none "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i full.inp -o full.out
+      ;;
+    qe)  # Quantum ESPRESSO pw.x, bulk Si, 2 k-point pools: 3 k-points (2 + 1) against 4 (2 + 2).
+      mkdir -p "$out/qe"
+      zcat /usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz > "$out/qe/Si.pz-vbc.UPF"
+      run qe_k3 cause "$out/qe" -- env OMP_NUM_THREADS=1 pw.x -nk 2 -in "$here/inputs/qe_si_k3.in"
+      run qe_k4 none "$out/qe" -- env OMP_NUM_THREADS=1 pw.x -nk 2 -in "$here/inputs/qe_si_k4.in"
+      ;;
+    gromacs)  # SPC/E water, 2 domains along x, load balancing off: water in the left half against the whole box.
+      mkdir -p "$out/gmx"
+      (cd "$out/gmx" && export GMX_MAXBACKUP=-1 &&
+        gmx -quiet solvate -cs spc216.gro -box 2.4 2.4 2.4 -o half0.gro &&
+        gmx -quiet editconf -f half0.gro -box 4.8 2.4 2.4 -noc -o half.gro &&
+        gmx -quiet solvate -cs spc216.gro -box 4.8 2.4 2.4 -o full.gro &&
+        for c in half full; do
+          printf '#include "oplsaa.ff/forcefield.itp"\n#include "oplsaa.ff/spce.itp"\n[ system ]\nwater\n[ molecules ]\nSOL %d\n' \
+            $(($(sed -n 2p $c.gro) / 3)) > $c.top &&
+            gmx -quiet grompp -f "$here/inputs/gromacs_water.mdp" -c $c.gro -p $c.top -o $c.tpr || exit 1
+        done) > "$out/gmx/prepare.log" 2>&1 || { echo "FAIL gromacs: preparing the inputs, see $out/gmx/prepare.log"; status=1; continue; }
+      for c in half full; do
+        expect=none
+        [ $c = half ] && expect=cause
+        run gromacs_$c $expect "$out/gmx" -- gmx_mpi -quiet mdrun -s $c.tpr -deffnm $c -dd 2 1 1 -dlb no -ntomp 1 -nb cpu -pin off
+      done
       ;;
     *) echo "unknown case $c" >&2; status=2 ;;
   esac
