@@ -76,7 +76,7 @@ case_row() { # model batch ranks optimizer image
   read -r nm _ _ <<<"$(stats "${n[@]}")"
   python3 -c "
 tm,pm,b=$tm,$pm,$batch
-label = 'seq ' if '' == 'encoder' else '²'
+label = 'seq $image' if '$model' == 'encoder' else '${image}²'
 print(f'| $model {label} | $batch | $ranks | $opt | {tm*1e3:.1f} ({$tlo*1e3:.1f}-{$thi*1e3:.1f}) | {b/tm:.1f} | {pm*1e3:.1f} ({$plo*1e3:.1f}-{$phi*1e3:.1f}) | {b/pm:.1f} | **{tm/pm:.2f}** | {$nm*100:.1f} % | {$tmem/1024:.0f} | {$pmem/1024:.0f} |')"
 }
 
