@@ -7,11 +7,17 @@ thread count on the CPU, synthetic data (the data path is not what is compared),
   torchrun-free DDP: launched twice by train-compare.sh with --ddp-rank R --ddp-size 2 (gloo)
 
 Prints one JSON line: {"model", "batch", "ranks", "threads", "step_s_median", "step_s_min",
-"step_s_max", "images_per_s"}.
+"step_s_max", "images_per_s", "peak_rss_kib"} (peak_rss_kib: getrusage ru_maxrss of this process, i.e.
+VmHWM, KiB). --export FILE writes the model as ONNX (training mode, dynamic batch, opset 13) for
+toru-train --onnx and exits, so both train the same network from the same initial weights.
+Models beyond torchvision's: vit_b_16 at --image (patch 16), encoder (a 4-layer nn.TransformerEncoder,
+width 256, 4 heads, feed-forward 1024, ReLU, dropout 0, batch_first, over [N, --seq, 64] features with
+a linear embedding, a learned positional embedding, mean pooling and a 10-class head).
 """
 import argparse
 import json
 import os
+import resource
 import statistics
 import time
 
@@ -28,10 +34,28 @@ def fashion_cnn():
                          nn.Linear(128, 10)), (1, 28, 28)
 
 
-def build(name, image):
+class Encoder(nn.Module):
+    def __init__(self, seq, feat=64, width=256):
+        super().__init__()
+        self.embed = nn.Linear(feat, width)
+        self.pos = nn.Parameter(torch.randn(1, seq, width) * 0.02)
+        layer = nn.TransformerEncoderLayer(width, 4, 4 * width, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x):
+        return self.head(self.encoder(self.embed(x) + self.pos).mean(1))
+
+
+def build(name, image, seq=128):
     if name == "fashion-cnn":
         return fashion_cnn()
+    if name == "encoder":
+        return Encoder(seq), (seq, 64)
     import torchvision
+    if name.startswith("vit"):
+        m = getattr(torchvision.models, name)(num_classes=10, image_size=image, dropout=0.0)
+        return m, (3, image, image)
     return getattr(torchvision.models, name)(num_classes=1000), (3, image, image)
 
 
@@ -48,10 +72,18 @@ def main():
     p.add_argument("--ddp-rank", type=int, default=-1)
     p.add_argument("--ddp-size", type=int, default=1)
     p.add_argument("--port", default="29531")
+    p.add_argument("--seq", type=int, default=128, help="encoder: sequence length")
+    p.add_argument("--export", default="", help="write the model as ONNX to this file and exit")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    model, shape = build(a.model, a.image)
+    model, shape = build(a.model, a.image, a.seq)
+    if a.export:
+        model.train()
+        torch.onnx.export(model, torch.rand(2, *shape), a.export, input_names=["image"], output_names=["logits"],
+                          dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, opset_version=13,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+        return
     ddp = a.ddp_rank >= 0
     if ddp:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -86,7 +118,8 @@ def main():
     if not ddp or a.ddp_rank == 0:
         print(json.dumps(dict(model=a.model, batch=a.batch, ranks=a.ddp_size, threads=a.threads, steps=len(timed),
                               step_s_median=med, step_s_min=min(timed), step_s_max=max(timed),
-                              images_per_s=a.batch / med)))
+                              images_per_s=a.batch / med,
+                              peak_rss_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
     if ddp:
         torch.distributed.destroy_process_group()
 
