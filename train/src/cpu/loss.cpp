@@ -4,6 +4,7 @@
 // (1 - eps) one-hot + eps / C, so the loss is (1 - eps) nll + eps / C * sum_c -log p_c and its
 // gradient p - (1 - eps) one-hot - eps / C (CrossEntropyLoss(label_smoothing=eps), PyTorch 1.13).
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,11 +51,14 @@ class loss final : public loss_kernel {
     const auto* x = static_cast<const float*>(to_plain_.in(a.in[0]));
     const auto* y = static_cast<const std::int32_t*>(a.in[1]);
     auto* p = static_cast<float*>(a.state);
-    double total = 0;
     std::int64_t hits = 0;
     const std::int64_t n = outer_ * inner_, C = classes_, inner = inner_;
     const double eps = eps_;
-#pragma omp parallel for reduction(+ : total, hits)
+    // Per-row losses summed in row order below: an OpenMP reduction adds the threads' partial sums
+    // in the order they finish, so with 3 or more threads the same seed gave a different loss.
+    row_loss_.resize(static_cast<std::size_t>(n));
+    double* rows = row_loss_.data();
+#pragma omp parallel for reduction(+ : hits)
     for (std::int64_t k = 0; k < n; ++k) {
       const std::int64_t o = k / inner, i = k % inner;
       const float* xr = x + o * C * inner + i;
@@ -76,9 +80,11 @@ class loss final : public loss_kernel {
       }
       const std::int32_t lab = y[k];
       const double nll = lse - xr[lab * inner];
-      total += eps == 0 ? nll : (1 - eps) * nll + eps * (lse - xsum / static_cast<double>(C));
+      rows[k] = eps == 0 ? nll : (1 - eps) * nll + eps * (lse - xsum / static_cast<double>(C));
       hits += arg == lab ? 1 : 0;
     }
+    double total = 0;
+    for (const double r : row_loss_) total += r;
     result_.loss = total / static_cast<double>(n);
     result_.correct = hits;
     *static_cast<float*>(a.out[0]) = static_cast<float>(result_.loss);
@@ -116,6 +122,7 @@ class loss final : public loss_kernel {
   std::int64_t outer_ = 1, classes_ = 1, inner_ = 1;
   relayout to_plain_, from_plain_;
   forward_result result_;
+  std::vector<double> row_loss_;  // forward's per-row losses, summed in order
   double eps_ = 0;
 };
 
