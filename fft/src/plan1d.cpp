@@ -121,8 +121,9 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     throw error(errc::invalid_argument,
                 fmt::format("options.path: no exchange path applies to this plan ({})", describe_table(table_)));
 
+  // `with_backward` false: forward steps only, for MEASURE's timing (see plan3d.cpp).
   auto build = [&](const strategy& st, std::vector<std::unique_ptr<step<T>>>& fwd_out,
-                   std::vector<std::unique_ptr<step<T>>>& bwd_out) {
+                   std::vector<std::unique_ptr<step<T>>>& bwd_out, bool with_backward) {
     const int C = st.chunks;
     const bool overlap = st.overlap;
     auto geometry = [&](std::int64_t na, std::int64_t nb) { return balanced_geometry(1, na, nb, P, me); };
@@ -148,6 +149,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     fwd_out.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));
     if (natural) fwd_out.push_back(transpose(n2, n1, nullptr));
     // Backward: D -> C (FFT n2) when natural, or FFT n2 on C; C -> B (twiddle, FFT n1); B -> A.
+    if (!with_backward) return;
     if (natural)
       bwd_out.push_back(transpose(n1, n2, fft_rows(bwd, n2, rowsC)));
     else
@@ -171,13 +173,13 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
         comm_->mpi(), key, table_,
         [&](int i) {
           std::vector<std::unique_ptr<step<T>>> f, b;
-          build(table_[i].s, f, b);
+          build(table_[i].s, f, b, false);
           return time_steps(comm_->mpi(), f, in.get(), out.get(), wb);
         },
         &measured_);
   }
   strategy_ = table_[choice].s;
-  build(strategy_, fwd_, bwd_);
+  build(strategy_, fwd_, bwd_, true);
   ws_bytes_ += 2 * regions_.bytes;
 }
 

@@ -252,8 +252,13 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                 fmt::format("options.path: no exchange path applies to this plan ({})", describe_table(table_)));
 
   const comm_ptr all = comms_.all;
+  // `with_backward` false builds the forward steps only: MEASURE times forward, and a candidate's
+  // backward FFTW plans would cost as much planning again for a transform that is never run.
   auto build = [&](const strategy& st, std::vector<std::unique_ptr<step<T>>>& fwd_out,
-                   std::vector<std::unique_ptr<step<T>>>& bwd_out) {
+                   std::vector<std::unique_ptr<step<T>>>& bwd_out, bool with_backward) {
+    const auto push_bwd = [&](auto&& make) {
+      if (with_backward) bwd_out.push_back(make());
+    };
     const int C = st.chunks;
     const bool overlap = st.overlap;
 
@@ -290,11 +295,12 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
         validate_collectively(c->mpi(), [&] {
           f = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, true, natural, flags, m_array, scratch_a,
                                                     scratch_b);
-          b = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, false, natural, flags, m_array, scratch_a,
-                                                    scratch_b);
+          if (with_backward)
+            b = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, false, natural, flags, m_array, scratch_a,
+                                                      scratch_b);
         });
         fwd_out.push_back(std::move(f));
-        bwd_out.push_back(std::move(b));
+        push_bwd([&] { return std::move(b); });
       } else if (st.mid) {
         auto mid = [&](bool forward, std::unique_ptr<line_op<T>> op) {
           const node_window* win =
@@ -308,16 +314,16 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
         };
         fwd_out.push_back(whole(first_fwd, {in1, in2}, planes));
         fwd_out.push_back(mid(true, nullptr));
-        bwd_out.push_back(mid(false, lines(last_bwd, {in1, in2}, planes)));
+        push_bwd([&] { return mid(false, lines(last_bwd, {in1, in2}, planes)); });
       } else {
         fwd_out.push_back(whole(first_fwd, {in1, in2}, planes));
         fwd_out.push_back(x02(lines(fwd, {in0}, rows2)));
         if (natural) fwd_out.push_back(x20(nullptr));
         if (natural)
-          bwd_out.push_back(x02(lines(bwd, {in0}, rows2)));
+          push_bwd([&] { return x02(lines(bwd, {in0}, rows2)); });
         else
-          bwd_out.push_back(whole(bwd, {in0}, rows2));
-        bwd_out.push_back(x20(lines(last_bwd, {in1, in2}, planes)));
+          push_bwd([&] { return whole(bwd, {in0}, rows2); });
+        push_bwd([&] { return x20(lines(last_bwd, {in1, in2}, planes)); });
       }
     } else {
       const comm_ptr &row = comms_.row, &col = comms_.col;
@@ -342,14 +348,14 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
       if (natural) {
         fwd_out.push_back(x21(nullptr));
         fwd_out.push_back(x10(nullptr));
-        bwd_out.push_back(x01(lines(bwd, {in1}, rows1)));
-        bwd_out.push_back(x12(lines(bwd, {in0}, rows2)));
-        bwd_out.push_back(x21(nullptr));
+        push_bwd([&] { return x01(lines(bwd, {in1}, rows1)); });
+        push_bwd([&] { return x12(lines(bwd, {in0}, rows2)); });
+        push_bwd([&] { return x21(nullptr); });
       } else {
-        bwd_out.push_back(whole(bwd, {in0}, rows2));
+        push_bwd([&] { return whole(bwd, {in0}, rows2); });
       }
-      if (!natural) bwd_out.push_back(x21(lines(bwd, {in1}, rows1)));
-      bwd_out.push_back(x10(lines(last_bwd, {in2}, rows0)));
+      if (!natural) push_bwd([&] { return x21(lines(bwd, {in1}, rows1)); });
+      push_bwd([&] { return x10(lines(last_bwd, {in2}, rows0)); });
     }
   };
 
@@ -370,13 +376,13 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
         all->mpi(), key, table_,
         [&](int i) {
           std::vector<std::unique_ptr<step<T>>> f, b;
-          build(table_[i].s, f, b);
+          build(table_[i].s, f, b, false);
           return time_steps(all->mpi(), f, in.get(), out.get(), wb);
         },
         &measured_);
   }
   strategy_ = table_[choice].s;
-  build(strategy_, fwd_, bwd_);
+  build(strategy_, fwd_, bwd_, true);
   ws_bytes_ += 2 * regions_.bytes;
 }
 
