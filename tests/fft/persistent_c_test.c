@@ -6,8 +6,10 @@
  * wait (fftw_plan_r2r_3d for DCT-II x DST-III x DCT-IV; fftw_plan_dft_3d per field for three
  * interleaved c2c fields), and bit for bit with the blocking *_execute of the same input; the bound
  * backward request restores the input. A second start before wait is refused. A NULL buffer on the
- * last rank, or a NULL request pointer on rank 0, fails init on every rank with the same code and
- * message and leaves *request as it was. Exit 0 when all holds everywhere. */
+ * last rank, a NULL request pointer on rank 0 or (batched) a direction of 0 on the middle rank fails
+ * init on every rank with the same code and message and leaves *request as it was. The other plans
+ * behind the two calls likewise (without the error cases): a mixed plan, and two real fields of a
+ * batched r2c plan. Exit 0 when all holds everywhere. */
 #include <complex.h> /* before fftw3.h: fftw_complex is double complex */
 #include <fftw3.h>
 #include <math.h>
@@ -170,6 +172,11 @@ static void batch_case(void) {
   expect_same_error(toru_fft_batch_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y, me == 0 ? NULL : &fwd),
                     TORU_ERROR_INVALID_ARGUMENT, "batch init, NULL request on rank 0");
   if (fwd != UNTOUCHED) ++bad;
+  const toru_fft_direction nonsense = (toru_fft_direction)0;
+  expect_same_error(
+      toru_fft_batch_plan_init(plan, me == nranks / 2 ? nonsense : TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y, &fwd),
+      TORU_ERROR_INVALID_ARGUMENT, "batch init, direction 0 on the middle rank");
+  if (fwd != UNTOUCHED) ++bad;
   require(toru_fft_batch_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y, &fwd), "batch init forward");
   require(toru_fft_batch_plan_init(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, y, z, &bwd), "batch init backward");
 
@@ -214,6 +221,102 @@ static void batch_case(void) {
   free(z);
 }
 
+/* The other plans behind the two calls, bound and started for two steps: a mixed plan (periodic x
+ * DST-II x periodic, complex data through toru_fft_r2r_plan_init) bit for bit against execute, with
+ * its round trip; two real fields through an r2c batched plan (interleaved, padded rows) against
+ * serial FFTW's dft_r2c_3d per field and bit for bit against execute, with the c2r round trip. */
+static void mixed_case(void) {
+  const toru_fft_r2r_kind kinds[3] = {TORU_FFT_PERIODIC, TORU_FFT_DST2, TORU_FFT_PERIODIC};
+  toru_fft_r2r_plan plan;
+  require(toru_fft_r2r_plan_create_mixed_3d(MPI_COMM_WORLD, N0, N1, N2, kinds, NULL, &plan), "mixed create");
+  toru_fft_box in, out;
+  long long alloc;
+  require(toru_fft_r2r_plan_local_size(plan, &in, &out, &alloc), "mixed local_size");
+  const size_t count = (size_t)(alloc > 0 ? alloc : 1);
+  double complex *x = calloc(count, sizeof *x), *y = calloc(count, sizeof *y), *yb = calloc(count, sizeof *yb),
+                 *z = calloc(count, sizeof *z);
+  toru_request fwd = NULL, bwd = NULL;
+  require(toru_fft_r2r_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y, &fwd), "mixed init forward");
+  require(toru_fft_r2r_plan_init(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, y, z, &bwd), "mixed init backward");
+  long long g[3];
+  for (int s = 0; s < STEPS; ++s) {
+    for (int more = first(&in, g); more; more = next(&in, g)) x[at(&in, g)] = value(s, 0, g) + I * value(s, 1, g);
+    check(toru_request_start(fwd), "mixed start");
+    check(toru_request_wait(fwd), "mixed wait");
+    check(toru_fft_r2r_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, yb), "mixed execute");
+    for (int more = first(&out, g); more; more = next(&out, g))
+      if (memcmp(&y[at(&out, g)], &yb[at(&out, g)], sizeof *y) != 0) ++bad;
+    check(toru_request_start(bwd), "mixed backward start");
+    check(toru_request_wait(bwd), "mixed backward wait");
+    for (int more = first(&in, g); more; more = next(&in, g))
+      if (cabs(z[at(&in, g)] - x[at(&in, g)]) > 1e-12) ++bad;
+  }
+  toru_request_free(&fwd);
+  toru_request_free(&bwd);
+  toru_fft_r2r_plan_destroy(plan);
+  free(x);
+  free(y);
+  free(yb);
+  free(z);
+}
+
+enum { FR = 2, NC = N2 / 2 + 1 };
+
+static void batch_r2c_case(void) {
+  toru_fft_batch_plan plan;
+  require(toru_fft_batch_plan_create_3d(MPI_COMM_WORLD, N0, N1, N2, 1, FR, TORU_FFT_INTERLEAVED, NULL, &plan),
+          "r2c batch create");
+  toru_fft_box in, out;
+  long long alloc;
+  require(toru_fft_batch_plan_local_size(plan, &in, &out, &alloc), "r2c batch local_size");
+  const size_t count = (size_t)(alloc > 0 ? alloc : 1);
+  double *x = calloc(2 * count, sizeof *x), *z = calloc(2 * count, sizeof *z);
+  double complex *y = calloc(count, sizeof *y), *yb = calloc(count, sizeof *yb);
+  double* whole = fftw_alloc_real(N);
+  fftw_complex* ref = fftw_alloc_complex((size_t)FR * N0 * N1 * NC);
+  fftw_plan serial = fftw_plan_dft_r2c_3d(N0, N1, N2, whole, ref, FFTW_ESTIMATE);
+  toru_request fwd = NULL, bwd = NULL;
+  require(toru_fft_batch_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, y, &fwd), "r2c batch init forward");
+  require(toru_fft_batch_plan_init(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, y, z, &bwd),
+          "r2c batch init backward");
+  long long g[3];
+  for (int s = 0; s < STEPS; ++s) {
+    for (int more = first(&in, g); more; more = next(&in, g))
+      for (int f = 0; f < FR; ++f) x[at(&in, g) * FR + f] = value(s, f, g);
+    check(toru_request_start(fwd), "r2c batch start");
+    for (int f = 0; f < FR; ++f) { /* while the transform runs */
+      for (long long i = 0; i < N; ++i) {
+        const long long w[3] = {i / (N1 * N2), (i / N2) % N1, i % N2};
+        whole[i] = value(s, f, w);
+      }
+      fftw_execute_dft_r2c(serial, whole, ref + f * N0 * N1 * NC);
+    }
+    check(toru_request_wait(fwd), "r2c batch wait");
+    check(toru_fft_batch_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, yb), "r2c batch execute");
+    for (int more = first(&out, g); more; more = next(&out, g))
+      for (int f = 0; f < FR; ++f) {
+        const long long o = at(&out, g) * FR + f;
+        if (cabs(y[o] - ref[f * N0 * N1 * NC + (g[0] * N1 + g[1]) * NC + g[2]]) > 1e-9) ++bad;
+        if (memcmp(&y[o], &yb[o], sizeof *y) != 0) ++bad;
+      }
+    check(toru_request_start(bwd), "r2c batch backward start");
+    check(toru_request_wait(bwd), "r2c batch backward wait");
+    for (int more = first(&in, g); more; more = next(&in, g))
+      for (int f = 0; f < FR; ++f)
+        if (fabs(z[at(&in, g) * FR + f] - x[at(&in, g) * FR + f]) > 1e-12) ++bad;
+  }
+  toru_request_free(&fwd);
+  toru_request_free(&bwd);
+  toru_fft_batch_plan_destroy(plan);
+  fftw_destroy_plan(serial);
+  fftw_free(whole);
+  fftw_free(ref);
+  free(x);
+  free(y);
+  free(yb);
+  free(z);
+}
+
 int main(int argc, char** argv) {
   /* The thread level under which a started request runs on its own thread (overlapping the
    * reference computed between start and wait). */
@@ -225,11 +328,17 @@ int main(int argc, char** argv) {
   int r2r_bad = 0;
   MPI_Allreduce(&bad, &r2r_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   batch_case();
+  int batch_bad = 0;
+  MPI_Allreduce(&bad, &batch_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  mixed_case();
+  batch_r2c_case();
   int all_bad = 0;
   MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0)
-    printf("persistent r2r and batched plans from C (thread level %d): r2r %d bad, batched %d bad\n", provided, r2r_bad,
-           all_bad - r2r_bad);
+    printf(
+        "persistent r2r and batched plans from C (thread level %d): r2r %d bad, batched c2c %d bad, "
+        "mixed and batched r2c %d bad\n",
+        provided, r2r_bad, batch_bad - r2r_bad, all_bad - batch_bad);
   MPI_Finalize();
   return all_bad != 0;
 }
