@@ -299,8 +299,8 @@ toru_result variant_init(const Plan* plan, const char* expected, toru_fft_direct
   });
 }
 
-// The element types of a batched plan's buffers: the real side of an r2c plan (In on the forward
-// input, the backward output), complex elsewhere.
+// The element types of a batched plan's buffers: in_type for the forward input and the backward
+// output (reals for an r2c plan, else complex), complex_type for the other side.
 template <class P>
 struct batch_data {
   using complex_type = typename P::complex_type;
