@@ -5,8 +5,7 @@
 namespace {
 toru_result null_request(const char* call) {
   toru::detail::set_last_error(std::string(call) +
-                               ": request: expected a request from toru_fft_plan_init or toru_alltoall_plan_init, got "
-                               "NULL");
+                               ": request: expected a request from a toru_*_plan_init call (toru/request.h), got NULL");
   return TORU_ERROR_INVALID_ARGUMENT;
 }
 }  // namespace

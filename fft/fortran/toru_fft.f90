@@ -77,10 +77,10 @@ module toru_fft
   public :: toru_fft_error_message
   public :: toru_fft_plan_create_boxes_3d
   public :: toru_fft_r2r_plan_create_3d, toru_fft_r2r_plan_local_size, toru_fft_r2r_plan_execute
-  public :: toru_fft_r2r_plan_destroy, toru_fft_r2r_plan_create_mixed_3d
+  public :: toru_fft_r2r_plan_destroy, toru_fft_r2r_plan_create_mixed_3d, toru_fft_r2r_plan_init
   public :: toru_fft_reshape_create, toru_fft_reshape_sizes, toru_fft_reshape_execute, toru_fft_reshape_destroy
   public :: toru_fft_batch_plan_create_3d, toru_fft_batch_plan_local_size, toru_fft_batch_plan_execute
-  public :: toru_fft_batch_plan_destroy
+  public :: toru_fft_batch_plan_destroy, toru_fft_batch_plan_init
   ! toru 0.1's names, forwarding to the ones above.
   public :: toru_fft_plan_3d, toru_fft_plan_r2c_3d, toru_fft_plan_1d, toru_fft_local_size, toru_fft_workspace_size
   public :: toru_fft_execute, toru_fft_execute_ws, toru_fft_factors_1d, toru_fft_destroy
@@ -282,6 +282,19 @@ module toru_fft
       integer(c_int) :: r
     end function
 
+    !> Persistent request, as toru_fft_plan_init: collective; checks the arguments once and binds
+    !> them (in = c_loc(a), out = c_loc(b)); each toru_request_start runs the transform. r2r and
+    !> mixed plans; toru_request_free before the plan.
+    function toru_fft_r2r_plan_init(plan, direction, scale, in, out, request) &
+        bind(c, name='toru_fft_r2r_plan_init') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: r
+    end function
+
     function toru_fft_r2r_plan_destroy(plan) bind(c, name='toru_fft_r2r_plan_destroy') result(r)
       import :: c_int, c_ptr
       type(c_ptr), value :: plan
@@ -316,6 +329,18 @@ module toru_fft
       type(c_ptr), value :: plan
       integer(c_int), value :: direction, scale
       type(c_ptr), value :: in, out
+      integer(c_int) :: r
+    end function
+
+    !> Persistent request, as toru_fft_plan_init: collective; binds all fields' arrays once; each
+    !> toru_request_start runs the batched transform. toru_request_free before the plan.
+    function toru_fft_batch_plan_init(plan, direction, scale, in, out, request) &
+        bind(c, name='toru_fft_batch_plan_init') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int), value :: direction, scale
+      type(c_ptr), value :: in, out
+      type(c_ptr), intent(out) :: request
       integer(c_int) :: r
     end function
 

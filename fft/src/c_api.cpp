@@ -253,6 +253,11 @@ toru_result variant_local_size(const Plan* plan, const char* expected, toru_fft_
   });
 }
 
+void expect_direction(int dir) {
+  toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+               "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+}
+
 // execute of a plan held in a variant: run(p, forward, scale) with a bad direction deferred to the
 // C++ call's agreement, as toru_fft_plan_execute does.
 template <class Plan, class Run>
@@ -264,15 +269,44 @@ toru_result variant_execute(const Plan* plan, const char* expected, toru_fft_dir
     toru::expect(plan != nullptr, "plan", expected, "NULL");
     std::visit(
         [&](const auto& p) {
-          const toru::defer_error checks(c_checks([&] {
-            toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-                         "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-          }));
+          const toru::defer_error checks(c_checks([&] { expect_direction(dir); }));
           run(p, dir != TORU_FFT_BACKWARD, s);
         },
         plan->plan);
   });
 }
+
+// init of a plan held in a variant, as toru_fft_plan_init: bind(p, forward, scale) makes the C++
+// request; a bad direction or a NULL request pointer rides on its agreement, so every rank fails
+// alike, and *request is written only on success.
+template <class Plan, class Bind>
+toru_result variant_init(const Plan* plan, const char* expected, toru_fft_direction direction, toru_fft_scale scale,
+                         toru_request* request, Bind&& bind) {
+  const int dir = raw_enum(direction);
+  const auto s = static_cast<toru::fft::scale>(raw_enum(scale));
+  return toru::detail::c_guarded([&] {
+    toru::expect(plan != nullptr, "plan", expected, "NULL");
+    std::visit(
+        [&](const auto& p) {
+          const toru::defer_error checks(c_checks([&] {
+            expect_direction(dir);
+            toru::expect(request != nullptr, "request", "a pointer to a toru_request", "NULL");
+          }));
+          toru::request r = bind(p, dir != TORU_FFT_BACKWARD, s);
+          *request = new toru_request_s{std::move(r)};
+        },
+        plan->plan);
+  });
+}
+
+// The element types of a batched plan's buffers: in_type for the forward input and the backward
+// output (reals for an r2c plan, else complex), complex_type for the other side.
+template <class P>
+struct batch_data {
+  using complex_type = typename P::complex_type;
+  using real = typename complex_type::value_type;
+  using in_type = std::conditional_t<std::is_same_v<P, toru::fft::fft3d_batch_r2c<real>>, real, complex_type>;
+};
 }  // namespace
 
 extern "C" {
@@ -558,6 +592,16 @@ toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction
                          });
 }
 
+toru_result toru_fft_r2r_plan_init(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                   const void* in, void* out, toru_request* request) {
+  return variant_init(plan, "a plan from toru_fft_r2r_plan_create_3d", direction, scale, request,
+                      [&](const auto& p, bool forward, toru::fft::scale s) {
+                        using T = typename r2r_data<std::decay_t<decltype(p)>>::type;
+                        return forward ? p.forward_init(static_cast<const T*>(in), static_cast<T*>(out), s)
+                                       : p.backward_init(static_cast<const T*>(in), static_cast<T*>(out), s);
+                      });
+}
+
 toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan) {
   delete plan;
   return TORU_SUCCESS;
@@ -612,16 +656,26 @@ toru_result toru_fft_batch_plan_execute(toru_fft_batch_plan plan, toru_fft_direc
                                         const void* in, void* out) {
   return variant_execute(plan, "a plan from toru_fft_batch_plan_create_3d", direction, scale,
                          [&](const auto& p, bool forward, toru::fft::scale s) {
-                           using P = std::decay_t<decltype(p)>;
-                           using C = typename P::complex_type;
-                           using R = typename C::value_type;
-                           // The real side of an r2c plan; c2c plans are complex on both.
-                           using I = std::conditional_t<std::is_same_v<P, toru::fft::fft3d_batch_r2c<R>>, R, C>;
+                           using D = batch_data<std::decay_t<decltype(p)>>;
+                           using C = typename D::complex_type;
+                           using I = typename D::in_type;
                            if (forward)
                              p.forward(static_cast<const I*>(in), static_cast<C*>(out), s);
                            else
                              p.backward(static_cast<const C*>(in), static_cast<I*>(out), s);
                          });
+}
+
+toru_result toru_fft_batch_plan_init(toru_fft_batch_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                     const void* in, void* out, toru_request* request) {
+  return variant_init(plan, "a plan from toru_fft_batch_plan_create_3d", direction, scale, request,
+                      [&](const auto& p, bool forward, toru::fft::scale s) {
+                        using D = batch_data<std::decay_t<decltype(p)>>;
+                        using C = typename D::complex_type;
+                        using I = typename D::in_type;
+                        return forward ? p.forward_init(static_cast<const I*>(in), static_cast<C*>(out), s)
+                                       : p.backward_init(static_cast<const C*>(in), static_cast<I*>(out), s);
+                      });
 }
 
 toru_result toru_fft_batch_plan_destroy(toru_fft_batch_plan plan) {

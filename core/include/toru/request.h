@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Persistent collectives (MPI-4: MPI_Alltoall_init, then MPI_Start / MPI_Wait as often as needed):
- * toru_fft_plan_init and toru_alltoall_plan_init bind a plan's call to its buffers, checking them
- * (collectively, for FFT plans) once; each toru_request_start then begins that call with no argument
- * checks, and toru_request_wait completes it. Between the two the caller touches neither bound
- * buffer and runs nothing else on the plan; it calls MPI itself only under MPI_THREAD_MULTIPLE.
- * The plan must outlive its requests.
+ * toru_fft_plan_init, toru_fft_r2r_plan_init, toru_fft_batch_plan_init and toru_alltoall_plan_init
+ * bind a plan's call to its buffers, checking them (collectively, for FFT plans) once; each
+ * toru_request_start then begins that call with no argument checks, and toru_request_wait completes
+ * it. Between the two the caller touches neither bound buffer and runs nothing else on the plan; it
+ * calls MPI itself only under MPI_THREAD_MULTIPLE. The plan must outlive its requests.
  *
  *   toru_request fwd;
  *   toru_fft_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b, &fwd);   collective

@@ -210,6 +210,18 @@ toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* i
 /* Collective. in == out is in place; otherwise in is preserved. */
 toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                       const void* in, void* out);
+/* Persistent form, as toru_fft_plan_init (toru/request.h): collective. Checks direction, scale and the
+ * buffers as toru_fft_r2r_plan_execute does (the same errors, on every rank; request NULL is one; on
+ * failure *request is left as it was) and binds them to a new *request; each toru_request_start then
+ * runs that transform with no argument checks, with the same result bits as execute. Free it with
+ * toru_request_free before the plan. Mixed plans too (their buffers hold complex values).
+ *
+ *   toru_request fwd;
+ *   toru_fft_r2r_plan_init(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b, &fwd);   collective
+ *   each step: fill a; toru_request_start(fwd); ... compute ...; toru_request_wait(fwd); use b
+ *   toru_request_free(&fwd); */
+toru_result toru_fft_r2r_plan_init(toru_fft_r2r_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                   const void* in, void* out, toru_request* request);
 toru_result toru_fft_r2r_plan_destroy(toru_fft_r2r_plan plan);
 
 /* Batched plans: `howmany` fields of an n0 x n1 x n2 grid in one plan and one call, the single
@@ -237,6 +249,12 @@ toru_result toru_fft_batch_plan_local_size(toru_fft_batch_plan plan, toru_fft_bo
  * in == out is in place; otherwise in is preserved. */
 toru_result toru_fft_batch_plan_execute(toru_fft_batch_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                         const void* in, void* out);
+/* Persistent form, as toru_fft_r2r_plan_init: collective; checks the arguments as
+ * toru_fft_batch_plan_execute does (the same errors, on every rank; *request untouched on failure),
+ * binds them to a new *request that toru_request_start / _wait run for all fields. Free it with
+ * toru_request_free before the plan. */
+toru_result toru_fft_batch_plan_init(toru_fft_batch_plan plan, toru_fft_direction direction, toru_fft_scale scale,
+                                     const void* in, void* out, toru_request* request);
 toru_result toru_fft_batch_plan_destroy(toru_fft_batch_plan plan);
 
 /* A reshape moves an n0 x n1 x n2 array from one distribution, a box per rank (in), to another
