@@ -18,6 +18,14 @@
 
 enum { block = 64, max_ranks = 16 };
 
+// Open MPI 4.1 guards a file's shared pointer (sharedfp/sm) with a named semaphore called after the
+// file's basename only, so concurrent runs (ctest -j) with the same basename share it: the files are
+// named after the run's own directory (argv[1]).
+static void file_path(char* path, size_t size, const char* dir, const char* what) {
+  const char* slash = strrchr(dir, '/');
+  snprintf(path, size, "%s/%s-%s.bin", dir, slash && slash[1] ? slash + 1 : "run", what);
+}
+
 // Orders this rank's file accesses after every rank's earlier ones (MPI's sync-barrier-sync).
 static void settle(MPI_File fh) {
   MPI_File_sync(fh);
@@ -33,7 +41,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   CHECK(n <= max_ranks);
   char path[4096];
-  snprintf(path, sizeof path, "%s/data.bin", argv[1]);
+  file_path(path, sizeof path, argv[1], "data");
   MPI_File fh;
   MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
   int out[4][block], in[block];
@@ -86,7 +94,7 @@ int main(int argc, char** argv) {
   expect("MPI_File_iread", 1, 4LL * cnt[0], -1, 0);
 
   // The shared file pointer. Ordered calls place the ranks' blocks in rank order: deterministic.
-  snprintf(path, sizeof path, "%s/shared.bin", argv[1]);
+  file_path(path, sizeof path, argv[1], "shared");
   MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
   const int ord = 3 + rank;
   MPI_File_write_ordered(fh, out[0], ord, MPI_INT, &st);

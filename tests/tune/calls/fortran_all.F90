@@ -377,7 +377,9 @@ program calls_fortran_all
   call expect('MPI_Win_free', 1, 0, -1, 0)
 
   ! --- MPI-IO: each rank its own block of one file ---------------------------------------------
-  write (path, '(A,A)') trim(dir), '/data.bin'
+  ! Named after the run's directory: Open MPI 4.1 names the semaphore of a file's shared pointer
+  ! after its basename alone, which concurrent runs would otherwise share (calls/file.c).
+  write (path, '(A,A,A)') trim(dir), '/', trim(dir(index(trim(dir), '/', back=.true.) + 1:)) // '-data.bin'
   call MPI_File_open(MPI_COMM_WORLD, trim(path), MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh IERR)
   do i = 1, 64
     ints(i) = rank * 1000 + i
@@ -401,7 +403,7 @@ program calls_fortran_all
   ! whole block, and over all ranks each block is read once. Sync-barrier-sync orders the phases
   ! (calls/file.c says why Open MPI needs it after a collective write).
   if (n > 16) call fail(21)  ! seen(1:2 * n)
-  write (path, '(A,A)') trim(dir), '/shared.bin'
+  write (path, '(A,A,A)') trim(dir), '/', trim(dir(index(trim(dir), '/', back=.true.) + 1:)) // '-shared.bin'
   call MPI_File_open(MPI_COMM_WORLD, trim(path), MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh IERR)
   call MPI_File_write_ordered(fh, ints, 3 + rank, MPI_INTEGER, st IERR)
   call settle()
