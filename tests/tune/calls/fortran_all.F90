@@ -2,6 +2,7 @@
 ! Every family of Fortran wrappers in one program, built twice: with mpif.h (the mpi_*_ symbols) and
 ! with -DTORU_F08, `use mpi_f08` (the mpi_*_f08_ symbols, ierror omitted everywhere, so the wrappers
 ! get a null pointer for it). Expectations are written as calls/expect.h does; data are checked.
+! The persistent collectives are Open MPI 4.1's MPIX_*_init (mpif-ext.h, mpi_f08_ext).
 #ifdef TORU_F08
 #define REQUEST type(MPI_Request)
 #define COMM type(MPI_Comm)
@@ -30,25 +31,30 @@
 program calls_fortran_all
 #ifdef TORU_F08
   use mpi_f08
+  use mpi_f08_ext
 #endif
   use, intrinsic :: iso_c_binding
   implicit none
 #ifndef TORU_F08
   include 'mpif.h'
+  include 'mpif-ext.h'
   integer :: ierr
 #endif
   integer :: rank, n, i, k, left, right, u, idx, outcount, calls, done, total_v, nn
   integer :: waits, wait_bytes, isends, isend_bytes, irecvs, irecv_bytes
   integer :: idxs(4), sc(16), sd(16), rc(16), rd(16), dims(1)
+  integer :: blk1(5), blk2(5), got1(5), got2(5)
   logical :: flag, periods(1)
-  REQUEST :: req, reqs(4), pers(2)
+  REQUEST :: req, reqs(4), pers(2), preq(3)
   STATUS :: st STATUS_DIM
   MESSAGE :: msg
   COMM :: cart
   WINDOW :: win
   FILEH :: fh
   DTYPE :: wst(16), wrt(16)
-  double precision :: a(512), b(512), v(64), mine, tot
+  double precision :: a(512), b(512), v(64), mine, tot, seen(32)
+  ! The persistent collectives' buffers change in MPI_Start/MPI_Wait, which do not name them.
+  double precision, volatile :: pa(5), pb(5), pv(4)
   double precision, pointer :: mem(:)
   integer :: ints(64), back(64)
   integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
@@ -218,6 +224,34 @@ program calls_fortran_all
   call expect('MPI_Start', 2, 80, right, 80)
   call expect('MPI_Wait', 0, 0, left, 80)
 
+  ! --- persistent collectives: each start credits the bytes the init described ------------------
+  call MPIX_Allreduce_init(pa, pb, 5, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, preq(1) IERR)
+  call MPIX_Bcast_init(pv, 4, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, MPI_INFO_NULL, preq(2) IERR)
+  call MPIX_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, preq(3) IERR)
+  do k = 1, 3
+    pa = rank + k
+    call MPI_Start(preq(1) IERR)
+    call MPI_Wait(preq(1), MPI_STATUS_IGNORE IERR)
+    if (pb(5) /= n * (n - 1) / 2.0d0 + n * k) call fail(19)
+  end do
+  waits = waits + 3
+  do k = 1, 2
+    pv = -1
+    if (rank == 0) pv = 10 + k
+    call MPI_Startall(2, preq(2:3) IERR)
+    call MPI_Waitall(2, preq(2:3), MPI_STATUSES_IGNORE IERR)
+    if (pv(4) /= 10 + k) call fail(20)
+  end do
+  do k = 1, 3
+    call MPI_Request_free(preq(k) IERR)
+  end do
+  call expect('MPIX_Allreduce_init', 1, 0, -1, 0)
+  call expect('MPIX_Bcast_init', 1, 0, -1, 0)
+  call expect('MPIX_Barrier_init', 1, 0, -1, 0)
+  call expect('MPI_Start', 3, 3 * 40, -1, 0)
+  call expect('MPI_Startall', 2, 2 * 32, -1, 0)
+  call expect('MPI_Waitall', 2, 0, -1, 0)
+
   ! --- probes, matched probes, sendrecv ----------------------------------------------------------
   call MPI_Send(a, 11, MPI_DOUBLE_PRECISION, right, 8, MPI_COMM_WORLD IERR)
   call MPI_Probe(MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, st IERR)
@@ -343,7 +377,9 @@ program calls_fortran_all
   call expect('MPI_Win_free', 1, 0, -1, 0)
 
   ! --- MPI-IO: each rank its own block of one file ---------------------------------------------
-  write (path, '(A,A)') trim(dir), '/data.bin'
+  ! Named after the run's directory: Open MPI 4.1 names the semaphore of a file's shared pointer
+  ! after its basename alone, which concurrent runs would otherwise share (calls/file.c).
+  write (path, '(A,A,A)') trim(dir), '/', trim(dir(index(trim(dir), '/', back=.true.) + 1:)) // '-data.bin'
   call MPI_File_open(MPI_COMM_WORLD, trim(path), MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh IERR)
   do i = 1, 64
     ints(i) = rank * 1000 + i
@@ -357,9 +393,53 @@ program calls_fortran_all
   if (any(back(1:12 + rank) /= ints(1:12 + rank))) call fail(14)
   call MPI_File_close(fh IERR)
   call expect('MPI_File_open', 1, 0, -1, 0)
+  call expect('MPI_File_close', 1, 0, -1, 0)
   call expect('MPI_File_write_at', 1, 4 * (5 + rank), -1, 0)
   call expect('MPI_File_iwrite_at', 1, 28, -1, 0)
   call expect('MPI_File_read_at_all', 1, 4 * (12 + rank), -1, 0)
+
+  ! The shared file pointer, on a second file. Ordered calls place the blocks in rank order; the
+  ! order of the others is not deterministic: all their blocks are 5 integers, so each read gets one
+  ! whole block, and over all ranks each block is read once. Sync-barrier-sync orders the phases
+  ! (calls/file.c says why Open MPI needs it after a collective write).
+  if (n > 16) call fail(21)  ! seen(1:2 * n)
+  write (path, '(A,A,A)') trim(dir), '/', trim(dir(index(trim(dir), '/', back=.true.) + 1:)) // '-shared.bin'
+  call MPI_File_open(MPI_COMM_WORLD, trim(path), MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh IERR)
+  call MPI_File_write_ordered(fh, ints, 3 + rank, MPI_INTEGER, st IERR)
+  call settle()
+  off = 0
+  call MPI_File_seek_shared(fh, off, MPI_SEEK_SET IERR)
+  back = 0
+  call MPI_File_read_ordered(fh, back, 3 + rank, MPI_INTEGER, MPI_STATUS_IGNORE IERR)
+  if (any(back(1:3 + rank) /= ints(1:3 + rank))) call fail(16)
+  do i = 1, 5
+    blk1(i) = rank * 1000 + 100 + i
+    blk2(i) = rank * 1000 + 200 + i
+  end do
+  call MPI_File_write_shared(fh, blk1, 5, MPI_INTEGER, MPI_STATUS_IGNORE IERR)
+  call MPI_File_iwrite_shared(fh, blk2, 5, MPI_INTEGER, req IERR)
+  call MPI_Wait(req, MPI_STATUS_IGNORE IERR)
+  call settle()
+  off = 4 * (3 * n + n * (n - 1) / 2)
+  call MPI_File_seek_shared(fh, off, MPI_SEEK_SET IERR)
+  call MPI_File_read_shared(fh, got1, 5, MPI_INTEGER, st IERR)
+  call MPI_File_iread_shared(fh, got2, 5, MPI_INTEGER, req IERR)
+  call MPI_Wait(req, MPI_STATUS_IGNORE IERR)
+  waits = waits + 2
+  seen = 0
+  call tally(got1)
+  call tally(got2)
+  call MPI_Allreduce(MPI_IN_PLACE, seen, 2 * n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD IERR)
+  if (any(seen(1:2 * n) /= 1)) call fail(18)
+  call MPI_File_close(fh IERR)
+  call expect('MPI_Allreduce', 1, 16 * n, -1, 0)
+  call expect('MPI_File_write_ordered', 1, 4 * (3 + rank), -1, 0)
+  call expect('MPI_File_read_ordered', 1, 4 * (3 + rank), -1, 0)
+  call expect('MPI_File_write_shared', 1, 20, -1, 0)
+  call expect('MPI_File_iwrite_shared', 1, 20, -1, 0)
+  call expect('MPI_File_read_shared', 1, 20, -1, 0)
+  call expect('MPI_File_iread_shared', 1, 20, -1, 0)
+  call expect('MPI_File_open', 1, 0, -1, 0)
   call expect('MPI_File_close', 1, 0, -1, 0)
 
   call expect('MPI_Wait', waits, wait_bytes, -1, 0)
@@ -386,6 +466,26 @@ contains
     call expect('MPI_Irecv', 0, 0, left, 8 * cnt)
     call expect('MPI_Isend', 0, 0, right, 8 * cnt)
   end subroutine post
+
+  ! Orders every rank's file accesses so far before any rank's next ones (MPI's sync-barrier-sync).
+  subroutine settle()
+    call MPI_File_sync(fh IERR)
+    call MPI_Barrier(MPI_COMM_WORLD IERR)
+    call MPI_File_sync(fh IERR)
+  end subroutine settle
+
+  ! Counts a block read through the shared pointer in seen(), by its writer and kind (blk1, blk2).
+  subroutine tally(blk)
+    integer, intent(in) :: blk(5)
+    integer :: w, kind, j
+    w = blk(1) / 1000
+    kind = mod(blk(1), 1000) / 100
+    if (w < 0 .or. w >= n .or. (kind /= 1 .and. kind /= 2)) call fail(17)
+    do j = 1, 5
+      if (blk(j) /= w * 1000 + 100 * kind + j) call fail(17)
+    end do
+    seen((kind - 1) * n + w + 1) = seen((kind - 1) * n + w + 1) + 1
+  end subroutine tally
 
   subroutine fail(code)
     integer, intent(in) :: code

@@ -147,6 +147,13 @@ enum fn : std::uint16_t {
   f_reduce_scatter_block_init,
   f_scan_init,
   f_exscan_init,
+  // MPI-IO through the shared file pointer (the ordered calls are its collective form).
+  f_file_read_shared,
+  f_file_write_shared,
+  f_file_read_ordered,
+  f_file_write_ordered,
+  f_file_iread_shared,
+  f_file_iwrite_shared,
   fn_count
 };
 extern const char* const function_names[fn_count];

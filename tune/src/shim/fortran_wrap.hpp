@@ -113,25 +113,30 @@ int hook_fwait(void* ra, fn func, Real real, const F* freqs, int n, F* fstatuses
 /// TORU_FORTRAN(name, (typed parameters), (their names), body...): defines mpi_name_ and
 /// mpi_name_f08_ (parameters, then F* ierr). In the body, `ra` is the caller's return address and
 /// `real(args...)` calls the binding's own pmpi symbol with them and ierr, returning *ierr.
-#define TORU_FORTRAN(name, params, names, ...)                                                                   \
-  namespace toru_fortran_##name {                                                                                \
-    using namespace toru::tune::shim;                                                                            \
-    using namespace toru::tune::shim::fortran;                                                                   \
-    using real_t = void (*)(TORU_UNPAREN params, F * ierr);                                                      \
-    [[maybe_unused]] inline void body([[maybe_unused]] void* ra, real_t real_fn, TORU_UNPAREN params, F* ierr) { \
-      [[maybe_unused]] auto real = [&](auto... a) {                                                              \
-        real_fn(a..., ierr);                                                                                     \
-        return static_cast<int>(*ierr);                                                                          \
-      };                                                                                                         \
-      __VA_ARGS__;                                                                                               \
-    }                                                                                                            \
-  }                                                                                                              \
-  TORU_FORTRAN_EXPORT void mpi_##name##_(TORU_UNPAREN params, toru::tune::shim::fortran::F* ierr) {              \
-    static const auto fn = toru::tune::shim::real<toru_fortran_##name::real_t>("pmpi_" #name "_");               \
-    toru_fortran_##name::body(__builtin_return_address(0), fn, TORU_UNPAREN names, ierr);                        \
-  }                                                                                                              \
-  TORU_FORTRAN_EXPORT void mpi_##name##_f08_(TORU_UNPAREN params, toru::tune::shim::fortran::F* ierr) {          \
-    static const auto fn = toru::tune::shim::real<toru_fortran_##name::real_t>("pmpi_" #name "_f08_");           \
-    toru::tune::shim::fortran::F own = MPI_SUCCESS;                                                              \
-    toru_fortran_##name::body(__builtin_return_address(0), fn, TORU_UNPAREN names, ierr ? ierr : &own);          \
+#define TORU_FORTRAN(name, params, names, ...) TORU_FORTRAN_PREFIX(mpi, name, params, names, __VA_ARGS__)
+
+/// As TORU_FORTRAN with another prefix: TORU_FORTRAN_PREFIX(mpix, ...) defines mpix_name_ and
+/// mpix_name_f08_ over pmpix_name_ and pmpix_name_f08_ (Open MPI's extensions).
+#define TORU_FORTRAN_PREFIX(prefix, name, params, names, ...)                                                         \
+  namespace toru_fortran_##prefix##_##name {                                                                          \
+    using namespace toru::tune::shim;                                                                                 \
+    using namespace toru::tune::shim::fortran;                                                                        \
+    using real_t = void (*)(TORU_UNPAREN params, F * ierr);                                                           \
+    [[maybe_unused]] inline void body([[maybe_unused]] void* ra, real_t real_fn, TORU_UNPAREN params, F* ierr) {      \
+      [[maybe_unused]] auto real = [&](auto... a) {                                                                   \
+        real_fn(a..., ierr);                                                                                          \
+        return static_cast<int>(*ierr);                                                                               \
+      };                                                                                                              \
+      __VA_ARGS__;                                                                                                    \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  TORU_FORTRAN_EXPORT void prefix##_##name##_(TORU_UNPAREN params, toru::tune::shim::fortran::F* ierr) {              \
+    static const auto fn = toru::tune::shim::real<toru_fortran_##prefix##_##name::real_t>("p" #prefix "_" #name "_"); \
+    toru_fortran_##prefix##_##name::body(__builtin_return_address(0), fn, TORU_UNPAREN names, ierr);                  \
+  }                                                                                                                   \
+  TORU_FORTRAN_EXPORT void prefix##_##name##_f08_(TORU_UNPAREN params, toru::tune::shim::fortran::F* ierr) {          \
+    static const auto fn =                                                                                            \
+        toru::tune::shim::real<toru_fortran_##prefix##_##name::real_t>("p" #prefix "_" #name "_f08_");                \
+    toru::tune::shim::fortran::F own = MPI_SUCCESS;                                                                   \
+    toru_fortran_##prefix##_##name::body(__builtin_return_address(0), fn, TORU_UNPAREN names, ierr ? ierr : &own);    \
   }

@@ -4,6 +4,8 @@
 // entry points directly, so the C wrappers never see Fortran calls. Each converts the handles and
 // records through the same hooks as the C wrappers (fortran_wrap.hpp says how).
 #include <mpi.h>
+// after mpi.h, which defines what it needs (OMPI_DECLSPEC)
+#include <mpi-ext.h>
 
 #include "coll_bytes.hpp"
 #include "fortran_wrap.hpp"
@@ -212,16 +214,32 @@ TORU_FORTRAN(testsome, (F * n, F* reqs, F* outcount, F* indices, F* statuses), (
                  ra, f_testsome, [&](F* fs) { return real(n, reqs, outcount, indices, fs); }, reqs, *n, statuses,
                  completed{.which = completed::some, .outcount = outcount, .indices = indices}))
 
-// --- collectives: each line defines the blocking call and its nonblocking twin (MPI_I...) ----
+// --- collectives: each line defines the blocking call, its nonblocking twin (MPI_I...) and its
+// persistent one (MPIX_..._init) ----------------------------------------------------------------
 // The last parameter of every collective is its communicator, `comm`.
 
-#define TORU_F_COLL(name, params, names, bytes)                                    \
-  TORU_FORTRAN(name, params, names,                                                \
-               hook_coll(                                                          \
-                   ra, f_##name, [&] { return real names; }, bytes, C(comm)))      \
-  TORU_FORTRAN(i##name, (TORU_UNPAREN params, F * req), (TORU_UNPAREN names, req), \
-               hook_coll(                                                          \
-                   ra, f_i##name, [&] { return real(TORU_UNPAREN names, req); }, bytes, C(comm), true))
+#define TORU_F_COLL(name, params, names, bytes)                                                         \
+  TORU_FORTRAN(name, params, names,                                                                     \
+               hook_coll(                                                                               \
+                   ra, f_##name, [&] { return real names; }, bytes, C(comm)))                           \
+  TORU_FORTRAN(i##name, (TORU_UNPAREN params, F * req), (TORU_UNPAREN names, req),                      \
+               hook_coll(                                                                               \
+                   ra, f_i##name, [&] { return real(TORU_UNPAREN names, req); }, bytes, C(comm), true)) \
+  TORU_F_COLL_INIT(name, params, names, bytes)
+
+// The persistent twin, MPIX_NAME_init (info, request after the communicator), where Open MPI has
+// its pcollreq extension; counted as the C wrappers in mpi_c_coll_init.cpp count it.
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define TORU_F_COLL_INIT(name, params, names, bytes)                                                             \
+  TORU_FORTRAN_PREFIX(                                                                                           \
+      mpix, name##_init, (TORU_UNPAREN params, F * info, F * req), (TORU_UNPAREN names, info, req),              \
+      MPI_Request creq = MPI_REQUEST_NULL;                                                                       \
+      hook_coll_init(                                                                                            \
+          ra, f_##name##_init, [&] { return c_request(real(TORU_UNPAREN names, info, req), req, creq); }, bytes, \
+          C(comm), &creq))
+#else
+#define TORU_F_COLL_INIT(name, params, names, bytes)
+#endif
 
 TORU_F_COLL(barrier, (F * comm), (comm), 0)
 TORU_F_COLL(bcast, (void* buf, F* count, F* type, F* root, F* comm), (buf, count, type, root, comm), B(type, count))
@@ -405,6 +423,10 @@ TORU_F_FILE(file_read, f_io_read)
 TORU_F_FILE(file_read_all, f_io_read)
 TORU_F_FILE(file_write, f_io_write)
 TORU_F_FILE(file_write_all, f_io_write)
+TORU_F_FILE(file_read_shared, f_io_read)
+TORU_F_FILE(file_write_shared, f_io_write)
+TORU_F_FILE(file_read_ordered, f_io_read)
+TORU_F_FILE(file_write_ordered, f_io_write)
 
 TORU_FORTRAN(file_iread, (F * fh, void* buf, F* count, F* type, F* req), (fh, buf, count, type, req),
              hook_file_irw(
@@ -412,6 +434,13 @@ TORU_FORTRAN(file_iread, (F * fh, void* buf, F* count, F* type, F* req), (fh, bu
 TORU_FORTRAN(file_iwrite, (F * fh, void* buf, F* count, F* type, F* req), (fh, buf, count, type, req),
              hook_file_irw(
                  ra, f_file_iwrite, f_io_write, [&] { return real(fh, buf, count, type, req); }, *count, T(type)))
+TORU_FORTRAN(file_iread_shared, (F * fh, void* buf, F* count, F* type, F* req), (fh, buf, count, type, req),
+             hook_file_irw(
+                 ra, f_file_iread_shared, f_io_read, [&] { return real(fh, buf, count, type, req); }, *count, T(type)))
+TORU_FORTRAN(file_iwrite_shared, (F * fh, void* buf, F* count, F* type, F* req), (fh, buf, count, type, req),
+             hook_file_irw(
+                 ra, f_file_iwrite_shared, f_io_write, [&] { return real(fh, buf, count, type, req); }, *count,
+                 T(type)))
 TORU_FORTRAN(file_iread_at, (F * fh, MPI_Offset* off, void* buf, F* count, F* type, F* req),
              (fh, off, buf, count, type, req),
              hook_file_irw(

@@ -140,7 +140,13 @@ const char* const function_names[fn_count] = {"MPI_Send",
                                               "MPIX_Reduce_scatter_init",
                                               "MPIX_Reduce_scatter_block_init",
                                               "MPIX_Scan_init",
-                                              "MPIX_Exscan_init"};
+                                              "MPIX_Exscan_init",
+                                              "MPI_File_read_shared",
+                                              "MPI_File_write_shared",
+                                              "MPI_File_read_ordered",
+                                              "MPI_File_write_ordered",
+                                              "MPI_File_iread_shared",
+                                              "MPI_File_iwrite_shared"};
 
 thread_local int busy_guard::depth = 0;
 
