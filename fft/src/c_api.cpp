@@ -193,16 +193,24 @@ void run(const P& p, toru_fft_direction direction, scale s, const void* in, void
     p.backward(static_cast<const Out*>(in), static_cast<In*>(out), ws, s);
 }
 
+void expect_direction(int dir) {
+  toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
+               "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
+}
+
+// What only a C caller of the *_init calls can get wrong, checked before the init's agreement.
+void expect_init_args(int dir, const toru_request* request) {
+  expect_direction(dir);
+  toru::expect(request != nullptr, "request", "a pointer to a toru_request", "NULL");
+}
+
 // The C++ call behind toru_fft_plan_execute and toru_fft_plan_start (on the calling thread, or on
 // the start's own): a bad direction rides on the call's agreement, on that thread.
 // dir and sc are the enums' raw values: a C caller's out-of-range enum is no valid toru_fft_scale to load.
 void execute_cpp(const toru_fft_plan_s& plan, int dir, int sc, const void* in, void* out, void* ws) {
   std::visit(
       [&](const auto& p) {
-        const toru::defer_error checks(c_checks([&] {
-          toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-                       "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-        }));
+        const toru::defer_error checks(c_checks([&] { expect_direction(dir); }));
         using P = std::decay_t<decltype(p)>;
         using cpx = typename P::complex_type;
         using real = typename cpx::value_type;
@@ -253,11 +261,6 @@ toru_result variant_local_size(const Plan* plan, const char* expected, toru_fft_
   });
 }
 
-void expect_direction(int dir) {
-  toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-               "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-}
-
 // execute of a plan held in a variant: run(p, forward, scale) with a bad direction deferred to the
 // C++ call's agreement, as toru_fft_plan_execute does.
 template <class Plan, class Run>
@@ -288,10 +291,7 @@ toru_result variant_init(const Plan* plan, const char* expected, toru_fft_direct
     toru::expect(plan != nullptr, "plan", expected, "NULL");
     std::visit(
         [&](const auto& p) {
-          const toru::defer_error checks(c_checks([&] {
-            expect_direction(dir);
-            toru::expect(request != nullptr, "request", "a pointer to a toru_request", "NULL");
-          }));
+          const toru::defer_error checks(c_checks([&] { expect_init_args(dir, request); }));
           toru::request r = bind(p, dir != TORU_FFT_BACKWARD, s);
           *request = new toru_request_s{std::move(r)};
         },
@@ -433,11 +433,7 @@ toru_result toru_fft_plan_init(toru_fft_plan plan, toru_fft_direction direction,
   const int sc = raw_enum(scale);
   return with_plan(plan, [&](const auto& p) {
     // Ride on the init's agreement: every rank returns the same error.
-    const toru::defer_error checks(c_checks([&] {
-      toru::expect(dir == TORU_FFT_FORWARD || dir == TORU_FFT_BACKWARD, "direction",
-                   "TORU_FFT_FORWARD or TORU_FFT_BACKWARD", std::to_string(dir));
-      toru::expect(request != nullptr, "request", "a pointer to a toru_request", "NULL");
-    }));
+    const toru::defer_error checks(c_checks([&] { expect_init_args(dir, request); }));
     using P = std::decay_t<decltype(p)>;
     using cpx = typename P::complex_type;
     using real = typename cpx::value_type;
