@@ -80,7 +80,11 @@ label = 'seq $image' if '$model' == 'encoder' else '${image}²'
 print(f'| $model {label} | $batch | $ranks | $opt | {tm*1e3:.1f} ({$tlo*1e3:.1f}-{$thi*1e3:.1f}) | {b/tm:.1f} | {pm*1e3:.1f} ({$plo*1e3:.1f}-{$phi*1e3:.1f}) | {b/pm:.1f} | **{tm/pm:.2f}** | {$nm*100:.1f} % | {$tmem/1024:.0f} | {$pmem/1024:.0f} |')"
 }
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, steps $steps"
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, steps $steps, PyTorch's BLAS $blas"
+if [[ $blas == */blas/libblas.so.3* ]]; then
+  echo "train-compare: warning: PyTorch runs on Debian's reference BLAS (10x slower Linear/MatMul): install libopenblas0-pthread (scripts/install-deps.sh)" >&2
+fi
 echo "| model | global batch | ranks | optimizer | toru ms/step (range) | toru img/s | PyTorch ms/step (range) | PyTorch img/s | toru/PyTorch | noise | toru peak MiB | PyTorch peak MiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for spec in ${TORU_TRAIN_CASES:-"fashion-cnn:64:1" "fashion-cnn:256:1" "fashion-cnn:64:2" "fashion-cnn:256:2" "resnet18:8:1" "resnet50:8:1" "resnet18:8:2" "vit_b_16:8:1:224" "encoder:16:1:128"}; do

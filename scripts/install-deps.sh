@@ -18,6 +18,9 @@ packages=(
   slurmctld slurmd slurm-client munge slurm-wlm-torque
   # train/: oneDNN kernels, the Fashion-MNIST data, PyTorch as the tests' reference and the peer
   libdnnl-dev dataset-fashion-mnist zlib1g-dev python3-torch python3-torchvision python3-onnx python3-numpy
+  # PyTorch's and NumPy's BLAS: with Debian's reference libblas3 alone (what --no-install-recommends
+  # leaves) PyTorch's Linear/MatMul run at ~4 GFLOP/s, and the trainer's peer is not a peer
+  libopenblas0-pthread
   # bench/fft-compare.sh: mpi4py-fft as a peer of toru's 3D FFTs
   python3-mpi4py-fft
   # python/: the toru Python package (pybind11 bindings, mpi4py's C API)
