@@ -252,6 +252,21 @@ inline std::vector<layer_case> layer_cases() {
                                  a.axes = {0, 2};
                                }));
                }});
+  // A bias wider than one summing chunk (130 = 2 x 64 + 2) and a per-sample embedding [N, 1, D]:
+  // the sums over outer and middle axes with the last axis kept.
+  c.push_back({"add_broadcast_wide", [] {
+                 builder b("add_broadcast_wide", sw::dtype::f32);
+                 const int x = input_param(b, {2, 3, 130});
+                 const int y = raw_op(b, "add", {x, b.param("bias", {130})}, {2, 3, 130});
+                 return finish(b, raw_op(b, "add", {b.param("per_sample", {2, 1, 130}), y}, {2, 3, 130}), -1);
+               }});
+  // The last two axes reduced: each output sums contiguous runs (the class axis 1 stays, for the loss).
+  c.push_back({"reduce_mean_last_axes", [] {
+                 builder b("reduce_mean_last_axes", sw::dtype::f32);
+                 return finish(b, raw_op(b, "reduce_mean", {input_param(b, {3, 2, 5, 7})}, {3, 2, 1, 1}, [](auto& a) {
+                                 a.axes = {2, 3};
+                               }));
+               }});
   // alpha and beta put both bounds inside the data's range (PyTorch's own is alpha 1/6, beta 1/2).
   c.push_back({"hardsigmoid", [] {
                  builder b("hardsigmoid", sw::dtype::f32);

@@ -197,6 +197,8 @@ TORU_TORCH_CASE(gather_repeated)
 TORU_TORCH_CASE(expand_class_token)
 TORU_TORCH_CASE(reduce_mean)
 TORU_TORCH_CASE(reduce_mean_keepdims)
+TORU_TORCH_CASE(add_broadcast_wide)
+TORU_TORCH_CASE(reduce_mean_last_axes)
 TORU_TORCH_CASE(hardsigmoid)
 TORU_TORCH_CASE(pad_reflect)
 TORU_TORCH_CASE(pad_edge)
@@ -221,7 +223,7 @@ TEST(label_smoothing, rejects_values_outside_0_1) {
 
 TEST(torch_reference_cases, every_layer_case_has_a_test) {
   // Keeps the list above in step with cases.hpp.
-  EXPECT_EQ(layer_cases().size(), 44u);
+  EXPECT_EQ(layer_cases().size(), 46u);
 }
 
 }  // namespace
