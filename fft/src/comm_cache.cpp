@@ -24,6 +24,7 @@ using options_key = std::tuple<std::string, std::string, int, bool>;  // torus, 
 
 struct cache_entry {
   std::map<options_key, comms_for_options> by_options;
+  mpi_comm_ptr agree;
 };
 
 std::mutex cache_mutex;
@@ -42,7 +43,10 @@ int delete_entry(MPI_Comm, int, void* value, void*) {
 // MPI_Finalize frees MPI_COMM_SELF first: release every cached communicator while MPI still works.
 int finalize_hook(MPI_Comm, int, void*, void*) {
   std::lock_guard lock(cache_mutex);
-  for (cache_entry* e : live_entries) e->by_options.clear();
+  for (cache_entry* e : live_entries) {
+    e->by_options.clear();
+    e->agree.reset();
+  }
   return MPI_SUCCESS;
 }
 
@@ -55,24 +59,42 @@ void ensure_keyvals() {
   check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, nullptr), "MPI_Comm_set_attr");
 }
 
+cache_entry* entry_of(MPI_Comm user) {
+  std::lock_guard lock(cache_mutex);
+  ensure_keyvals();
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(user, user_keyval, &value, &found), "MPI_Comm_get_attr");
+  if (found) return static_cast<cache_entry*>(value);
+  auto* entry = new cache_entry;
+  live_entries.insert(entry);
+  check_mpi(MPI_Comm_set_attr(user, user_keyval, entry), "MPI_Comm_set_attr");
+  return entry;
+}
+
 }  // namespace
 
-grid_comms communicators(MPI_Comm user, int p0, int p1, const comm::communicator_options& opts) {
-  cache_entry* entry = nullptr;
-  {
-    std::lock_guard lock(cache_mutex);
-    ensure_keyvals();
-    void* value = nullptr;
-    int found = 0;
-    check_mpi(MPI_Comm_get_attr(user, user_keyval, &value, &found), "MPI_Comm_get_attr");
-    if (found) {
-      entry = static_cast<cache_entry*>(value);
-    } else {
-      entry = new cache_entry;
-      live_entries.insert(entry);
-      check_mpi(MPI_Comm_set_attr(user, user_keyval, entry), "MPI_Comm_set_attr");
-    }
+mpi_comm_ptr agreement_comm(MPI_Comm user) {
+  cache_entry* entry = entry_of(user);
+  // Plans are built collectively, so every rank misses or hits here alike.
+  if (!entry->agree) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_dup(user, &dup), "MPI_Comm_dup");
+    entry->agree = mpi_comm_ptr(new MPI_Comm(dup), [](const MPI_Comm* c) {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) {
+        MPI_Comm own = *c;
+        MPI_Comm_free(&own);
+      }
+      delete c;
+    });
   }
+  return entry->agree;
+}
+
+grid_comms communicators(MPI_Comm user, int p0, int p1, const comm::communicator_options& opts) {
+  cache_entry* entry = entry_of(user);
   // Options that differ across ranks would make one rank hit the cache while another builds (a
   // collective): agree on them first.
   validate_collectively(user,

@@ -13,6 +13,7 @@
 namespace toru::fft::detail {
 
 using comm_ptr = std::shared_ptr<const comm::communicator>;
+using mpi_comm_ptr = std::shared_ptr<const MPI_Comm>;
 
 struct grid_comms {
   comm_ptr all;       // every rank of the caller's communicator, same order
@@ -24,5 +25,11 @@ struct grid_comms {
 /// which inherit the sub-tori their ranks occupy on its torus. The cache lives in an MPI attribute of
 /// `user` (freed with it) and is emptied when MPI_Finalize starts (through an MPI_COMM_SELF attribute).
 grid_comms communicators(MPI_Comm user, int p0, int p1, const comm::communicator_options& opts);
+
+/// Collective over `user` (the first call on it duplicates it; cached and freed like the above).
+/// The communicator on which every toru::fft plan over `user` agrees its calls' arguments, whatever
+/// the plan's kind and options: a rank that calls another plan's transform than the rest then gets
+/// the same mismatch error as they do, instead of waiting in a collective on another communicator.
+mpi_comm_ptr agreement_comm(MPI_Comm user);
 
 }  // namespace toru::fft::detail

@@ -134,7 +134,7 @@ class r2r_plan_t final : public r2r_plan {
 
  public:
   r2r_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<axis_transform, 3> t, const options3d& opts)
-      : n_(n), comm_(comm) {
+      : n_(n) {
     axes = t;
     for (int a = 0; a < 3; ++a) kinds[a] = t[a].value_or(r2r_kind::dct2);
     const char* call = is_complex ? "toru::fft::fft3d_mixed" : "toru::fft::fft3d_r2r";
@@ -170,6 +170,7 @@ class r2r_plan_t final : public r2r_plan {
           }
           check_pencil_grid(opts, P);
         });
+    comm_ = agreement_comm(comm);
     grid = pencil_grid(opts, P);
     pipe_.emplace(comm, n, grid, opts.output == order::natural,
                   reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, mpi_type<T>(), sizeof(T),
@@ -191,7 +192,7 @@ class r2r_plan_t final : public r2r_plan {
   void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
-    validate_collectively(comm_, is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
+    validate_collectively(*comm_, is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
                             check_buffers(in, src.extent(), out, dst.extent());
@@ -241,7 +242,7 @@ class r2r_plan_t final : public r2r_plan {
   }
 
   std::array<std::int64_t, 3> n_;
-  MPI_Comm comm_;
+  mpi_comm_ptr comm_;  // where execute agrees (comm_cache.hpp: agreement_comm)
   std::optional<pencil_pipeline> pipe_;
   double scale_n_ = 1;
   lines in_place_[3][2], out_of_place_[3][2];

@@ -74,6 +74,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
                         [&] { check_1d(n_, opts); });
   ops_ = make_backend_ops<T>(comm, device, fftw_flags(opts.planner));
   comm_ = communicators(comm, 0, 0, opts.comm).all;
+  agree_ = agreement_comm(comm);
   const int P = comm_->size(), me = comm_->rank();
   const local_layout1d L = make_layout1d(P, me, n_, opts);
   n = n_;
@@ -188,7 +189,7 @@ plan1d<T>::~plan1d() = default;
 
 template <class T>
 void plan1d<T>::check(bool forward, const void* in, const void* out, const void* ws, scale s) const {
-  validate_collectively(comm(), "a toru::fft 1D forward/backward",
+  validate_collectively(*agree_, "a toru::fft 1D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);
                           ops_->check_buffers_local(in, forward ? in_count : out_count, out, alloc);

@@ -43,6 +43,7 @@ class plan1d {
  private:
   options1d opts_;
   comm_ptr comm_;
+  mpi_comm_ptr agree_;  // where check() agrees (comm_cache.hpp: agreement_comm)
   std::size_t ws_bytes_ = 0;
   work_regions regions_;
   std::unique_ptr<backend_ops<T>> ops_;   // chosen once from the backend tag

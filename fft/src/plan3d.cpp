@@ -187,6 +187,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   const layout3d& L = lay_;
   comms_ = L.decomp == decomposition::pencil ? communicators(comm, L.p0, L.p1, opts.comm)
                                              : communicators(comm, 0, 0, opts.comm);
+  agree_ = agreement_comm(comm);
 
   using cpx = std::complex<T>;
   // Regions also serve as planning scratch, so they hold at least one unit of every local FFT.
@@ -514,7 +515,7 @@ std::array<std::int64_t, 2> plan3d<T>::buffer_elems(bool forward) const {
 template <class T>
 void plan3d<T>::check(bool forward, const void* in, const void* out, const void* ws, scale s) const {
   const auto [in_elems, out_elems] = buffer_elems(forward);
-  validate_collectively(comm(), "a toru::fft 3D forward/backward",
+  validate_collectively(*agree_, "a toru::fft 3D forward/backward",
                         {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                           check_scale(s);
                           ops_->check_buffers_local(in, in_elems, out, out_elems);

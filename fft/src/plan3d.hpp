@@ -112,6 +112,7 @@ class plan3d {
   layout3d lay_;
   options3d opts_;
   grid_comms comms_;
+  mpi_comm_ptr agree_;  // where check() agrees (comm_cache.hpp: agreement_comm)
   std::size_t ws_bytes_ = 0;
   work_regions regions_;
   std::unique_ptr<backend_ops<T>> ops_;  // chosen once from the backend tag

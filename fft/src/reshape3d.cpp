@@ -272,6 +272,7 @@ reshape_impl::reshape_impl(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d i
   send_displs_.assign(send_displs.begin(), send_displs.end());
   recv_displs_.assign(recv_displs.begin(), recv_displs.end());
   comm_ = communicators(comm, 0, 0, opts.comm).all;
+  agree_ = agreement_comm(comm);
   exchange_ = std::make_unique<comm::alltoallv_plan>(*comm_, send_counts, send_displs, recv_counts, recv_displs, type,
                                                      comm::alltoall_options{.algorithm = opts.algorithm});
 }
@@ -279,7 +280,7 @@ reshape_impl::reshape_impl(MPI_Comm comm, std::array<std::int64_t, 3> n, box3d i
 void reshape_impl::execute(const void* in, void* out) const {
   const std::size_t in_bytes = static_cast<std::size_t>(in_.extent()) * eb_;
   const std::size_t out_bytes = static_cast<std::size_t>(out_.extent()) * eb_;
-  validate_collectively(comm_->mpi(), [&] {
+  validate_collectively(*agree_, "toru::fft::reshape3d::execute", std::span<const same_on_all_ranks>{}, [&] {
     if (!empty(in_) && !in) throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: in is null");
     if (!empty(out_) && !out) throw error(errc::invalid_argument, "toru::fft::reshape3d::execute: out is null");
     const char* i0 = static_cast<const char*>(in);

@@ -42,6 +42,7 @@ class reshape_impl {
   std::vector<std::size_t> send_displs_, recv_displs_;
   mutable std::vector<char> send_, recv_;
   comm_ptr comm_;
+  mpi_comm_ptr agree_;  // where execute agrees (comm_cache.hpp: agreement_comm)
   std::unique_ptr<comm::alltoallv_plan> exchange_;
 };
 

@@ -282,6 +282,105 @@ TEST(CollectiveErrors, CExecute) {
         << toru_last_error();
 }
 
+// The persistent forms (toru_*_plan_init): the same argument errors as execute, on every rank, and
+// on failure the caller's request is left as it was; then a good init still binds and runs.
+TEST(CollectiveErrors, CInit) {
+  c_plans plans;
+  const toru_fft_r2r_kind kinds[3] = {TORU_FFT_DCT2, TORU_FFT_DST1, TORU_FFT_DCT4};
+  toru_fft_r2r_plan r2r = nullptr;
+  ASSERT_EQ(toru_fft_r2r_plan_create_3d(MPI_COMM_WORLD, n0, n1, n2, kinds, nullptr, &r2r), TORU_SUCCESS)
+      << toru_last_error();
+  toru_fft_batch_plan batch = nullptr;
+  ASSERT_EQ(toru_fft_batch_plan_create_3d(MPI_COMM_WORLD, n0, n1, n2, 0, 2, TORU_FFT_INTERLEAVED, nullptr, &batch),
+            TORU_SUCCESS)
+      << toru_last_error();
+  long long alloc = plans.alloc, r2r_alloc = 0, batch_alloc = 0;
+  toru_fft_r2r_plan_local_size(r2r, nullptr, nullptr, &r2r_alloc);
+  toru_fft_batch_plan_local_size(batch, nullptr, nullptr, &batch_alloc);
+  alloc = std::max({alloc, r2r_alloc, batch_alloc});
+  std::vector<cpx> a(static_cast<std::size_t>(alloc)), b(a.size());
+  using init_fn = std::function<toru_result(toru_fft_direction, toru_fft_scale, const void*, void*, toru_request*)>;
+  std::vector<std::pair<std::string, init_fn>> inits;
+  for (const auto& [label, plan] : {std::pair{"3d", plans.c2c}, std::pair{"r2c", plans.r2c}, std::pair{"1d", plans.one}})
+    inits.emplace_back(std::string("toru_fft_plan_init ") + label,
+                       [plan](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, toru_request* r) {
+                         return toru_fft_plan_init(plan, d, s, in, out, r);
+                       });
+  inits.emplace_back("toru_fft_r2r_plan_init",
+                     [r2r](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, toru_request* r) {
+                       return toru_fft_r2r_plan_init(r2r, d, s, in, out, r);
+                     });
+  inits.emplace_back("toru_fft_batch_plan_init",
+                     [batch](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, toru_request* r) {
+                       return toru_fft_batch_plan_init(batch, d, s, in, out, r);
+                     });
+  const int bad = TORU_ERROR_INVALID_ARGUMENT, mismatch = TORU_ERROR_MISMATCH;
+  const auto F = TORU_FFT_FORWARD, B = TORU_FFT_BACKWARD;
+  const auto none = TORU_FFT_SCALE_NONE;
+  // A request value no init may write over when it fails (never started or freed).
+  toru_request untouched = reinterpret_cast<toru_request>(&a);
+  std::vector<collective_case> cases;
+  for (const auto& [fn, init] : inits) {
+    auto call = [&, init](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, bool null_request) {
+      toru_request r = untouched;
+      const outcome o = from_c(init(d, s, in, out, null_request ? nullptr : &r));
+      if (o.code == TORU_SUCCESS) {
+        toru_request_free(&r);
+      } else {
+        EXPECT_EQ(r, untouched) << fn << ": the request was written on failure";
+      }
+      return o;
+    };
+    cases.push_back({fn + " direction BACKWARD", mismatch,
+                     [&, call](bool c) { return call(c ? B : F, none, a.data(), b.data(), false); }});
+    cases.push_back({fn + " direction 0", bad, [&, call](bool c) {
+                       return call(c ? static_cast<toru_fft_direction>(0) : F, none, a.data(), b.data(), false);
+                     }});
+    cases.push_back({fn + " scale FULL", mismatch,
+                     [&, call](bool c) { return call(F, c ? TORU_FFT_SCALE_FULL : none, a.data(), b.data(), false); }});
+    cases.push_back({fn + " scale 5", bad, [&, call](bool c) {
+                       return call(B, c ? static_cast<toru_fft_scale>(5) : none, a.data(), b.data(), false);
+                     }});
+    cases.push_back(
+        {fn + " out NULL", bad, [&, call](bool c) { return call(F, none, a.data(), c ? nullptr : b.data(), false); }});
+    cases.push_back(
+        {fn + " in NULL", bad, [&, call](bool c) { return call(B, none, c ? nullptr : a.data(), b.data(), false); }});
+    cases.push_back({fn + " request NULL", bad, [&, call](bool c) { return call(F, none, a.data(), b.data(), c); }});
+  }
+  // A 3D init on one rank and an r2r init on the others: different collectives, one error.
+  cases.push_back({"toru_fft_plan_init 3d instead of r2r", mismatch, [&](bool c) {
+                     toru_request r = untouched;
+                     const outcome o = from_c(c ? toru_fft_plan_init(plans.c2c, F, none, a.data(), b.data(), &r)
+                                                : toru_fft_r2r_plan_init(r2r, F, none, a.data(), b.data(), &r));
+                     if (o.code == TORU_SUCCESS) toru_request_free(&r);
+                     return o;
+                   }});
+  check_collective(cases);
+  // After the refusals every plan still binds, and its request runs (start, wait) like execute.
+  for (const auto& [fn, init] : inits) {
+    SCOPED_TRACE(fn);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = toru::test::cnoise(i, 7);
+    std::vector<cpx> in = a, want(b.size()), got(b.size());
+    toru_request r = nullptr;
+    ASSERT_EQ(init(F, none, in.data(), got.data(), &r), TORU_SUCCESS) << toru_last_error();
+    ASSERT_EQ(toru_request_start(r), TORU_SUCCESS) << toru_last_error();
+    ASSERT_EQ(toru_request_wait(r), TORU_SUCCESS) << toru_last_error();
+    EXPECT_EQ(toru_request_free(&r), TORU_SUCCESS);
+    in = a;
+    if (fn == "toru_fft_r2r_plan_init")
+      ASSERT_EQ(toru_fft_r2r_plan_execute(r2r, F, none, in.data(), want.data()), TORU_SUCCESS);
+    else if (fn == "toru_fft_batch_plan_init")
+      ASSERT_EQ(toru_fft_batch_plan_execute(batch, F, none, in.data(), want.data()), TORU_SUCCESS);
+    else {
+      toru_fft_plan p = fn.ends_with("3d") ? plans.c2c : fn.ends_with("r2c") ? plans.r2c : plans.one;
+      ASSERT_EQ(toru_fft_plan_execute(p, F, none, in.data(), want.data()), TORU_SUCCESS);
+    }
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << "request and execute differ";
+  }
+  toru_fft_batch_plan_destroy(batch);
+  toru_fft_r2r_plan_destroy(r2r);
+}
+
 // A NULL plan has no communicator: on every rank it is the same error (on one rank only, the
 // others would wait in the collective; toru.h documents it as fatal).
 TEST(CollectiveErrors, CNullPlanOnEveryRank) {
@@ -482,6 +581,20 @@ TEST(CollectiveErrors, CppExecute) {
        }},
       {"fft1d out nullptr", bad,
        [&](bool c) { return from_cpp([&] { one.backward(a.data(), c ? nullptr : b.data()); }); }},
+      {"fft3d backward_init among forward_init", mismatch,
+       [&](bool c) {
+         return from_cpp([&] { auto q = c ? c2c.backward_init(a.data(), b.data()) : c2c.forward_init(a.data(), b.data()); });
+       }},
+      {"fft3d forward_init out nullptr", bad,
+       [&](bool c) { return from_cpp([&] { auto q = c2c.forward_init(a.data(), c ? nullptr : b.data()); }); }},
+      {"fft3d_r2c forward_init scale 9", bad,
+       [&](bool c) {
+         return from_cpp([&] { auto q = r2c.forward_init(r.data(), b.data(), c ? bad_scale : scale::none); });
+       }},
+      {"fft1d forward_init among fft3d forward_init", mismatch,
+       [&](bool c) {
+         return from_cpp([&] { auto q = c ? one.forward_init(a.data(), b.data()) : c2c.forward_init(a.data(), b.data()); });
+       }},
       {"fft1d forward among fft3d forward", mismatch,
        [&](bool c) {
          return from_cpp([&] { c ? one.forward(a.data(), b.data()) : c2c.forward(a.data(), b.data()); });
