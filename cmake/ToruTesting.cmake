@@ -46,6 +46,11 @@ function(toru_sanitize_tier_member target)
   endif()
 endfunction()
 
+# Under a sanitizer every program runs several times slower (ASan+UBSan 2-5x, TSan 5-15x, more
+# oversubscribed): test timeouts are multiplied by this, so a whole-suite run under the asan/tsan
+# presets reports findings, not the plain build's fixed timeouts.
+set(TORU_SANITIZER_TIMEOUT_FACTOR 6 CACHE STRING "test timeouts are multiplied by this under TORU_SANITIZE")
+
 # toru_add_unit_test(<name> SOURCES ... LIBS ... [LABELS ...])
 function(toru_add_unit_test name)
   cmake_parse_arguments(arg "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -110,10 +115,11 @@ set(TORU_LONG_TESTS
   tune_validate_small_messages_linked fft_window_test_np3 fft3d_test_indirect_np4 fft3d_test_pairwise_np4
   dns_solver_test_np3 train_cgdp_test_np2 train_cgdp_test_np4 fft3d_r2c_test_np2 train_trainer_test_np2)
 
-# toru_label_long_tests(): called at the end of each tests/<module>/CMakeLists.txt (a test's
-# properties can only be set in its own folder); labels that folder's tests named in
-# TORU_LONG_TESTS, and its calibration tests, `long`.
-function(toru_label_long_tests)
+# toru_finish_test_folder(): the last call of each CMakeLists.txt that adds tests (a test's
+# properties can only be set in its own folder). Labels that folder's tests named in
+# TORU_LONG_TESTS, and its calibration tests, `long`; under TORU_SANITIZE multiplies their timeouts
+# by TORU_SANITIZER_TIMEOUT_FACTOR.
+function(toru_finish_test_folder)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(t IN LISTS tests)
     if(t IN_LIST TORU_LONG_TESTS OR t MATCHES "calibration")
@@ -121,6 +127,14 @@ function(toru_label_long_tests)
       if(NOT "long" IN_LIST labels)
         set_property(TEST ${t} APPEND PROPERTY LABELS long)
       endif()
+    endif()
+    if(NOT TORU_SANITIZE STREQUAL "")
+      get_test_property(${t} TIMEOUT timeout)
+      if(NOT timeout)
+        set(timeout 1500)  # ctest's default
+      endif()
+      math(EXPR timeout "${timeout} * ${TORU_SANITIZER_TIMEOUT_FACTOR}")
+      set_tests_properties(${t} PROPERTIES TIMEOUT ${timeout})
     endif()
   endforeach()
 endfunction()
