@@ -2,7 +2,8 @@
 ! Every family of Fortran wrappers in one program, built twice: with mpif.h (the mpi_*_ symbols) and
 ! with -DTORU_F08, `use mpi_f08` (the mpi_*_f08_ symbols, ierror omitted everywhere, so the wrappers
 ! get a null pointer for it). Expectations are written as calls/expect.h does; data are checked.
-! The persistent collectives are Open MPI 4.1's MPIX_*_init (mpif-ext.h, mpi_f08_ext).
+! The persistent collectives, neighbourhood ones included, are Open MPI 4.1's MPIX_*_init (mpif-ext.h,
+! mpi_f08_ext).
 #ifdef TORU_F08
 #define REQUEST type(MPI_Request)
 #define COMM type(MPI_Comm)
@@ -45,7 +46,7 @@ program calls_fortran_all
   integer :: idxs(4), sc(16), sd(16), rc(16), rd(16), dims(1)
   integer :: blk1(5), blk2(5), got1(5), got2(5)
   logical :: flag, periods(1)
-  REQUEST :: req, reqs(4), pers(2), preq(3)
+  REQUEST :: req, reqs(4), pers(2), preq(3), nreq
   STATUS :: st STATUS_DIM
   MESSAGE :: msg
   COMM :: cart
@@ -54,7 +55,7 @@ program calls_fortran_all
   DTYPE :: wst(16), wrt(16)
   double precision :: a(512), b(512), v(64), mine, tot, seen(32)
   ! The persistent collectives' buffers change in MPI_Start/MPI_Wait, which do not name them.
-  double precision, volatile :: pa(5), pb(5), pv(4)
+  double precision, volatile :: pa(5), pb(5), pv(4), na(4), nb(4)
   double precision, pointer :: mem(:)
   integer :: ints(64), back(64)
   integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
@@ -341,6 +342,24 @@ program calls_fortran_all
     call expect('MPI_Neighbor_alltoall', 0, 0, rank + 1, 16)
     call expect('MPI_Ineighbor_allgather', 0, 0, rank + 1, 24)
   end if
+  ! The persistent twin: each start credits what the blocking call does.
+  call MPIX_Neighbor_alltoall_init(na, 2, MPI_DOUBLE_PRECISION, nb, 2, MPI_DOUBLE_PRECISION, cart, MPI_INFO_NULL, &
+                                   nreq IERR)
+  do k = 1, 2
+    na(1:2) = rank + 10 * k
+    na(3:4) = rank + 10 * k + 0.5d0
+    nb = -1
+    call MPI_Start(nreq IERR)
+    call MPI_Wait(nreq, MPI_STATUS_IGNORE IERR)
+    if (rank > 0 .and. nb(2) /= rank - 1 + 10 * k + 0.5d0) call fail(22)
+    if (rank < n - 1 .and. nb(3) /= rank + 1 + 10 * k) call fail(23)
+  end do
+  waits = waits + 2
+  call MPI_Request_free(nreq IERR)
+  call expect('MPIX_Neighbor_alltoall_init', 1, 0, -1, 0)
+  call expect('MPI_Start', 2, 2 * 16 * nn, -1, 0)
+  if (rank > 0) call expect('MPI_Start', 0, 0, rank - 1, 32)
+  if (rank < n - 1) call expect('MPI_Start', 0, 0, rank + 1, 32)
   call MPI_Comm_free(cart IERR)
 
   ! --- one-sided --------------------------------------------------------------------------------

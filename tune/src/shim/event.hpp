@@ -154,6 +154,12 @@ enum fn : std::uint16_t {
   f_file_write_ordered,
   f_file_iread_shared,
   f_file_iwrite_shared,
+  // Persistent neighbourhood collectives (MPIX_Neighbor_*_init in Open MPI 4.1).
+  f_neighbor_allgather_init,
+  f_neighbor_allgatherv_init,
+  f_neighbor_alltoall_init,
+  f_neighbor_alltoallv_init,
+  f_neighbor_alltoallw_init,
   fn_count
 };
 extern const char* const function_names[fn_count];

@@ -371,7 +371,8 @@ inline void start_one(recorder& r, int s, fn func, MPI_Request req, double t0, d
   if (it == r.persistent.end()) return;  // a persistent collective or one started before MPI_Init's hook
   const persistent_req& p = it->second;
   if (p.coll) {  // a collective posted here, as its nonblocking twin would be
-    r.credit(s, p.coll_bytes, -1);
+    if (p.coll_partners.empty()) r.credit(s, p.coll_bytes, -1);
+    for (const auto& [partner, bytes] : p.coll_partners) r.credit(s, bytes, partner);
     ++r.coll_calls;
     return;
   }
@@ -506,6 +507,33 @@ int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) 
     total += b;
     r.credit(s, b, r.world_rank_of(comm, dst[i]));
   }
+  return rc;
+}
+
+/// Persistent neighbourhood collectives (MPIX_Neighbor_*_init): the init is counted without bytes
+/// (as hook_coll_init); each start of the request credits the Start/Startall site with what the
+/// blocking twin credits (hook_neighbor): bytes(i) to the i-th destination. Destinations and bytes
+/// are taken here, once: the arguments are fixed for the request's life, and the program may free
+/// its datatypes before a start.
+template <class Call, class Bytes>
+int hook_neighbor_init(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm, MPI_Request* req) {
+  if (tracing_off()) return call();
+  double t0, t1;
+  const int rc = timed(call, t0, t1);
+  recorder& r = recorder::get();
+  std::lock_guard lock(r.mu);
+  r.mpi_call(ra, func, t0, t1, 0, -1);
+  r.coll_time += t1 - t0;
+  if (rc != MPI_SUCCESS || *req == MPI_REQUEST_NULL) return rc;
+  persistent_req p{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, 0};
+  const std::vector<int>& dst = out_neighbours(comm);
+  for (std::size_t i = 0; i < dst.size(); ++i) {
+    if (dst[i] < 0) continue;  // MPI_PROC_NULL at a mesh's edge
+    const std::uint64_t b = bytes(static_cast<int>(i));
+    p.coll_bytes += b;
+    p.coll_partners.emplace_back(r.world_rank_of(comm, dst[i]), b);
+  }
+  r.persistent[*req] = std::move(p);
   return rc;
 }
 

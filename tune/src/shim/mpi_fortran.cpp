@@ -281,14 +281,30 @@ TORU_F_COLL(scan, (void* in, void* out, F* count, F* type, F* op, F* comm), (in,
 TORU_F_COLL(exscan, (void* in, void* out, F* count, F* type, F* op, F* comm), (in, out, count, type, op, comm),
             B(type, count))
 
-// Neighbourhood: `bytes` is a function of the destination's index.
-#define TORU_F_NEIGHBOR(name, params, names, bytes)                                \
-  TORU_FORTRAN(name, params, names,                                                \
-               hook_neighbor(                                                      \
-                   ra, f_##name, [&] { return real names; }, bytes, C(comm)))      \
-  TORU_FORTRAN(i##name, (TORU_UNPAREN params, F * req), (TORU_UNPAREN names, req), \
-               hook_neighbor(                                                      \
-                   ra, f_i##name, [&] { return real(TORU_UNPAREN names, req); }, bytes, C(comm)))
+// Neighbourhood: `bytes` is a function of the destination's index. Each line defines the blocking
+// call, its nonblocking twin and its persistent one.
+#define TORU_F_NEIGHBOR(name, params, names, bytes)                                               \
+  TORU_FORTRAN(name, params, names,                                                               \
+               hook_neighbor(                                                                     \
+                   ra, f_##name, [&] { return real names; }, bytes, C(comm)))                     \
+  TORU_FORTRAN(i##name, (TORU_UNPAREN params, F * req), (TORU_UNPAREN names, req),                \
+               hook_neighbor(                                                                     \
+                   ra, f_i##name, [&] { return real(TORU_UNPAREN names, req); }, bytes, C(comm))) \
+  TORU_F_NEIGHBOR_INIT(name, params, names, bytes)
+
+// The persistent twin, MPIX_NEIGHBOR_..._INIT; counted as the C wrappers in mpi_c_neighbor_init.cpp
+// count it.
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define TORU_F_NEIGHBOR_INIT(name, params, names, bytes)                                                         \
+  TORU_FORTRAN_PREFIX(                                                                                           \
+      mpix, name##_init, (TORU_UNPAREN params, F * info, F * req), (TORU_UNPAREN names, info, req),              \
+      MPI_Request creq = MPI_REQUEST_NULL;                                                                       \
+      hook_neighbor_init(                                                                                        \
+          ra, f_##name##_init, [&] { return c_request(real(TORU_UNPAREN names, info, req), req, creq); }, bytes, \
+          C(comm), &creq))
+#else
+#define TORU_F_NEIGHBOR_INIT(name, params, names, bytes)
+#endif
 
 TORU_F_NEIGHBOR(neighbor_allgather, (void* in, F* scount, F* stype, void* out, F* rcount, F* rtype, F* comm),
                 (in, scount, stype, out, rcount, rtype, comm), ([&](int) { return B(stype, scount); }))

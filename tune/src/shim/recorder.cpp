@@ -146,7 +146,12 @@ const char* const function_names[fn_count] = {"MPI_Send",
                                               "MPI_File_read_ordered",
                                               "MPI_File_write_ordered",
                                               "MPI_File_iread_shared",
-                                              "MPI_File_iwrite_shared"};
+                                              "MPI_File_iwrite_shared",
+                                              "MPIX_Neighbor_allgather_init",
+                                              "MPIX_Neighbor_allgatherv_init",
+                                              "MPIX_Neighbor_alltoall_init",
+                                              "MPIX_Neighbor_alltoallv_init",
+                                              "MPIX_Neighbor_alltoallw_init"};
 
 thread_local int busy_guard::depth = 0;
 

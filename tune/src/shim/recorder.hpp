@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "event.hpp"
@@ -50,6 +51,8 @@ struct persistent_req {
   bool recv;
   bool coll = false;
   std::uint64_t coll_bytes = 0;  // a collective's bytes per start
+  // A neighbourhood collective's destinations (world rank) with the bytes each start sends them.
+  std::vector<std::pair<int, std::uint64_t>> coll_partners{};
 };
 
 /// A pending nonblocking receive.
