@@ -175,7 +175,7 @@ checkpoint_state read_checkpoint(const fs::path& file) {
     const char* p = bytes.data() + sizeof magic + 8 + len;
     auto take = [&](std::vector<float>& v, std::size_t n) {
       v.resize(n);
-      std::memcpy(v.data(), p, n * sizeof(float));
+      if (n > 0) std::memcpy(v.data(), p, n * sizeof(float));  // an empty vector's data() may be null
       p += n * sizeof(float);
     };
     take(s.parameters, np);
