@@ -207,6 +207,20 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
         m.be->copy_to_device(m.data[t], ten.init.values.data(), static_cast<std::size_t>(ten.bytes));
     }
   }
+  // The input ReLU op i may overwrite (model_options::in_place_relu), or -1: an op output read by
+  // this ReLU alone, whose producer's backward does not read it.
+  auto in_place_relu_input = [&m](int i) {
+    const auto& o = m.g.ops[static_cast<std::size_t>(i)];
+    if (!m.opt.in_place_relu || m.opt.backend != backend_kind::cpu || (o.type != "relu" && o.type != "Relu") ||
+        o.inputs.size() != 1 || o.outputs.size() != 1)
+      return -1;
+    const int x = o.inputs[0];
+    const auto& ten = m.g.tensors[static_cast<std::size_t>(x)];
+    if (ten.producer < 0 || ten.consumers.size() != 1 || ten.type != swap::dtype::f32) return -1;
+    const auto& p = m.g.ops[static_cast<std::size_t>(ten.producer)];
+    const auto k = std::find(p.outputs.begin(), p.outputs.end(), x) - p.outputs.begin();
+    return m.kernels[static_cast<std::size_t>(ten.producer)]->backward_reads_output(static_cast<int>(k)) ? -1 : x;
+  };
   std::int64_t ws = 0;
   m.state.resize(m.g.ops.size());
   for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
@@ -216,6 +230,10 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
       const auto bytes = m.kernels[i]->output_bytes(static_cast<int>(k));
       m.storage_bytes[t] = bytes;
       if (options.defer_activations) continue;
+      if (const int src = in_place_relu_input(static_cast<int>(i)); src >= 0 && m.storage_bytes[src] == bytes) {
+        m.data[t] = m.data[src];
+        continue;
+      }
       m.storage[t] = device_buffer(mem, static_cast<std::size_t>(bytes), m.g.tensors[t].name);
       m.data[t] = m.storage[t].data();
     }

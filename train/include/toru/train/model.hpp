@@ -72,6 +72,12 @@ struct model_options {
   // Softmax cross-entropy against (1 - eps) one-hot + eps / classes (PyTorch's
   // CrossEntropyLoss(label_smoothing=eps)); in [0, 1). The CPU backend only.
   double label_smoothing = 0;
+  // ReLU writes its output over its input where no other op reads that input and no backward
+  // needs it (batch norm's and add's outputs before a ReLU: a third of a ResNet's activations), as
+  // PyTorch's ReLU(inplace=True). Gradients are bit-identical (ReLU's backward needs only the
+  // sign of its input, which its output keeps); read_tensor() of such an input then returns the
+  // ReLU's output. The CPU backend only; toru-train and the trainer turn it on.
+  bool in_place_relu = false;
 };
 
 class device_memory;
