@@ -159,17 +159,36 @@ relayout::relayout(cpu_backend& be, const md& from, const md& to, const std::str
   scratch_ = device_buffer(be.memory(), std::max(from.get_size(), to.get_size()), what);
 }
 
-const void* relayout::in(const void* src) {
-  if (identity()) return src;
-  dnnl::memory a(from_, be_->eng, const_cast<void*>(src)), b(to_, be_->eng, scratch_.data());
-  prim_->execute(be_->strm, a, b);
-  be_->strm.wait();
-  return scratch_.data();
+void* relayout::scratch(void* workspace) {
+  if (workspace_offset_ == SIZE_MAX) return scratch_.data();
+  if (!workspace) throw error(errc::internal, "relayout: a workspace relayout was used without the call's workspace");
+  return static_cast<char*>(workspace) + workspace_offset_;
 }
 
-void relayout::finish(void* dst) {
+relayout workspace_relayouts::make(const md& from, const md& to) {
+  relayout r;
+  r.be_ = &be_;
+  r.from_ = from;
+  r.to_ = to;
+  if (from == to) return r;
+  r.prim_ = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(be_.eng, from, be_.eng, to));
+  r.workspace_offset_ = bytes_;
+  bytes_ += (std::max(from.get_size(), to.get_size()) + 63) / 64 * 64;
+  return r;
+}
+
+const void* relayout::in(const void* src, void* workspace) {
+  if (identity()) return src;
+  void* s = scratch(workspace);
+  dnnl::memory a(from_, be_->eng, const_cast<void*>(src)), b(to_, be_->eng, s);
+  prim_->execute(be_->strm, a, b);
+  be_->strm.wait();
+  return s;
+}
+
+void relayout::finish(void* dst, void* workspace) {
   if (identity()) return;
-  dnnl::memory a(from_, be_->eng, scratch_.data()), b(to_, be_->eng, dst);
+  dnnl::memory a(from_, be_->eng, scratch(workspace)), b(to_, be_->eng, dst);
   prim_->execute(be_->strm, a, b);
   be_->strm.wait();
 }

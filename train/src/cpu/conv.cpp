@@ -61,22 +61,25 @@ class conv final : public cpu_kernel {
     bwd_w_ = dnnl::convolution_backward_weights(bwd_w_pd_);
     set_out_md(0, fwd_pd_.dst_desc());
     x_ = relayout(be, in_md(0), fwd_pd_.src_desc(), what("x"));
-    w_ = relayout(be, w_plain_, fwd_pd_.weights_desc(), what("w"));
+    workspace_relayouts weights(be);  // redone every call: slices of the shared workspace
+    w_ = weights.make(w_plain_, fwd_pd_.weights_desc());
     b_ = relayout(be, b_plain.is_zero() ? fwd_pd_.bias_desc() : b_plain, fwd_pd_.bias_desc(), what("b"));
     xw_ = relayout(be, in_md(0), bwd_w_pd_.src_desc(), what("x_bwd"));
     dyd_ = relayout(be, fwd_pd_.dst_desc(), bwd_d_pd_.diff_dst_desc(), what("dy_data"));
     dyw_ = relayout(be, fwd_pd_.dst_desc(), bwd_w_pd_.diff_dst_desc(), what("dy_weights"));
-    wd_ = relayout(be, w_plain_, bwd_d_pd_.weights_desc(), what("w_bwd"));
+    wd_ = weights.make(w_plain_, bwd_d_pd_.weights_desc());
     dx_ = relayout(be, bwd_d_pd_.diff_src_desc(), in_md(0), what("dx"));
-    dw_ = relayout(be, bwd_w_pd_.diff_weights_desc(), w_plain_, what("dw"));
+    dw_ = weights.make(bwd_w_pd_.diff_weights_desc(), w_plain_);
+    workspace_bytes_ = weights.bytes();
     if (has_bias_) db_ = relayout(be, bwd_w_pd_.diff_bias_desc(), b_plain, what("db"));
   }
 
   void forward(const forward_args& a) override {
     be_.set_threads();
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, mem(fwd_pd_.src_desc(), x_.in(a.in[0]))},
-                                               {DNNL_ARG_WEIGHTS, mem(fwd_pd_.weights_desc(), w_.in(a.in[1]))},
-                                               {DNNL_ARG_DST, mem(fwd_pd_.dst_desc(), a.out[0])}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, mem(fwd_pd_.src_desc(), x_.in(a.in[0]))},
+        {DNNL_ARG_WEIGHTS, mem(fwd_pd_.weights_desc(), w_.in(a.in[1], a.workspace))},
+        {DNNL_ARG_DST, mem(fwd_pd_.dst_desc(), a.out[0])}};
     if (has_bias_) args.emplace(DNNL_ARG_BIAS, mem(fwd_pd_.bias_desc(), b_.in(a.in[2])));
     exec(fwd_, args);
     wait();
@@ -87,7 +90,7 @@ class conv final : public cpu_kernel {
     if (a.d_in[0]) {
       void* dx = dx_.out(a.d_in[0]);
       exec(bwd_d_, {{DNNL_ARG_DIFF_DST, mem(bwd_d_pd_.diff_dst_desc(), dyd_.in(a.d_out[0]))},
-                    {DNNL_ARG_WEIGHTS, mem(bwd_d_pd_.weights_desc(), wd_.in(a.in[1]))},
+                    {DNNL_ARG_WEIGHTS, mem(bwd_d_pd_.weights_desc(), wd_.in(a.in[1], a.workspace))},
                     {DNNL_ARG_DIFF_SRC, mem(bwd_d_pd_.diff_src_desc(), dx)}});
       wait();
       dx_.finish(a.d_in[0]);
@@ -96,17 +99,19 @@ class conv final : public cpu_kernel {
       std::unordered_map<int, dnnl::memory> args{
           {DNNL_ARG_SRC, mem(bwd_w_pd_.src_desc(), xw_.in(a.in[0]))},
           {DNNL_ARG_DIFF_DST, mem(bwd_w_pd_.diff_dst_desc(), dyw_.in(a.d_out[0]))},
-          {DNNL_ARG_DIFF_WEIGHTS, mem(bwd_w_pd_.diff_weights_desc(), dw_.out(a.d_in[1]))}};
+          {DNNL_ARG_DIFF_WEIGHTS, mem(bwd_w_pd_.diff_weights_desc(), dw_.out(a.d_in[1], a.workspace))}};
       if (has_bias_) args.emplace(DNNL_ARG_DIFF_BIAS, mem(bwd_w_pd_.diff_bias_desc(), db_.out(a.d_in[2])));
       exec(bwd_w_, args);
       wait();
-      dw_.finish(a.d_in[1]);
+      dw_.finish(a.d_in[1], a.workspace);
       if (has_bias_) db_.finish(a.d_in[2]);
     }
   }
   bool backward_reads_output(int) const override { return false; }
+  std::int64_t workspace_bytes() const override { return workspace_bytes_; }
 
  private:
+  std::int64_t workspace_bytes_ = 0;
   std::int64_t groups_ = 1;
   bool has_bias_ = false;
   geometry geo_;
