@@ -348,10 +348,10 @@ int hook_p2p_init(void* ra, fn func, Call&& call, long long count, MPI_Datatype 
   return rc;
 }
 
-/// Persistent collectives (MPIX_*_init): the init is counted without bytes; each start of the
-/// request credits `bytes` to the Start/Startall site.
-template <class Call>
-int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm, MPI_Request* req) {
+/// The init of a persistent collective: counted without bytes, as collective time; on success
+/// describe(r) is the request's persistent_req, which its starts credit (start_one).
+template <class Call, class Describe>
+int hook_persistent_coll(void* ra, fn func, Call&& call, MPI_Request* req, Describe&& describe) {
   if (tracing_off()) return call();
   double t0, t1;
   const int rc = timed(call, t0, t1);
@@ -359,9 +359,17 @@ int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm
   std::lock_guard lock(r.mu);
   r.mpi_call(ra, func, t0, t1, 0, -1);
   r.coll_time += t1 - t0;
-  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
-    r.persistent[*req] = persistent_req{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, bytes};
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL) r.persistent[*req] = describe(r);
   return rc;
+}
+
+/// Persistent collectives (MPIX_*_init): the init is counted without bytes; each start of the
+/// request credits `bytes` to the Start/Startall site.
+template <class Call>
+int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm, MPI_Request* req) {
+  return hook_persistent_coll(ra, func, call, req, [&](recorder&) {
+    return persistent_req{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, bytes};
+  });
 }
 
 /// One persistent request started at site s: a send becomes a send event credited to the site, a
@@ -500,12 +508,9 @@ int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) 
   ++r.coll_calls;
   if (rc != MPI_SUCCESS) return rc;
   const std::vector<int>& dst = out_neighbours(comm);
-  std::uint64_t total = 0;
   for (std::size_t i = 0; i < dst.size(); ++i) {
     if (dst[i] < 0) continue;  // MPI_PROC_NULL at a mesh's edge
-    const std::uint64_t b = bytes(static_cast<int>(i));
-    total += b;
-    r.credit(s, b, r.world_rank_of(comm, dst[i]));
+    r.credit(s, bytes(static_cast<int>(i)), r.world_rank_of(comm, dst[i]));
   }
   return rc;
 }
@@ -517,24 +522,17 @@ int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) 
 /// its datatypes before a start.
 template <class Call, class Bytes>
 int hook_neighbor_init(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm, MPI_Request* req) {
-  if (tracing_off()) return call();
-  double t0, t1;
-  const int rc = timed(call, t0, t1);
-  recorder& r = recorder::get();
-  std::lock_guard lock(r.mu);
-  r.mpi_call(ra, func, t0, t1, 0, -1);
-  r.coll_time += t1 - t0;
-  if (rc != MPI_SUCCESS || *req == MPI_REQUEST_NULL) return rc;
-  persistent_req p{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, 0};
-  const std::vector<int>& dst = out_neighbours(comm);
-  for (std::size_t i = 0; i < dst.size(); ++i) {
-    if (dst[i] < 0) continue;  // MPI_PROC_NULL at a mesh's edge
-    const std::uint64_t b = bytes(static_cast<int>(i));
-    p.coll_bytes += b;
-    p.coll_partners.emplace_back(r.world_rank_of(comm, dst[i]), b);
-  }
-  r.persistent[*req] = std::move(p);
-  return rc;
+  return hook_persistent_coll(ra, func, call, req, [&](recorder& r) {
+    persistent_req p{0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm, false, true, 0};
+    const std::vector<int>& dst = out_neighbours(comm);
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+      if (dst[i] < 0) continue;  // MPI_PROC_NULL at a mesh's edge
+      const std::uint64_t b = bytes(static_cast<int>(i));
+      p.coll_bytes += b;
+      p.coll_partners.emplace_back(r.world_rank_of(comm, dst[i]), b);
+    }
+    return p;
+  });
 }
 
 /// MPI-IO: recorded as I/O (open, close: no bytes).
