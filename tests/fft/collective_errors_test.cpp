@@ -299,21 +299,23 @@ TEST(CollectiveErrors, CInit) {
   toru_fft_batch_plan_local_size(batch, nullptr, nullptr, &batch_alloc);
   alloc = std::max({alloc, r2r_alloc, batch_alloc});
   std::vector<cpx> a(static_cast<std::size_t>(alloc)), b(a.size());
-  using init_fn = std::function<toru_result(toru_fft_direction, toru_fft_scale, const void*, void*, toru_request*)>;
+  // Direction and scale travel as int: out-of-range values are what a C caller can pass, and a C++
+  // enum object holding one is undefined (UBSan's -fsanitize=enum flags the load).
+  using init_fn = std::function<toru_result(int, int, const void*, void*, toru_request*)>;
   std::vector<std::pair<std::string, init_fn>> inits;
-  for (const auto& [label, plan] : {std::pair{"3d", plans.c2c}, std::pair{"r2c", plans.r2c}, std::pair{"1d", plans.one}})
-    inits.emplace_back(std::string("toru_fft_plan_init ") + label,
-                       [plan](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, toru_request* r) {
-                         return toru_fft_plan_init(plan, d, s, in, out, r);
-                       });
-  inits.emplace_back("toru_fft_r2r_plan_init",
-                     [r2r](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, toru_request* r) {
-                       return toru_fft_r2r_plan_init(r2r, d, s, in, out, r);
-                     });
-  inits.emplace_back("toru_fft_batch_plan_init",
-                     [batch](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, toru_request* r) {
-                       return toru_fft_batch_plan_init(batch, d, s, in, out, r);
-                     });
+  for (const auto& [label, plan] :
+       {std::pair{"3d", plans.c2c}, std::pair{"r2c", plans.r2c}, std::pair{"1d", plans.one}})
+    inits.emplace_back(std::string("toru_fft_plan_init ") + label, [plan](int d, int s, const void* in, void* out,
+                                                                          toru_request* r) {
+      return toru_fft_plan_init(plan, static_cast<toru_fft_direction>(d), static_cast<toru_fft_scale>(s), in, out, r);
+    });
+  inits.emplace_back("toru_fft_r2r_plan_init", [r2r](int d, int s, const void* in, void* out, toru_request* r) {
+    return toru_fft_r2r_plan_init(r2r, static_cast<toru_fft_direction>(d), static_cast<toru_fft_scale>(s), in, out, r);
+  });
+  inits.emplace_back("toru_fft_batch_plan_init", [batch](int d, int s, const void* in, void* out, toru_request* r) {
+    return toru_fft_batch_plan_init(batch, static_cast<toru_fft_direction>(d), static_cast<toru_fft_scale>(s), in, out,
+                                    r);
+  });
   const int bad = TORU_ERROR_INVALID_ARGUMENT, mismatch = TORU_ERROR_MISMATCH;
   const auto F = TORU_FFT_FORWARD, B = TORU_FFT_BACKWARD;
   const auto none = TORU_FFT_SCALE_NONE;
@@ -321,7 +323,7 @@ TEST(CollectiveErrors, CInit) {
   toru_request untouched = reinterpret_cast<toru_request>(&a);
   std::vector<collective_case> cases;
   for (const auto& [fn, init] : inits) {
-    auto call = [&, init](toru_fft_direction d, toru_fft_scale s, const void* in, void* out, bool null_request) {
+    auto call = [&, init](int d, int s, const void* in, void* out, bool null_request) {
       toru_request r = untouched;
       const outcome o = from_c(init(d, s, in, out, null_request ? nullptr : &r));
       if (o.code == TORU_SUCCESS) {
@@ -333,14 +335,12 @@ TEST(CollectiveErrors, CInit) {
     };
     cases.push_back({fn + " direction BACKWARD", mismatch,
                      [&, call](bool c) { return call(c ? B : F, none, a.data(), b.data(), false); }});
-    cases.push_back({fn + " direction 0", bad, [&, call](bool c) {
-                       return call(c ? static_cast<toru_fft_direction>(0) : F, none, a.data(), b.data(), false);
-                     }});
+    cases.push_back(
+        {fn + " direction 0", bad, [&, call](bool c) { return call(c ? 0 : F, none, a.data(), b.data(), false); }});
     cases.push_back({fn + " scale FULL", mismatch,
                      [&, call](bool c) { return call(F, c ? TORU_FFT_SCALE_FULL : none, a.data(), b.data(), false); }});
-    cases.push_back({fn + " scale 5", bad, [&, call](bool c) {
-                       return call(B, c ? static_cast<toru_fft_scale>(5) : none, a.data(), b.data(), false);
-                     }});
+    cases.push_back(
+        {fn + " scale 5", bad, [&, call](bool c) { return call(B, c ? 5 : none, a.data(), b.data(), false); }});
     cases.push_back(
         {fn + " out NULL", bad, [&, call](bool c) { return call(F, none, a.data(), c ? nullptr : b.data(), false); }});
     cases.push_back(
@@ -583,7 +583,8 @@ TEST(CollectiveErrors, CppExecute) {
        [&](bool c) { return from_cpp([&] { one.backward(a.data(), c ? nullptr : b.data()); }); }},
       {"fft3d backward_init among forward_init", mismatch,
        [&](bool c) {
-         return from_cpp([&] { auto q = c ? c2c.backward_init(a.data(), b.data()) : c2c.forward_init(a.data(), b.data()); });
+         return from_cpp(
+             [&] { auto q = c ? c2c.backward_init(a.data(), b.data()) : c2c.forward_init(a.data(), b.data()); });
        }},
       {"fft3d forward_init out nullptr", bad,
        [&](bool c) { return from_cpp([&] { auto q = c2c.forward_init(a.data(), c ? nullptr : b.data()); }); }},
@@ -593,7 +594,8 @@ TEST(CollectiveErrors, CppExecute) {
        }},
       {"fft1d forward_init among fft3d forward_init", mismatch,
        [&](bool c) {
-         return from_cpp([&] { auto q = c ? one.forward_init(a.data(), b.data()) : c2c.forward_init(a.data(), b.data()); });
+         return from_cpp(
+             [&] { auto q = c ? one.forward_init(a.data(), b.data()) : c2c.forward_init(a.data(), b.data()); });
        }},
       {"fft1d forward among fft3d forward", mismatch,
        [&](bool c) {
