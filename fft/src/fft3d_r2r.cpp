@@ -192,7 +192,8 @@ class r2r_plan_t final : public r2r_plan {
   void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
-    validate_collectively(*comm_, is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
+    validate_collectively(*comm_,
+                          is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
                             check_buffers(in, src.extent(), out, dst.extent());
