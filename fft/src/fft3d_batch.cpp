@@ -66,7 +66,7 @@ class batch_plan_t final : public batch_plan {
   batch_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, int F, fields layout, const options3d& opts)
       : n_(n), planar_(layout == fields::planar) {
     agree_on_batch(comm, "toru::fft::fft3d_batch", n, F, layout, sizeof(T), 0, opts);
-    comm_ = agreement_comm(comm);
+    agree_ = agreement_comm(comm);
     int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
     howmany = F;
@@ -104,7 +104,7 @@ class batch_plan_t final : public batch_plan {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
     const std::int64_t F = howmany;
-    validate_collectively(*comm_, "a toru::fft batched forward/backward",
+    validate_collectively(*agree_, "a toru::fft batched forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
                             check_buffers(static_cast<const cpx*>(in), src.extent() * F, static_cast<cpx*>(out),
@@ -140,7 +140,7 @@ class batch_plan_t final : public batch_plan {
   }
 
  private:
-  mpi_comm_ptr comm_;  // where execute agrees (comm_cache.hpp: agreement_comm)
+  mpi_comm_ptr agree_;  // where execute agrees (comm_cache.hpp: agreement_comm)
   std::array<std::int64_t, 3> n_;
   bool planar_;
   std::unique_ptr<field_loop<T>> loop_;  // the fast path, where plan3d takes the grid

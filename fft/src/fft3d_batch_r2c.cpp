@@ -55,7 +55,7 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
   batch_r2c_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, int F, fields layout, const options3d& opts)
       : n_(n), planar_(layout == fields::planar) {
     agree_on_batch(comm, "toru::fft::fft3d_batch_r2c", n, F, layout, sizeof(T), 1, opts);
-    comm_ = agreement_comm(comm);
+    agree_ = agreement_comm(comm);
     int P = 0;
     check_mpi(MPI_Comm_size(comm, &P), "MPI_Comm_size");
     howmany = F;
@@ -97,7 +97,7 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
   void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const std::int64_t F = howmany;
     const std::int64_t reals = real_box.extent() * F, modes = out_box.extent() * F;
-    validate_collectively(*comm_, "a toru::fft batched r2c forward/backward",
+    validate_collectively(*agree_, "a toru::fft batched r2c forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
                             check_buffers(in, forward ? reals : modes, out, forward ? modes : reals);
@@ -159,7 +159,7 @@ class batch_r2c_plan_t final : public batch_r2c_plan {
       throw error(errc::fftw, fmt::format("FFTW could not plan {} batched real lines of {}", count * F, len));
   }
 
-  mpi_comm_ptr comm_;  // where execute agrees (comm_cache.hpp: agreement_comm)
+  mpi_comm_ptr agree_;  // where execute agrees (comm_cache.hpp: agreement_comm)
   std::array<std::int64_t, 3> n_;
   bool planar_;
   std::unique_ptr<field_loop<T>> loop_;  // the fast path, where plan3d takes the grid

@@ -170,7 +170,7 @@ class r2r_plan_t final : public r2r_plan {
           }
           check_pencil_grid(opts, P);
         });
-    comm_ = agreement_comm(comm);
+    agree_ = agreement_comm(comm);
     grid = pencil_grid(opts, P);
     pipe_.emplace(comm, n, grid, opts.output == order::natural,
                   reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, mpi_type<T>(), sizeof(T),
@@ -192,7 +192,7 @@ class r2r_plan_t final : public r2r_plan {
   void check(bool forward, const void* in, void* out, void*, scale s) const override {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
-    validate_collectively(*comm_,
+    validate_collectively(*agree_,
                           is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
@@ -243,7 +243,7 @@ class r2r_plan_t final : public r2r_plan {
   }
 
   std::array<std::int64_t, 3> n_;
-  mpi_comm_ptr comm_;  // where execute agrees (comm_cache.hpp: agreement_comm)
+  mpi_comm_ptr agree_;  // where execute agrees (comm_cache.hpp: agreement_comm)
   std::optional<pencil_pipeline> pipe_;
   double scale_n_ = 1;
   lines in_place_[3][2], out_of_place_[3][2];
