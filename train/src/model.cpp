@@ -211,7 +211,7 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
   // this ReLU alone, whose producer's backward does not read it.
   auto in_place_relu_input = [&m](int i) {
     const auto& o = m.g.ops[static_cast<std::size_t>(i)];
-    if (!m.opt.in_place_relu || m.opt.backend != backend_kind::cpu || (o.type != "relu" && o.type != "Relu") ||
+    if (!m.opt.in_place_relu || m.opt.backend != backend_kind::cpu || !detail::is_relu(o.type) ||
         o.inputs.size() != 1 || o.outputs.size() != 1)
       return -1;
     const int x = o.inputs[0];

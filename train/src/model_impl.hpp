@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend.hpp"
@@ -17,6 +18,10 @@
 namespace toru::train {
 
 namespace detail {
+/// A ReLU op (ONNX's or toru's own name): its backward needs only the sign of its input, which
+/// its output keeps, so the input may be overwritten (in_place_relu, the plan executor).
+inline bool is_relu(const std::string& type) { return type == "relu" || type == "Relu"; }
+
 /// Runs a model's forward and backward another way (the swap-plan executor); installed in
 /// model_access::get(m).executor, after which model::forward/backward delegate to it.
 class step_executor {

@@ -13,8 +13,6 @@ namespace toru::train {
 
 namespace detail {
 
-bool is_relu(const std::string& type) { return type == "relu" || type == "Relu"; }
-
 std::int64_t granule(std::int64_t bytes) { return bytes <= 0 ? 64 : (bytes + 63) / 64 * 64; }
 
 swap::graph executor_forward_graph(model& m) {

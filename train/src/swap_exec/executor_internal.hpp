@@ -10,7 +10,6 @@
 
 namespace toru::train::detail {
 
-bool is_relu(const std::string& type);
 /// Bytes the arena charges for a request (device_memory's 64-byte granules).
 std::int64_t granule(std::int64_t bytes);
 /// The model's forward graph with the executor's bytes, saved tensors and gradient rules.
