@@ -61,58 +61,66 @@ void broadcast_copy(const float* x, const std::vector<std::int64_t>& xs, const s
 
 // x = scale * (y summed over the axes where x, padded to y's rank, has extent 1): the transpose of
 // broadcast_copy. x's elements are split over threads (rows of x, and chunks of the last axis when
-// it is kept), each summing its y rows in increasing order.
-void broadcast_sum(const float* y, const std::vector<std::int64_t>& ys, const std::vector<std::int64_t>& xs,
-                   float scale, float* x) {
-  const std::size_t r = ys.size();
-  if (r == 0) {
-    x[0] = scale * y[0];
-    return;
-  }
-  const std::int64_t inner = ys[r - 1];
-  const bool inner_kept = xs[r - 1] != 1 || inner == 1;
-  // y rows (all axes but the last) as keep_off[x row] + red_off[j], j over the reduced axes in
-  // increasing order.
-  std::vector<std::int64_t> keep_off{0}, red_off{0};
-  std::int64_t row_stride = 1;
-  for (std::size_t k = r - 1; k-- > 0;) {
-    auto& v = xs[k] == 1 && ys[k] != 1 ? red_off : keep_off;
-    const std::size_t n = v.size();
-    std::vector<std::int64_t> next;
-    next.reserve(n * static_cast<std::size_t>(ys[k]));
-    for (std::int64_t c = 0; c < ys[k]; ++c)
-      for (std::size_t i = 0; i < n; ++i) next.push_back(c * row_stride + v[i]);
-    v = std::move(next);
-    row_stride *= ys[k];
-  }
-  const auto xrows = static_cast<std::int64_t>(keep_off.size());
-  const auto nred = static_cast<std::int64_t>(red_off.size());
-  if (inner_kept) {
-    constexpr std::int64_t chunk = 64;
-    const std::int64_t chunks = (inner + chunk - 1) / chunk;
-#pragma omp parallel for collapse(2)
-    for (std::int64_t xr = 0; xr < xrows; ++xr)
-      for (std::int64_t c = 0; c < chunks; ++c) {
-        const std::int64_t lo = c * chunk, len = std::min(chunk, inner - lo);
-        float acc[chunk] = {};
-        for (std::int64_t j = 0; j < nred; ++j) {
-          const float* src = y + (keep_off[xr] + red_off[j]) * inner + lo;
-          for (std::int64_t i = 0; i < len; ++i) acc[i] += src[i];
-        }
-        for (std::int64_t i = 0; i < len; ++i) x[xr * inner + lo + i] = scale * acc[i];
-      }
-    return;
-  }
-#pragma omp parallel for
-  for (std::int64_t xr = 0; xr < xrows; ++xr) {
-    float acc = 0;
-    for (std::int64_t j = 0; j < nred; ++j) {
-      const float* src = y + (keep_off[xr] + red_off[j]) * inner;
-      for (std::int64_t i = 0; i < inner; ++i) acc += src[i];
+// it is kept), each summing its y rows in increasing order. The row offsets depend on the shapes
+// alone: built once per kernel.
+class broadcast_sum {
+ public:
+  broadcast_sum() = default;
+  broadcast_sum(const std::vector<std::int64_t>& ys, const std::vector<std::int64_t>& xs) {
+    const std::size_t r = ys.size();
+    if (r == 0) return;
+    inner_ = ys[r - 1];
+    inner_kept_ = xs[r - 1] != 1 || inner_ == 1;
+    // y rows (all axes but the last) as keep_off_[x row] + red_off_[j], j over the reduced axes
+    // in increasing order.
+    std::int64_t row_stride = 1;
+    for (std::size_t k = r - 1; k-- > 0;) {
+      auto& v = xs[k] == 1 && ys[k] != 1 ? red_off_ : keep_off_;
+      const std::size_t n = v.size();
+      std::vector<std::int64_t> next;
+      next.reserve(n * static_cast<std::size_t>(ys[k]));
+      for (std::int64_t c = 0; c < ys[k]; ++c)
+        for (std::size_t i = 0; i < n; ++i) next.push_back(c * row_stride + v[i]);
+      v = std::move(next);
+      row_stride *= ys[k];
     }
-    x[xr] = scale * acc;
   }
-}
+
+  void operator()(const float* y, float scale, float* x) const {
+    const auto xrows = static_cast<std::int64_t>(keep_off_.size());
+    const auto nred = static_cast<std::int64_t>(red_off_.size());
+    if (inner_kept_) {
+      constexpr std::int64_t chunk = 64;
+      const std::int64_t chunks = (inner_ + chunk - 1) / chunk;
+#pragma omp parallel for collapse(2)
+      for (std::int64_t xr = 0; xr < xrows; ++xr)
+        for (std::int64_t c = 0; c < chunks; ++c) {
+          const std::int64_t lo = c * chunk, len = std::min(chunk, inner_ - lo);
+          float acc[chunk] = {};
+          for (std::int64_t j = 0; j < nred; ++j) {
+            const float* src = y + (keep_off_[xr] + red_off_[j]) * inner_ + lo;
+            for (std::int64_t i = 0; i < len; ++i) acc[i] += src[i];
+          }
+          for (std::int64_t i = 0; i < len; ++i) x[xr * inner_ + lo + i] = scale * acc[i];
+        }
+      return;
+    }
+#pragma omp parallel for
+    for (std::int64_t xr = 0; xr < xrows; ++xr) {
+      float acc = 0;
+      for (std::int64_t j = 0; j < nred; ++j) {
+        const float* src = y + (keep_off_[xr] + red_off_[j]) * inner_;
+        for (std::int64_t i = 0; i < inner_; ++i) acc += src[i];
+      }
+      x[xr] = scale * acc;
+    }
+  }
+
+ private:
+  std::int64_t inner_ = 1;  // a rank-0 y is one row of one element
+  bool inner_kept_ = true;
+  std::vector<std::int64_t> keep_off_{0}, red_off_{0};
+};
 
 // ---------------------------------------------------------------------------------------------
 // a + b where one operand has the output's shape and the other broadcasts to it (either order).
@@ -135,6 +143,7 @@ class add_broadcast final : public cpu_kernel {
     }
     fwd_ = dnnl::binary(dnnl::binary::primitive_desc(
         dnnl::binary::desc(dnnl::algorithm::binary_add, plain_md(y), plain_md(small_), plain_md(y)), be.eng));
+    sum_ = broadcast_sum(y, small_);
     set_out_md(0, plain_md(y));
   }
   void forward(const forward_args& a) override {
@@ -147,12 +156,11 @@ class add_broadcast final : public cpu_kernel {
   }
   void backward(const backward_args& a) override {
     be_.set_threads();
-    const auto& y = out_shape(0);
     if (a.d_in[full_]) from_plain_[full_].run(a.d_out[0], a.d_in[full_]);
     const int s = 1 - full_;
     if (a.d_in[s]) {
       void* d = from_plain_[s].out(a.d_in[s]);
-      broadcast_sum(static_cast<const float*>(a.d_out[0]), y, small_, 1.0f, static_cast<float*>(d));
+      sum_(static_cast<const float*>(a.d_out[0]), 1.0f, static_cast<float*>(d));
       from_plain_[s].finish(a.d_in[s]);
     }
   }
@@ -164,6 +172,7 @@ class add_broadcast final : public cpu_kernel {
   std::vector<std::int64_t> small_;
   relayout to_plain_[2], from_plain_[2];
   dnnl::binary fwd_;
+  broadcast_sum sum_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -174,6 +183,7 @@ class expand final : public cpu_kernel {
     xs_ = broadcast_shape(this->op(), in_shape(0), out_shape(0), "input");
     to_plain_ = relayout(be, in_md(0), plain_md(in_shape(0)), what("x"));
     from_plain_ = relayout(be, plain_md(in_shape(0)), in_md(0), what("dx"));
+    sum_ = broadcast_sum(out_shape(0), xs_);
     set_out_md(0, plain_md(out_shape(0)));
   }
   void forward(const forward_args& a) override {
@@ -185,7 +195,7 @@ class expand final : public cpu_kernel {
     if (!a.d_in[0]) return;
     be_.set_threads();
     void* d = from_plain_.out(a.d_in[0]);
-    broadcast_sum(static_cast<const float*>(a.d_out[0]), out_shape(0), xs_, 1.0f, static_cast<float*>(d));
+    sum_(static_cast<const float*>(a.d_out[0]), 1.0f, static_cast<float*>(d));
     from_plain_.finish(a.d_in[0]);
   }
   bool backward_reads_input(int) const override { return false; }
@@ -194,6 +204,7 @@ class expand final : public cpu_kernel {
  private:
   std::vector<std::int64_t> xs_;
   relayout to_plain_, from_plain_;
+  broadcast_sum sum_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -220,12 +231,12 @@ class reduce_mean final : public cpu_kernel {
     inv_count_ = 1.0f / static_cast<float>(count);
     to_plain_ = relayout(be, in_md(0), plain_md(xs), what("x"));
     from_plain_ = relayout(be, plain_md(xs), in_md(0), what("dx"));
+    mean_ = broadcast_sum(xs, kept_);
     set_out_md(0, plain_md(out_shape(0)));
   }
   void forward(const forward_args& a) override {
     be_.set_threads();
-    broadcast_sum(static_cast<const float*>(to_plain_.in(a.in[0])), in_shape(0), kept_, inv_count_,
-                  static_cast<float*>(a.out[0]));
+    mean_(static_cast<const float*>(to_plain_.in(a.in[0])), inv_count_, static_cast<float*>(a.out[0]));
   }
   void backward(const backward_args& a) override {
     if (!a.d_in[0]) return;
@@ -241,6 +252,7 @@ class reduce_mean final : public cpu_kernel {
   std::vector<std::int64_t> kept_;
   float inv_count_ = 1;
   relayout to_plain_, from_plain_;
+  broadcast_sum mean_;
 };
 
 }  // namespace
