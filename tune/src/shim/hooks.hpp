@@ -527,9 +527,7 @@ int hook_neighbor_init(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm c
     const std::vector<int>& dst = out_neighbours(comm);
     for (std::size_t i = 0; i < dst.size(); ++i) {
       if (dst[i] < 0) continue;  // MPI_PROC_NULL at a mesh's edge
-      const std::uint64_t b = bytes(static_cast<int>(i));
-      p.coll_bytes += b;
-      p.coll_partners.emplace_back(r.world_rank_of(comm, dst[i]), b);
+      p.coll_partners.emplace_back(r.world_rank_of(comm, dst[i]), bytes(static_cast<int>(i)));
     }
     return p;
   });

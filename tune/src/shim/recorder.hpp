@@ -50,7 +50,7 @@ struct persistent_req {
   MPI_Comm comm;
   bool recv;
   bool coll = false;
-  std::uint64_t coll_bytes = 0;  // a collective's bytes per start
+  std::uint64_t coll_bytes = 0;  // a collective's bytes per start (when coll_partners is empty)
   // A neighbourhood collective's destinations (world rank) with the bytes each start sends them.
   std::vector<std::pair<int, std::uint64_t>> coll_partners{};
 };
