@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Poisson in a channel: -lap u = f, periodic in x and y (x_i = i / n0, y_j = j / n1 on [0, 1)),
-// Neumann walls du/dz = 0 at z = 0 and 1 (cell-centred z_l = (l + 1/2) / n2). The mixed transform
-// (the DFT along x and y, DCT-II along z) diagonalises it: mode (k0, k1, k2) has eigenvalue
-// (2 pi k0')^2 + (2 pi k1')^2 + (pi k2)^2, k' the signed frequency of k; the mean, which the
-// walls and periodicity leave free, is fixed at zero. The data are complex (u real here).
-// Checked against the exact solution u = cos(4 pi x) sin(6 pi y) cos(2 pi z); exits 1 if wrong.
+// Poisson in a channel: -lap u = f, periodic in x and z (x_i = i / n0, z_l = l / n2 on [0, 1)),
+// Neumann walls du/dy = 0 at y = 0 and 1 (cell-centred y_j = (j + 1/2) / n1), y wall-normal as in
+// channel-flow DNS. The real-data mixed transform (r2c along z, DCT-II along y, the DFT along x)
+// diagonalises it: mode (k0, k1, k2) has eigenvalue (2 pi k0')^2 + (pi k1)^2 + (2 pi k2)^2, k0' the
+// signed frequency of k0 (k2 runs over the Hermitian half 0..n2/2); the mean, which the walls and
+// periodicity leave free, is fixed at zero. Checked against the exact solution
+// u = cos(4 pi x) cos(2 pi y) sin(6 pi z); exits 1 if wrong.
 //   poisson_channel [n0 n1 n2]
 #include <mpi.h>
 
@@ -26,8 +27,8 @@ int main(int argc, char** argv) {
     for (int a = 0; a < 3; ++a) n[a] = std::atoll(argv[a + 1]);
   constexpr double pi = std::numbers::pi;
   auto exact = [&](const std::array<std::int64_t, 3>& g) {
-    const double x = static_cast<double>(g[0]) / n[0], y = static_cast<double>(g[1]) / n[1], z = (g[2] + 0.5) / n[2];
-    return std::cos(4 * pi * x) * std::sin(6 * pi * y) * std::cos(2 * pi * z);
+    const double x = static_cast<double>(g[0]) / n[0], y = (g[1] + 0.5) / n[1], z = static_cast<double>(g[2]) / n[2];
+    return std::cos(4 * pi * x) * std::cos(2 * pi * y) * std::sin(6 * pi * z);
   };
   auto signed_frequency = [&](std::int64_t k, int axis) {
     return static_cast<double>(2 * k <= n[axis] ? k : k - n[axis]);
@@ -35,15 +36,16 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     using toru::fft::periodic;
-    toru::fft::fft3d_mixed<double> plan(MPI_COMM_WORLD, n, {periodic, periodic, toru::fft::r2r_kind::dct2},
-                                        {.output = toru::fft::order::transposed});
-    std::vector<std::complex<double>> f(plan.alloc_size()), u(plan.alloc_size());
-    const double lap = 16 * pi * pi + 36 * pi * pi + 4 * pi * pi;  // -lap of the exact solution, over it
+    toru::fft::fft3d_mixed_r2c<double> plan(MPI_COMM_WORLD, n, {periodic, toru::fft::r2r_kind::dct2, periodic},
+                                            {.output = toru::fft::order::transposed});
+    std::vector<double> f(2 * plan.alloc_size());  // reals, rows padded to 2*(n2/2+1)
+    std::vector<std::complex<double>> u(plan.alloc_size());
+    const double lap = 16 * pi * pi + 4 * pi * pi + 36 * pi * pi;  // -lap of the exact solution, over it
     toru::fft::for_each_point(plan.inbox(), [&](const auto& g, std::int64_t i) { f[i] = lap * exact(g); });
     plan.forward(f.data(), u.data());
     toru::fft::for_each_point(plan.outbox(), [&](const auto& k, std::int64_t i) {
-      const double k0 = 2 * pi * signed_frequency(k[0], 0), k1 = 2 * pi * signed_frequency(k[1], 1),
-                   k2 = pi * static_cast<double>(k[2]);
+      const double k0 = 2 * pi * signed_frequency(k[0], 0), k1 = pi * static_cast<double>(k[1]),
+                   k2 = 2 * pi * static_cast<double>(k[2]);
       const double eig = k0 * k0 + k1 * k1 + k2 * k2;
       u[i] = eig == 0 ? 0 : u[i] / eig;  // the free constant: zero mean
     });

@@ -78,6 +78,7 @@ module toru_fft
   public :: toru_fft_plan_create_boxes_3d
   public :: toru_fft_r2r_plan_create_3d, toru_fft_r2r_plan_local_size, toru_fft_r2r_plan_execute
   public :: toru_fft_r2r_plan_destroy, toru_fft_r2r_plan_create_mixed_3d, toru_fft_r2r_plan_init
+  public :: toru_fft_r2r_plan_create_mixed_r2c_3d
   public :: toru_fft_reshape_create, toru_fft_reshape_sizes, toru_fft_reshape_execute, toru_fft_reshape_destroy
   public :: toru_fft_batch_plan_create_3d, toru_fft_batch_plan_local_size, toru_fft_batch_plan_execute
   public :: toru_fft_batch_plan_destroy, toru_fft_batch_plan_init
@@ -252,6 +253,17 @@ module toru_fft
 
     function c_mixed_plan_3d(comm, n0, n1, n2, kinds, options, plan) &
         bind(c, name='toru_fft_r2r_plan_create_mixed_3d_f') result(r)
+      import :: c_int, c_long_long, c_ptr, toru_fft_options
+      integer(c_int), value :: comm
+      integer(c_long_long), value :: n0, n1, n2
+      integer(c_int), intent(in) :: kinds(3)
+      type(toru_fft_options), intent(in) :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: r
+    end function
+
+    function c_mixed_r2c_plan_3d(comm, n0, n1, n2, kinds, options, plan) &
+        bind(c, name='toru_fft_r2r_plan_create_mixed_r2c_3d_f') result(r)
       import :: c_int, c_long_long, c_ptr, toru_fft_options
       integer(c_int), value :: comm
       integer(c_long_long), value :: n0, n1, n2
@@ -444,6 +456,23 @@ contains
       r = c_mixed_plan_3d(int(comm, c_int), n0, n1, n2, kinds, options, plan)
     else
       r = c_mixed_plan_3d(int(comm, c_int), n0, n1, n2, kinds, toru_fft_options_default(), plan)
+    end if
+  end function
+
+  !> Collective over comm: a mixed plan on real data: r2c along C axis 2 (kinds(3) must be
+  !> TORU_FFT_PERIODIC), then kinds(2) and kinds(1) on the complex result; backward c2r last. Real
+  !> rows padded to 2*(n2/2+1) reals, as the r2c plans; alloc counts complex values. options is optional.
+  function toru_fft_r2r_plan_create_mixed_r2c_3d(comm, n0, n1, n2, kinds, plan, options) result(r)
+    integer, intent(in) :: comm
+    integer(c_long_long), intent(in) :: n0, n1, n2
+    integer(c_int), intent(in) :: kinds(3)
+    type(c_ptr), intent(out) :: plan
+    type(toru_fft_options), intent(in), optional :: options
+    integer(c_int) :: r
+    if (present(options)) then
+      r = c_mixed_r2c_plan_3d(int(comm, c_int), n0, n1, n2, kinds, options, plan)
+    else
+      r = c_mixed_r2c_plan_3d(int(comm, c_int), n0, n1, n2, kinds, toru_fft_options_default(), plan)
     end if
   end function
 

@@ -235,14 +235,22 @@ toru_result execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_s
 }  // namespace
 
 namespace {
-// What an r2r-family plan's buffers hold: reals, or complex values for the mixed plans.
+// What an r2r-family plan's buffers hold: `in` forward's input (backward's output), `out` forward's
+// output: reals, complex values for the mixed plans, reals in and complex out for mixed_r2c.
 template <class P>
 struct r2r_data {
-  using type = typename P::real_type;
+  using in = typename P::real_type;
+  using out = in;
 };
 template <toru::fft::precision T>
 struct r2r_data<fft3d_mixed<T>> {
-  using type = std::complex<T>;
+  using in = std::complex<T>;
+  using out = in;
+};
+template <toru::fft::precision T>
+struct r2r_data<toru::fft::fft3d_mixed_r2c<T>> {
+  using in = T;
+  using out = std::complex<T>;
 };
 
 // local_size of a plan held in a variant (the r2r and batch families): its boxes and allocation.
@@ -504,14 +512,19 @@ toru_result toru_fft_plan_create_boxes_3d_f(MPI_Fint comm, long long n0, long lo
 }
 
 struct toru_fft_r2r_plan_s {
-  std::variant<fft3d_r2r<double>, fft3d_r2r<float>, fft3d_mixed<double>, fft3d_mixed<float>> plan;
+  std::variant<fft3d_r2r<double>, fft3d_r2r<float>, fft3d_mixed<double>, fft3d_mixed<float>,
+               toru::fft::fft3d_mixed_r2c<double>, toru::fft::fft3d_mixed_r2c<float>>
+      plan;
 };
 
 namespace {
-// The r2r and mixed plans' creation: `mixed` admits TORU_FFT_PERIODIC (the C++ agreement names an
-// out-of-range kind on every rank).
+enum class r2r_family { r2r, mixed, mixed_r2c };
+
+// The r2r and mixed plans' creation: the mixed ones admit TORU_FFT_PERIODIC (the C++ agreement
+// names an out-of-range kind on every rank).
 toru_result create_r2r(MPI_Comm comm, long long n0, long long n1, long long n2, const toru_fft_r2r_kind kinds[3],
-                       const toru_fft_options* options, toru_fft_r2r_plan* plan, bool mixed) {
+                       const toru_fft_options* options, toru_fft_r2r_plan* plan, r2r_family family) {
+  const bool mixed = family != r2r_family::r2r;
   if (plan) *plan = nullptr;
   return toru::detail::c_guarded([&] {
     toru::expect_intracommunicator(comm, "comm");
@@ -534,7 +547,10 @@ toru_result create_r2r(MPI_Comm comm, long long n0, long long n1, long long n2, 
     const std::array<std::int64_t, 3> n{n0, n1, n2};
     const bool single = raw_enum(o.precision) == TORU_FFT_FLOAT;
     std::unique_ptr<toru_fft_r2r_plan_s> p;
-    if (mixed)
+    if (family == r2r_family::mixed_r2c)
+      p.reset(single ? new toru_fft_r2r_plan_s{toru::fft::fft3d_mixed_r2c<float>(comm, n, k, opts)}
+                     : new toru_fft_r2r_plan_s{toru::fft::fft3d_mixed_r2c<double>(comm, n, k, opts)});
+    else if (mixed)
       p.reset(single ? new toru_fft_r2r_plan_s{fft3d_mixed<float>(comm, n, k, opts)}
                      : new toru_fft_r2r_plan_s{fft3d_mixed<double>(comm, n, k, opts)});
     else {
@@ -550,7 +566,7 @@ toru_result create_r2r(MPI_Comm comm, long long n0, long long n1, long long n2, 
 toru_result toru_fft_r2r_plan_create_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
                                         const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                         toru_fft_r2r_plan* plan) {
-  return create_r2r(comm, n0, n1, n2, kinds, options, plan, false);
+  return create_r2r(comm, n0, n1, n2, kinds, options, plan, r2r_family::r2r);
 }
 
 toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
@@ -562,13 +578,25 @@ toru_result toru_fft_r2r_plan_create_3d_f(MPI_Fint comm, long long n0, long long
 toru_result toru_fft_r2r_plan_create_mixed_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
                                               const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                               toru_fft_r2r_plan* plan) {
-  return create_r2r(comm, n0, n1, n2, kinds, options, plan, true);
+  return create_r2r(comm, n0, n1, n2, kinds, options, plan, r2r_family::mixed);
 }
 
 toru_result toru_fft_r2r_plan_create_mixed_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
                                                 const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                                 toru_fft_r2r_plan* plan) {
   return toru_fft_r2r_plan_create_mixed_3d(MPI_Comm_f2c(comm), n0, n1, n2, kinds, options, plan);
+}
+
+toru_result toru_fft_r2r_plan_create_mixed_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                                  const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                                  toru_fft_r2r_plan* plan) {
+  return create_r2r(comm, n0, n1, n2, kinds, options, plan, r2r_family::mixed_r2c);
+}
+
+toru_result toru_fft_r2r_plan_create_mixed_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                                    const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                                    toru_fft_r2r_plan* plan) {
+  return toru_fft_r2r_plan_create_mixed_r2c_3d(MPI_Comm_f2c(comm), n0, n1, n2, kinds, options, plan);
 }
 
 toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out,
@@ -580,11 +608,11 @@ toru_result toru_fft_r2r_plan_execute(toru_fft_r2r_plan plan, toru_fft_direction
                                       const void* in, void* out) {
   return variant_execute(plan, "a plan from toru_fft_r2r_plan_create_3d", direction, scale,
                          [&](const auto& p, bool forward, toru::fft::scale s) {
-                           using T = typename r2r_data<std::decay_t<decltype(p)>>::type;
+                           using D = r2r_data<std::decay_t<decltype(p)>>;
                            if (forward)
-                             p.forward(static_cast<const T*>(in), static_cast<T*>(out), s);
+                             p.forward(static_cast<const typename D::in*>(in), static_cast<typename D::out*>(out), s);
                            else
-                             p.backward(static_cast<const T*>(in), static_cast<T*>(out), s);
+                             p.backward(static_cast<const typename D::out*>(in), static_cast<typename D::in*>(out), s);
                          });
 }
 
@@ -592,9 +620,11 @@ toru_result toru_fft_r2r_plan_init(toru_fft_r2r_plan plan, toru_fft_direction di
                                    const void* in, void* out, toru_request* request) {
   return variant_init(plan, "a plan from toru_fft_r2r_plan_create_3d", direction, scale, request,
                       [&](const auto& p, bool forward, toru::fft::scale s) {
-                        using T = typename r2r_data<std::decay_t<decltype(p)>>::type;
-                        return forward ? p.forward_init(static_cast<const T*>(in), static_cast<T*>(out), s)
-                                       : p.backward_init(static_cast<const T*>(in), static_cast<T*>(out), s);
+                        using D = r2r_data<std::decay_t<decltype(p)>>;
+                        using In = typename D::in;
+                        using Out = typename D::out;
+                        return forward ? p.forward_init(static_cast<const In*>(in), static_cast<Out*>(out), s)
+                                       : p.backward_init(static_cast<const Out*>(in), static_cast<In*>(out), s);
                       });
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// fft3d_r2r and fft3d_mixed: FFTW line transforms (r2r kinds; the DFT on a mixed plan's periodic
-// axes) on the pencil pipeline's three layouts (axis 2, 1, 0 whole and contiguous in turn). Each
-// layout stores its transform axis contiguously, so every local transform is one guru plan over
-// contiguous lines.
+// fft3d_r2r, fft3d_mixed and fft3d_mixed_r2c: FFTW line transforms (r2r kinds; the DFT on a mixed
+// plan's periodic axes; r2c / c2r along axis 2 of a mixed_r2c plan) on the pencil pipeline's three
+// layouts (axis 2, 1, 0 whole and contiguous in turn). Each layout stores its transform axis
+// contiguously, so every local transform is one guru plan over contiguous lines.
 #include "toru/fft/fft3d_r2r.hpp"
 
 #include <algorithm>
@@ -103,7 +103,7 @@ class r2r_plan {
   std::int64_t alloc = 0;
   std::array<int, 2> grid{};
   std::array<r2r_kind, 3> kinds{};       // fft3d_r2r's
-  std::array<axis_transform, 3> axes{};  // fft3d_mixed's
+  std::array<axis_transform, 3> axes{};  // fft3d_mixed's and fft3d_mixed_r2c's
 };
 
 namespace {
@@ -111,33 +111,52 @@ namespace {
 // An axis' transform as the agreement's number: the kind, or -1 for the DFT.
 std::int64_t axis_code(const axis_transform& t) { return t ? static_cast<std::int64_t>(*t) : -1; }
 
-// The r2r plan (T real: every axis an r2r kind) and the mixed plan (T complex: the DFT or an r2r
-// kind per axis, the kind applied to the interleaved real and imaginary parts as two lines).
-template <class T>
+// Which public plan an r2r_plan_t is; agreed at creation, so ranks building different ones fail
+// alike instead of exchanging different element sizes.
+enum class family { r2r = 0, mixed = 1, mixed_r2c = 2 };
+
+// The r2r plan (T real: every axis an r2r kind), the mixed plan (T complex: the DFT or an r2r kind
+// per axis, the kind applied to the interleaved real and imaginary parts as two lines) and the
+// mixed_r2c plan (T complex, R2C: real input, r2c along axis 2, so the pipeline carries
+// n0 x n1 x (n2/2+1) complex points; the real rows padded to 2*(n2/2+1) as fft3d_r2c's).
+template <class T, bool R2C = false>
 class r2r_plan_t final : public r2r_plan {
   static constexpr bool is_complex = !std::is_floating_point_v<T>;
+  static_assert(is_complex || !R2C);
   using R = typename std::conditional_t<is_complex, T, std::complex<T>>::value_type;
   using api = fftw_api<R>;
+  static constexpr family kind_of_plan = R2C ? family::mixed_r2c : is_complex ? family::mixed : family::r2r;
 
   // The line transforms along one axis of one layout, forward or inverse, in place (on a work
   // buffer) or out of place (from or to the caller's).
   struct lines : owned_fftw_plan<R> {
-    bool dft = false;
+    enum { dft, r2r, r2c, c2r } how = dft;
     void run(const void* in, void* out) const {
       if (!this->p) return;
-      if (dft)
-        api::execute_dft(this->p, const_cast<void*>(in), out);
-      else
-        api::execute_r2r(this->p, const_cast<void*>(in), out);
+      void* i = const_cast<void*>(in);
+      switch (how) {
+        case dft:
+          return api::execute_dft(this->p, i, out);
+        case r2r:
+          return api::execute_r2r(this->p, i, out);
+        case r2c:
+          return api::execute_r2c(this->p, i, out);
+        case c2r:
+          return api::execute_c2r(this->p, i, out);
+      }
     }
   };
+
+  static const char* call_name() {
+    return R2C ? "toru::fft::fft3d_mixed_r2c" : is_complex ? "toru::fft::fft3d_mixed" : "toru::fft::fft3d_r2r";
+  }
 
  public:
   r2r_plan_t(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<axis_transform, 3> t, const options3d& opts)
       : n_(n) {
     axes = t;
     for (int a = 0; a < 3; ++a) kinds[a] = t[a].value_or(r2r_kind::dct2);
-    const char* call = is_complex ? "toru::fft::fft3d_mixed" : "toru::fft::fft3d_r2r";
+    const char* call = call_name();
     const char* name = is_complex ? "axes" : "kinds";
     expect_intracommunicator(comm, "comm");
     int P = 0;
@@ -155,8 +174,13 @@ class r2r_plan_t final : public r2r_plan {
          {"options.grid[0]", opts.grid[0]},
          {"options.grid[1]", opts.grid[1]},
          {"options.output", static_cast<std::int64_t>(opts.output)},
-         {"options.planner", static_cast<std::int64_t>(opts.planner)}},
+         {"options.planner", static_cast<std::int64_t>(opts.planner)},
+         {"plan (0 fft3d_r2r, 1 fft3d_mixed, 2 fft3d_mixed_r2c)", static_cast<std::int64_t>(kind_of_plan)}},
         [&] {
+          if (R2C)
+            expect(!t[2], names[2].c_str(),
+                   "periodic (axis 2 is the real-to-complex axis: order the axes so a periodic one is last)",
+                   t[2] ? std::string(to_string(*t[2])) : "periodic");
           for (int a = 0; a < 3; ++a) {
             if (t[a] || !is_complex)
               expect(t[a] && valid_kind(*t[a]), names[a].c_str(),
@@ -172,17 +196,24 @@ class r2r_plan_t final : public r2r_plan {
         });
     agree_ = agreement_comm(comm);
     grid = pencil_grid(opts, P);
-    pipe_.emplace(comm, n, grid, opts.output == order::natural,
+    const std::array<std::int64_t, 3> points{n[0], n[1], R2C ? n[2] / 2 + 1 : n[2]};
+    pipe_.emplace(comm, points, grid, opts.output == order::natural,
                   reshape_options{.algorithm = opts.algorithm, .comm = opts.comm}, mpi_type<T>(), sizeof(T),
                   static_cast<int>(sizeof(T)));
     in_box = pipe_->in_box();
     out_box = pipe_->out_box();
     alloc = pipe_->alloc();
-    // Unaligned: the out-of-place plans run on the caller's buffers too.
+    if (R2C) {  // reals: n2 per row, rows 2*(n2/2+1) apart (the complex row's bytes)
+      in_box.size[2] = n[2];
+      in_box.row_stride = 2 * points[2];
+    }
+    // Unaligned: the out-of-place plans run on the caller's buffers too. Axis 2's lines always run
+    // out of place (pencil_pipeline: caller's in -> work, work -> caller's out).
     const unsigned flags = fftw_flags(opts.planner) | FFTW_UNALIGNED;
     for (int axis = 0; axis < 3; ++axis)
       for (int dir = 0; dir < 2; ++dir) {
-        plan(in_place_[axis][dir], axis, dir == 0, pipe_->buffer_a(), pipe_->buffer_a(), flags);
+        if (!(R2C && axis == 2))
+          plan(in_place_[axis][dir], axis, dir == 0, pipe_->buffer_a(), pipe_->buffer_a(), flags);
         plan(out_of_place_[axis][dir], axis, dir == 0, pipe_->buffer_a(), pipe_->buffer_b(), flags);
       }
     scale_n_ = 1;
@@ -193,7 +224,9 @@ class r2r_plan_t final : public r2r_plan {
     const box3d& src = forward ? in_box : out_box;
     const box3d& dst = forward ? out_box : in_box;
     validate_collectively(*agree_,
-                          is_complex ? "a toru::fft mixed forward/backward" : "a toru::fft r2r forward/backward",
+                          R2C          ? "a toru::fft mixed_r2c forward/backward"
+                          : is_complex ? "a toru::fft mixed forward/backward"
+                                       : "a toru::fft r2r forward/backward",
                           {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
                             check_scale(s);
                             check_buffers(in, src.extent(), out, dst.extent());
@@ -212,8 +245,13 @@ class r2r_plan_t final : public r2r_plan {
       pipe_->backward(in, out, lines_along);
     if (s != scale::none) {
       const auto f = static_cast<R>(s == scale::full ? 1.0 / scale_n_ : 1.0 / std::sqrt(scale_n_));
-      T* o = static_cast<T*>(out);
-      for (std::int64_t i = 0; i < dst.extent(); ++i) o[i] *= f;
+      if (R2C && !forward) {  // reals, padding included
+        R* o = static_cast<R*>(out);
+        for (std::int64_t i = 0; i < dst.extent(); ++i) o[i] *= f;
+      } else {
+        T* o = static_cast<T*>(out);
+        for (std::int64_t i = 0; i < dst.extent(); ++i) o[i] *= f;
+      }
     }
   }
 
@@ -226,11 +264,18 @@ class r2r_plan_t final : public r2r_plan {
     const std::int64_t count = b.size[axis] > 0 ? b.count() / b.size[axis] : 0;
     if (count == 0) return;
     const axis_transform& t = axes[axis];
-    l.dft = !t;
-    if (l.dft) {
+    if (R2C && axis == 2) {  // real rows of n reals, 2*(n/2+1) apart <-> rows of n/2+1 complex
+      const std::int64_t nc = b.size[2];
+      l.how = forward ? lines::r2c : lines::c2r;
+      const typename api::iodim dim{n_[2], 1, 1};
+      const typename api::iodim many{count, forward ? 2 * nc : nc, forward ? nc : 2 * nc};
+      l.p = (forward ? api::guru_r2c : api::guru_c2r)(1, &dim, 1, &many, in, out, flags);
+    } else if (!t) {
+      l.how = lines::dft;
       const typename api::iodim dim{len, 1, 1}, many{count, len, len};
       l.p = api::guru_dft(1, &dim, 1, &many, in, out, forward ? FFTW_FORWARD : FFTW_BACKWARD, flags);
     } else {
+      l.how = lines::r2r;
       const r2r_kind kind = forward ? *t : inverse(*t);
       const fftw_r2r_kind fk = fftw_kind(kind);
       const std::int64_t c = is_complex ? 2 : 1;  // reals per element
@@ -353,5 +398,56 @@ request fft3d_mixed<T>::backward_init(const complex_type* in, complex_type* out,
 
 template class fft3d_mixed<float>;
 template class fft3d_mixed<double>;
+
+template <precision T>
+fft3d_mixed_r2c<T>::fft3d_mixed_r2c(MPI_Comm comm, std::array<std::int64_t, 3> n, std::array<axis_transform, 3> axes,
+                                    options3d opts) {
+  impl_ = std::make_unique<detail::r2r_plan_t<std::complex<T>, true>>(comm, n, axes, opts);
+}
+template <precision T>
+fft3d_mixed_r2c<T>::~fft3d_mixed_r2c() = default;
+template <precision T>
+fft3d_mixed_r2c<T>::fft3d_mixed_r2c(fft3d_mixed_r2c&&) noexcept = default;
+template <precision T>
+fft3d_mixed_r2c<T>& fft3d_mixed_r2c<T>::operator=(fft3d_mixed_r2c&&) noexcept = default;
+template <precision T>
+const box3d& fft3d_mixed_r2c<T>::inbox() const {
+  return impl_->in_box;
+}
+template <precision T>
+const box3d& fft3d_mixed_r2c<T>::outbox() const {
+  return impl_->out_box;
+}
+template <precision T>
+std::int64_t fft3d_mixed_r2c<T>::alloc_size() const {
+  return impl_->alloc;
+}
+template <precision T>
+std::array<int, 2> fft3d_mixed_r2c<T>::grid() const {
+  return impl_->grid;
+}
+template <precision T>
+const std::array<axis_transform, 3>& fft3d_mixed_r2c<T>::axes() const {
+  return impl_->axes;
+}
+template <precision T>
+void fft3d_mixed_r2c<T>::forward(const T* in, complex_type* out, scale s) const {
+  impl_->execute(true, in, out, s);
+}
+template <precision T>
+void fft3d_mixed_r2c<T>::backward(const complex_type* in, T* out, scale s) const {
+  impl_->execute(false, in, out, s);
+}
+template <precision T>
+request fft3d_mixed_r2c<T>::forward_init(const T* in, complex_type* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_mixed_r2c (persistent forward)", true, in, out, s);
+}
+template <precision T>
+request fft3d_mixed_r2c<T>::backward_init(const complex_type* in, T* out, scale s) const {
+  return detail::bound_request(*impl_, "toru::fft::fft3d_mixed_r2c (persistent backward)", false, in, out, s);
+}
+
+template class fft3d_mixed_r2c<float>;
+template class fft3d_mixed_r2c<double>;
 
 }  // namespace toru::fft

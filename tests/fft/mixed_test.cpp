@@ -3,7 +3,8 @@
 // FFTW on the whole array, axis by axis with guru plans (the DFT on complex lines, the r2r kind on
 // the real and imaginary lines); odd and prime sizes, natural and transposed output, in place,
 // double and float; backward with scale::full restores the input; bad axes fail the same way on
-// every rank.
+// every rank. fft3d_mixed_r2c (real data, r2c along axis 2) against the same reference on the real
+// array taken as complex, its Hermitian half compared.
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -94,6 +95,82 @@ TEST(FftMixed, MatchesSerialFftwAxisByAxis) {
   }
   check<float>({6, 7, 5}, {periodic, r2r_kind::dct2, periodic}, toru::fft::order::natural);
   check<double>({5, 6, 7}, {periodic, periodic, r2r_kind::dst2}, toru::fft::order::natural, true);
+}
+
+template <class T>
+void check_r2c(index3 n, std::array<axis_transform, 3> axes, toru::fft::order output, bool in_place = false) {
+  toru::fft::fft3d_mixed_r2c<T> plan(MPI_COMM_WORLD, n, axes, {.output = output});
+  EXPECT_EQ(plan.inbox().row_stride, 2 * (n[2] / 2 + 1));
+  std::vector<cpx> all(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = toru::test::noise(i, 7);
+  const auto want = serial_mixed(n, all, axes);
+  const index3 half{n[0], n[1], n[2] / 2 + 1};
+  using C = std::complex<T>;
+  const auto alloc = static_cast<std::size_t>(plan.alloc_size());
+  std::vector<T> a(2 * alloc), c(2 * alloc);
+  std::vector<C> b(alloc);
+  toru::test::for_each(plan.inbox(),
+                       [&](index3 g, std::int64_t i) { a[i] = static_cast<T>(all[toru::test::flat(n, g)].real()); });
+  const std::vector<T> a0 = a;
+  C* out = in_place ? reinterpret_cast<C*>(a.data()) : b.data();
+  plan.forward(a.data(), out);
+  if (!in_place) {
+    EXPECT_EQ(a, a0) << "out of place must preserve the input";
+  }
+  toru::test::error_norm e;
+  std::int64_t points = 0;
+  toru::test::for_each(plan.outbox(), [&](index3 g, std::int64_t i) {
+    EXPECT_LT(g[2], half[2]);
+    e.add(out[i], want[toru::test::flat(n, g)]);
+    ++points;
+  });
+  std::int64_t total = 0;
+  MPI_Allreduce(&points, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, half[0] * half[1] * half[2]) << "the output boxes cover the Hermitian half once";
+  const double tol = toru::test::tolerance<T>(static_cast<double>(all.size()));
+  EXPECT_LT(e.rel(), tol) << name(axes);
+  std::vector<C> spectrum(out, out + alloc);
+  plan.backward(spectrum.data(), c.data(), toru::fft::scale::full);
+  toru::test::error_norm r;
+  toru::test::for_each(plan.inbox(),
+                       [&](index3 g, std::int64_t i) { r.add(c[i], all[toru::test::flat(n, g)].real()); });
+  EXPECT_LT(r.rel(), tol) << name(axes) << " round trip";
+}
+
+TEST(FftMixedR2c, MatchesTheComplexTransformOfTheRealData) {
+  for (auto output : {toru::fft::order::natural, toru::fft::order::transposed}) {
+    check_r2c<double>({7, 5, 6}, {periodic, r2r_kind::dct2, periodic}, output);  // walls in y
+    check_r2c<double>({3, 11, 5}, {r2r_kind::dst1, periodic, periodic}, output);
+    check_r2c<double>({5, 4, 13}, {r2r_kind::dct1, r2r_kind::dst4, periodic}, output);  // prime r2c axis
+    check_r2c<double>({6, 5, 7}, {periodic, periodic, periodic}, output);               // plain r2c
+  }
+  check_r2c<float>({6, 7, 5}, {periodic, r2r_kind::dct3, periodic}, toru::fft::order::natural);
+  check_r2c<double>({5, 6, 8}, {r2r_kind::dst2, periodic, periodic}, toru::fft::order::natural, true);
+  check_r2c<double>({4, 7, 1}, {periodic, r2r_kind::dct2, periodic}, toru::fft::order::transposed, true);
+}
+
+TEST(FftMixedR2c, AWallOnTheR2cAxisFailsOnEveryRank) {
+  try {
+    toru::fft::fft3d_mixed_r2c<double>(MPI_COMM_WORLD, {4, 4, 4}, {periodic, periodic, r2r_kind::dct2});
+    ADD_FAILURE() << "an r2r kind on axis 2 accepted";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("axes[2]"), std::string::npos) << e.what();
+  }
+  // A rank building a complex mixed plan while the others build a real one: the same error on
+  // every rank, not an exchange of different element sizes.
+  if (toru::test::nranks() > 1) {
+    const std::array<axis_transform, 3> axes{periodic, r2r_kind::dct2, periodic};
+    try {
+      if (toru::test::rank() == 0)
+        toru::fft::fft3d_mixed<double>(MPI_COMM_WORLD, {4, 6, 6}, axes);
+      else
+        toru::fft::fft3d_mixed_r2c<double>(MPI_COMM_WORLD, {4, 6, 6}, axes);
+      ADD_FAILURE() << "different plans across ranks accepted";
+    } catch (const toru::error& e) {
+      EXPECT_EQ(e.code(), toru::errc::mismatch) << e.what();
+    }
+  }
 }
 
 // Every axis periodic is the 3D DFT: against fftw_plan_dft_3d, a reference that shares nothing

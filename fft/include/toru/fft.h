@@ -204,6 +204,17 @@ toru_result toru_fft_r2r_plan_create_mixed_3d(MPI_Comm comm, long long n0, long 
 toru_result toru_fft_r2r_plan_create_mixed_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
                                                 const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
                                                 toru_fft_r2r_plan* plan);
+/* Mixed plans on real data (C++: toru::fft::fft3d_mixed_r2c): forward is the r2c DFT along axis 2,
+ * which must be TORU_FFT_PERIODIC, then kinds[1] and kinds[0] on the complex result; backward the
+ * inverse kinds, then c2r. The complex side has n0 x n1 x (n2/2+1) points, real rows are padded
+ * to 2*(n2/2+1) reals (the in box's row_stride), as the r2c plans. local_size counts complex
+ * elements; a real buffer holds twice as many reals. */
+toru_result toru_fft_r2r_plan_create_mixed_r2c_3d(MPI_Comm comm, long long n0, long long n1, long long n2,
+                                                  const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                                  toru_fft_r2r_plan* plan);
+toru_result toru_fft_r2r_plan_create_mixed_r2c_3d_f(MPI_Fint comm, long long n0, long long n1, long long n2,
+                                                    const toru_fft_r2r_kind kinds[3], const toru_fft_options* options,
+                                                    toru_fft_r2r_plan* plan);
 /* Not collective: this rank's boxes and the elements (reals; complex for mixed plans) each buffer
  * must hold. Any pointer may be NULL. */
 toru_result toru_fft_r2r_plan_local_size(toru_fft_r2r_plan plan, toru_fft_box* in, toru_fft_box* out, long long* alloc);
