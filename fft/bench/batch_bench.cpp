@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // howmany fields: one batched forward against howmany single forwards of toru's own plan (its own
-// layout and strategy), on the same data, alternating, median over rounds. Not a test.
+// layout and strategy), on the same data, alternating, median over rounds. Not a test. In the same
+// run, the shared-memory limit for the same question: FFTW's threaded transform (as many threads
+// as ranks, rank 0 alone, the others parked) of howmany fields in one plan (fftw_plan_many_*)
+// against howmany single-field executes: what batching gains where no exchange is left to merge.
 //   c2c: fft3d_batch (planar) against howmany fft3d
 //   r2c: fft3d_batch_r2c (interleaved, as toru-dns) against howmany fft3d_r2c
 //   mpiexec -n 2 fft_batch_bench [n] [howmany] [rounds] [c2c|r2c] [natural|transposed] [estimate|measure]
-// Prints one JSON line (rank 0): medians, ranges, the ratio batched / singles, and the noise floor
-// (the median round-to-round change of the singles' time).
+// Prints two JSON lines (rank 0), toru's and the limit's: medians, ranges, the ratio batched /
+// singles, and the noise floor (the median round-to-round change of the singles' time).
 #include <mpi.h>
 
 #include <algorithm>
@@ -16,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <fftw3.h>
+
+#include "bench/fftw_threads_peer.hpp"
 #include "toru/fft/fft3d.hpp"
 #include "toru/fft/fft3d_batch.hpp"
 
@@ -51,6 +57,36 @@ timings alternate(int rounds, const std::function<void()>& singles, const std::f
       t.batched.push_back(global[1]);
     }
   }
+  return t;
+}
+
+// FFTW's threaded limit on rank 0 (P threads; the other ranks parked off the cores): F executes
+// of a one-field plan against one F-field plan, alternating as toru's, seconds per round.
+timings fftw_limit(bool r2c, std::int64_t n, int F, int P, unsigned flags, int rounds, int rank) {
+  timings t;
+  if (rank == 0) {
+    const auto kind = r2c ? toru::apps::peer_kind::r2c_3d : toru::apps::peer_kind::c2c_3d;
+    const toru::apps::fftw_threads_peer one(kind, {n, n, n}, P, flags);
+    const toru::apps::fftw_threads_peer many(kind, {n, n, n}, P, flags, F);
+    for (const auto* p : {&one, &many}) {
+      if (r2c)
+        std::fill(p->in_real(), p->in_real() + p->in_count(), 0.75);
+      else
+        std::fill(p->in_complex(), p->in_complex() + p->in_count(), std::complex<double>(1, 0.5));
+    }
+    for (int r = -1; r < rounds; ++r) {
+      const double t0 = MPI_Wtime();
+      for (int f = 0; f < F; ++f) one.execute();
+      const double t1 = MPI_Wtime();
+      many.execute();
+      const double t2 = MPI_Wtime();
+      if (r >= 0) {
+        t.singles.push_back(t1 - t0);
+        t.batched.push_back(t2 - t1);
+      }
+    }
+  }
+  toru::apps::park(MPI_COMM_WORLD);
   return t;
 }
 
@@ -119,9 +155,11 @@ int main(int argc, char** argv) {
           },
           [&] { batch.forward(bin.data(), bout.data()); });
     }
+    const timings lim =
+        fftw_limit(kind == "r2c", n, F, P, planner == "measure" ? FFTW_MEASURE : FFTW_ESTIMATE, rounds, rank);
     const auto& ts = t.singles;
     const auto& tb = t.batched;
-    if (rank == 0)
+    if (rank == 0) {
       std::printf(
           "{\"kind\": \"%s\", \"order\": \"%s\", \"planner\": \"%s\", \"n\": %lld, \"ranks\": %d, \"howmany\": %d, "
           "\"rounds\": %d, "
@@ -131,6 +169,16 @@ int main(int argc, char** argv) {
           *std::min_element(ts.begin(), ts.end()), *std::max_element(ts.begin(), ts.end()), median(tb),
           *std::min_element(tb.begin(), tb.end()), *std::max_element(tb.begin(), tb.end()), strategy.c_str(),
           median(tb) / median(ts), noise_floor(ts));
+      std::printf(
+          "{\"limit\": \"FFTW threads\", \"threads\": %d, \"singles_s\": %.6f, \"singles_range\": [%.6f, %.6f], "
+          "\"batched_s\": %.6f, \"batched_range\": [%.6f, %.6f], \"ratio\": %.3f, \"noise_floor\": %.3f, "
+          "\"toru_singles_over_limit_singles\": %.3f}\n",
+          P, median(lim.singles), *std::min_element(lim.singles.begin(), lim.singles.end()),
+          *std::max_element(lim.singles.begin(), lim.singles.end()), median(lim.batched),
+          *std::min_element(lim.batched.begin(), lim.batched.end()),
+          *std::max_element(lim.batched.begin(), lim.batched.end()), median(lim.batched) / median(lim.singles),
+          noise_floor(lim.singles), median(ts) / median(lim.singles));
+    }
   }
   MPI_Finalize();
   return 0;

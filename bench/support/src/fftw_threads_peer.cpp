@@ -24,16 +24,19 @@ struct fftw_threads_peer::impl {
   }
 };
 
-fftw_threads_peer::fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3> n, int threads, unsigned flags)
+fftw_threads_peer::fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3> n, int threads, unsigned flags,
+                                     int howmany)
     : p_(std::make_unique<impl>()) {
   toru::expect(threads >= 1, "threads", "at least 1", std::to_string(threads));
+  toru::expect(howmany >= 1, "howmany", "at least 1", std::to_string(howmany));
   const int dims = kind == peer_kind::c2c_1d ? 1 : 3;
   for (int a = 0; a < dims; ++a) toru::expect(n[a] >= 1, "n", "extents >= 1", std::to_string(n[a]));
   static std::once_flag init;
   std::call_once(init, [] { toru::expect(fftw_init_threads() != 0, "fftw_init_threads", "success", "failure"); });
   const std::int64_t total = dims == 1 ? n[0] : n[0] * n[1] * n[2];
-  in_count_ = total;
-  out_count_ = kind == peer_kind::r2c_3d ? n[0] * n[1] * (n[2] / 2 + 1) : total;
+  const std::int64_t field_out = kind == peer_kind::r2c_3d ? n[0] * n[1] * (n[2] / 2 + 1) : total;
+  in_count_ = total * howmany;
+  out_count_ = field_out * howmany;
   p_->in = kind == peer_kind::r2c_3d ? static_cast<void*>(fftw_alloc_real(in_count_))
                                      : static_cast<void*>(fftw_alloc_complex(in_count_));
   p_->out = fftw_alloc_complex(out_count_);
@@ -44,15 +47,16 @@ fftw_threads_peer::fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3>
   const auto t0 = std::chrono::steady_clock::now();
   const int ni[3] = {static_cast<int>(n[0]), static_cast<int>(n[1]), static_cast<int>(n[2])};
   auto* cin = static_cast<fftw_complex*>(p_->in);
+  const int idist = static_cast<int>(total), odist = static_cast<int>(field_out);
   switch (kind) {
     case peer_kind::c2c_3d:
-      p_->plan = fftw_plan_dft(3, ni, cin, p_->out, FFTW_FORWARD, flags);
+    case peer_kind::c2c_1d:
+      p_->plan = fftw_plan_many_dft(dims, ni, howmany, cin, nullptr, 1, idist, p_->out, nullptr, 1, odist, FFTW_FORWARD,
+                                    flags);
       break;
     case peer_kind::r2c_3d:
-      p_->plan = fftw_plan_dft_r2c(3, ni, static_cast<double*>(p_->in), p_->out, flags);
-      break;
-    case peer_kind::c2c_1d:
-      p_->plan = fftw_plan_dft_1d(ni[0], cin, p_->out, FFTW_FORWARD, flags);
+      p_->plan = fftw_plan_many_dft_r2c(3, ni, howmany, static_cast<double*>(p_->in), nullptr, 1, idist, p_->out,
+                                        nullptr, 1, odist, flags);
       break;
   }
   plan_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -27,7 +27,9 @@ class fftw_threads_peer {
  public:
   /// n: the three extents (c2c_1d uses n[0] only). threads >= 1. flags: FFTW_ESTIMATE or
   /// FFTW_MEASURE (MEASURE overwrites the buffers while planning; fill in() afterwards).
-  fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3> n, int threads, unsigned flags);
+  /// howmany >= 1: that many fields in one FFTW plan (fftw_plan_many_*), planar: field f's input
+  /// at f * in_count() / howmany, its output likewise - FFTW's own batched transform.
+  fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3> n, int threads, unsigned flags, int howmany = 1);
   ~fftw_threads_peer();
   fftw_threads_peer(const fftw_threads_peer&) = delete;
   fftw_threads_peer& operator=(const fftw_threads_peer&) = delete;
@@ -36,7 +38,8 @@ class fftw_threads_peer {
   void execute() const;
   /// Wall time of the planner call, seconds.
   double plan_seconds() const { return plan_s_; }
-  /// c2c: in_count() complex values, row-major; r2c_3d: in_count() reals (unpadded n0*n1*n2).
+  /// c2c: in_count() complex values, row-major; r2c_3d: in_count() reals (unpadded n0*n1*n2);
+  /// all fields together.
   std::complex<double>* in_complex() const;
   double* in_real() const;
   std::int64_t in_count() const { return in_count_; }
