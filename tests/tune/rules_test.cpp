@@ -128,6 +128,31 @@ TEST(TuneRules, SmallMessagesCountsMessagesNotPolls) {
     EXPECT_FALSE(fired(many_calls_profile(poll), "small_messages")) << poll;
 }
 
+// The metric of the first site of p.
+double site_metric(const json& p, const char* name) {
+  for (const auto& m : toru::tune::metrics_of(p))
+    if (m.scope == "site") return m.values[name].get<double>();
+  return -1;
+}
+
+// A persistent collective is collective communication: its init and every start of it (which the
+// shim records under the init's name), MPIX_ (Open MPI 4.1) or MPI-4's MPI_, plain or neighbourhood.
+// Many small starts of it are no small messages; the start of a persistent send or receive
+// (MPI_Start, MPI_Startall) and its init are point-to-point.
+TEST(TuneRules, PersistentCollectivesAreCollective) {
+  for (const char* coll :
+       {"MPIX_Allreduce_init", "MPI_Allreduce_init", "MPIX_Barrier_init", "MPIX_Reduce_scatter_block_init",
+        "MPIX_Neighbor_alltoall_init", "MPI_Neighbor_allgatherv_init"}) {
+    EXPECT_EQ(site_metric(many_calls_profile(coll), "is_collective"), 1.0) << coll;
+    EXPECT_EQ(site_metric(many_calls_profile(coll), "is_p2p"), 0.0) << coll;
+    EXPECT_FALSE(fired(many_calls_profile(coll), "small_messages")) << coll;
+  }
+  for (const char* p2p : {"MPI_Start", "MPI_Startall", "MPI_Send_init", "MPI_Recv_init"}) {
+    EXPECT_EQ(site_metric(many_calls_profile(p2p), "is_p2p"), 1.0) << p2p;
+    EXPECT_TRUE(fired(many_calls_profile(p2p), "small_messages")) << p2p;
+  }
+}
+
 // Rank 1 waits 0.54 s in MPI_Recv at a.c:10 for rank 0's MPI_Send at a.c:7.
 json late_sender_profile() {
   json p = base_profile();

@@ -38,6 +38,11 @@ int argmax(const std::vector<double>& v) {
   return v.empty() ? -1 : static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 bool is_collective(std::string f) {
+  // A persistent collective (Open MPI 4.1's MPIX_Allreduce_init, MPI-4's MPI_Allreduce_init: its
+  // init and, as the shim records them, its starts) is collective communication like its blocking
+  // twin; a persistent send or receive (MPI_Send_init, MPI_Recv_init) is no collective either way.
+  if (f.rfind("MPIX_", 0) == 0) f.erase(3, 1);
+  if (f.ends_with("_init")) f.erase(f.size() - 5);
   // A nonblocking collective (MPI_Iallreduce) is collective communication like its blocking twin.
   if (f.rfind("MPI_Neighbor_", 0) == 0 || f.rfind("MPI_Ineighbor_", 0) == 0) return true;
   if (f.rfind("MPI_I", 0) == 0 && f != "MPI_Isend" && f != "MPI_Irecv" && f != "MPI_Iprobe") f.erase(4, 1);

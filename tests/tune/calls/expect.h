@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What a coverage program knows it did, written next to the shim's profile for check_calls.py: one
-// line per fact, "FUNCTION calls bytes partner partner_bytes" (partner -1: none).
+// line per fact, "FUNCTION calls bytes partner partner_bytes" (partner -1: none), or
+// "metric:NAME calls bytes -1 0" (expect_metric).
 #pragma once
 
 #include <mpi.h>
@@ -23,6 +24,12 @@ static void expect_open(const char* dir) {
 
 static void expect(const char* function, long calls, long long bytes, int partner, long long partner_bytes) {
   fprintf(expect_file, "%s %ld %lld %d %lld\n", function, calls, bytes, partner, partner_bytes);
+}
+
+// How the metrics class the program's calls: `calls` and `bytes` of all sites whose metric (is_collective,
+// is_p2p) is 1 (check_calls.py sums them over ranks, as the metrics do).
+static void expect_metric(const char* metric, long calls, long long bytes) {
+  fprintf(expect_file, "metric:%s %ld %lld -1 0\n", metric, calls, bytes);
 }
 
 static void expect_close(void) { fclose(expect_file); }

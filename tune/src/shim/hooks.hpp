@@ -6,6 +6,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <vector>
 
 #include "recorder.hpp"
@@ -349,7 +351,7 @@ int hook_p2p_init(void* ra, fn func, Call&& call, long long count, MPI_Datatype 
 }
 
 /// The init of a persistent collective: counted without bytes, as collective time; on success
-/// describe(r) is the request's persistent_req, which its starts credit (start_one).
+/// describe(r) is the request's persistent_req, whose starts are calls of func (hook_start).
 template <class Call, class Describe>
 int hook_persistent_coll(void* ra, fn func, Call&& call, MPI_Request* req, Describe&& describe) {
   if (tracing_off()) return call();
@@ -359,12 +361,16 @@ int hook_persistent_coll(void* ra, fn func, Call&& call, MPI_Request* req, Descr
   std::lock_guard lock(r.mu);
   r.mpi_call(ra, func, t0, t1, 0, -1);
   r.coll_time += t1 - t0;
-  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL) r.persistent[*req] = describe(r);
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL) {
+    persistent_req p = describe(r);
+    p.init = func;
+    r.persistent[*req] = std::move(p);
+  }
   return rc;
 }
 
 /// Persistent collectives (MPIX_*_init): the init is counted without bytes; each start of the
-/// request credits `bytes` to the Start/Startall site.
+/// request is a call of func at the Start/Startall's address, with `bytes`.
 template <class Call>
 int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm comm, MPI_Request* req) {
   return hook_persistent_coll(ra, func, call, req, [&](recorder&) {
@@ -372,12 +378,21 @@ int hook_coll_init(void* ra, fn func, Call&& call, std::uint64_t bytes, MPI_Comm
   });
 }
 
-/// One persistent request started at site s: a send becomes a send event credited to the site, a
-/// receive becomes pending until its completion call.
-inline void start_one(recorder& r, int s, fn func, MPI_Request req, double t0, double t1) {
-  auto it = r.persistent.find(req);
-  if (it == r.persistent.end()) return;  // a persistent collective or one started before MPI_Init's hook
-  const persistent_req& p = it->second;
+/// The persistent request req as its init described it, or nullptr (made before MPI_Init's hook).
+inline const persistent_req* persistent_of(const recorder& r, MPI_Request req) {
+  const auto it = r.persistent.find(req);
+  return it == r.persistent.end() ? nullptr : &it->second;
+}
+
+/// The one place that decides what a start of p counts as: a persistent collective's start is a call
+/// of its init's function (MPIX_Allreduce_init: collective communication, as the metrics read the
+/// name); any other start, of a persistent send or receive, is a call of the start function itself
+/// (MPI_Start, MPI_Startall: point-to-point).
+inline fn started_as(const persistent_req* p, fn start) { return p && p->coll ? static_cast<fn>(p->init) : start; }
+
+/// One persistent request p (req) started at site s: a collective credits the site with its bytes, a
+/// send becomes a send event credited to the site, a receive becomes pending until its completion.
+inline void start_one(recorder& r, int s, fn func, MPI_Request req, const persistent_req& p, double t0, double t1) {
   if (p.coll) {  // a collective posted here, as its nonblocking twin would be
     if (p.coll_partners.empty()) r.credit(s, p.coll_bytes, -1);
     for (const auto& [partner, bytes] : p.coll_partners) r.credit(s, bytes, partner);
@@ -408,7 +423,11 @@ inline void start_one(recorder& r, int s, fn func, MPI_Request req, double t0, d
                .func = func});
 }
 
-/// Start, Startall: `reqs` as before the call.
+/// Start, Startall: `reqs` as before the call. The call is one call of each function its requests
+/// are started as (started_as) at this address: the persistent collectives' starts are collective
+/// communication, the sends' and receives' point-to-point. Its time is shared among those functions
+/// by their number of requests, in consecutive slices of [t0, t1], so the compute before the call
+/// and the rank's MPI time are one call's.
 template <class Call>
 int hook_start(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n) {
   if (tracing_off()) return call();
@@ -416,10 +435,28 @@ int hook_start(void* ra, fn func, Call&& call, const MPI_Request* reqs, int n) {
   const int rc = timed(call, t0, t1);
   recorder& r = recorder::get();
   std::lock_guard lock(r.mu);
-  const int s = r.mpi_call(ra, func, t0, t1, 0, -1);
-  r.p2p_time += t1 - t0;
-  if (rc != MPI_SUCCESS) return rc;
-  for (int i = 0; i < n; ++i) start_one(r, s, func, reqs[i], t0, t1);
+  if (rc != MPI_SUCCESS || n <= 0) {  // nothing started
+    r.mpi_call(ra, func, t0, t1, 0, -1);
+    r.p2p_time += t1 - t0;
+    return rc;
+  }
+  std::array<int, fn_count> requests{}, site{};  // per function started as: requests, then its site
+  for (int i = 0; i < n; ++i) ++requests[started_as(persistent_of(r, reqs[i]), func)];
+  int sliced = 0;
+  double t = t0;
+  for (int i = 0; i < n; ++i) {
+    const persistent_req* p = persistent_of(r, reqs[i]);
+    const fn as = started_as(p, func);
+    if (requests[as] > 0) {  // the first request started as `as`: the call's slice for them all
+      sliced += requests[as];
+      requests[as] = 0;
+      const double te = sliced == n ? t1 : t0 + (t1 - t0) * sliced / n;
+      site[as] = r.mpi_call(ra, as, t, te, 0, -1);
+      (as == func ? r.p2p_time : r.coll_time) += te - t;
+      t = te;
+    }
+    if (p) start_one(r, site[as], func, reqs[i], *p, t0, t1);
+  }
   return rc;
 }
 
@@ -516,10 +553,10 @@ int hook_neighbor(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm) 
 }
 
 /// Persistent neighbourhood collectives (MPIX_Neighbor_*_init): the init is counted without bytes
-/// (as hook_coll_init); each start of the request credits the Start/Startall site with what the
-/// blocking twin credits (hook_neighbor): bytes(i) to the i-th destination. Destinations and bytes
-/// are taken here, once: the arguments are fixed for the request's life, and the program may free
-/// its datatypes before a start.
+/// (as hook_coll_init); each start of the request is a call of func at the Start/Startall's address,
+/// credited with what the blocking twin credits (hook_neighbor): bytes(i) to the i-th destination.
+/// Destinations and bytes are taken here, once: the arguments are fixed for the request's life, and
+/// the program may free its datatypes before a start.
 template <class Call, class Bytes>
 int hook_neighbor_init(void* ra, fn func, Call&& call, Bytes&& bytes, MPI_Comm comm, MPI_Request* req) {
   return hook_persistent_coll(ra, func, call, req, [&](recorder& r) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // C wrappers of the persistent collectives, which Open MPI 4.1 has as the MPIX_*_init of its pcollreq
 // extension (MPI-4's MPI_*_init): the init call is counted without bytes; every MPI_Start or
-// MPI_Startall of the request is a collective posted there with the bytes the init described
-// (the same convention as the nonblocking twin), and its waiting shows at the completion call.
+// MPI_Startall of the request is a collective posted there, a call of the init's function with the
+// bytes the init described (hooks.hpp, hook_start; the same convention as the nonblocking twin), and
+// its waiting shows at the completion call.
 #include <mpi.h>
 // after mpi.h, which defines what it needs (OMPI_DECLSPEC)
 #include <mpi-ext.h>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // C wrappers of the persistent neighbourhood collectives, which Open MPI 4.1 has as the
 // MPIX_Neighbor_*_init of its pcollreq extension (MPI-4's MPI_Neighbor_*_init): the init call is
-// counted without bytes; every MPI_Start or MPI_Startall of the request credits its site with what
-// the blocking twin (mpi_c_neighbor.cpp) credits, each destination of the communicator's topology
-// a partner with the bytes sent to it (`bytes` is a function of the destination's index).
+// counted without bytes; every MPI_Start or MPI_Startall of the request is a call of the init's
+// function there (hooks.hpp, hook_start), credited with what the blocking twin (mpi_c_neighbor.cpp)
+// credits, each destination of the communicator's topology a partner with the bytes sent to it
+// (`bytes` is a function of the destination's index).
 #include <mpi.h>
 // after mpi.h, which defines what it needs (OMPI_DECLSPEC)
 #include <mpi-ext.h>

@@ -53,6 +53,7 @@ struct persistent_req {
   std::uint64_t coll_bytes = 0;  // a collective's bytes per start (when coll_partners is empty)
   // A neighbourhood collective's destinations (world rank) with the bytes each start sends them.
   std::vector<std::pair<int, std::uint64_t>> coll_partners{};
+  std::uint16_t init = 0;  // a collective's init function (fn): each start is a call of it
 };
 
 /// A pending nonblocking receive.
