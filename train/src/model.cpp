@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "activation_arena.hpp"
 #include "backend.hpp"
 #include "model_impl.hpp"
 #include "random.hpp"
@@ -42,6 +43,86 @@ void run_kernel(const swap::graph& g, int op, const char* pass, F&& f) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// model_options::share_activations: every op output's lifetime in a training step (forward op i
+// at time i, backward op i at 2N - 1 - i), merged over the tensors that take one owner's bytes,
+// packed into one arena. Graph outputs nothing reads stay to the end of the step.
+void share_activation_memory(detail::model_access::impl& m, const std::vector<int>& owner) {
+  const int N = static_cast<int>(m.g.ops.size());
+  const std::size_t nt = m.g.tensors.size();
+  std::vector<int> item(nt, -1);
+  std::vector<detail::lifetime> life;
+  for (std::size_t t = 0; t < nt; ++t) {
+    if (owner[t] < 0) continue;
+    const auto& ten = m.g.tensors[t];
+    const int p = ten.producer;
+    const auto& po = m.g.ops[static_cast<std::size_t>(p)];
+    const int k =
+        static_cast<int>(std::find(po.outputs.begin(), po.outputs.end(), static_cast<int>(t)) - po.outputs.begin());
+    int last = p;
+    if (ten.consumers.empty()) last = 2 * N;
+    if (m.kernels[static_cast<std::size_t>(p)]->backward_reads_output(k)) last = std::max(last, 2 * N - 1 - p);
+    for (const int c : ten.consumers) {
+      last = std::max(last, c);
+      const auto& in = m.g.ops[static_cast<std::size_t>(c)].inputs;
+      for (std::size_t j = 0; j < in.size(); ++j)
+        if (in[j] == static_cast<int>(t) &&
+            m.kernels[static_cast<std::size_t>(c)]->backward_reads_input(static_cast<int>(j)))
+          last = std::max(last, 2 * N - 1 - c);
+    }
+    auto& slot = item[static_cast<std::size_t>(owner[t])];
+    if (slot < 0) {
+      slot = static_cast<int>(life.size());
+      life.push_back({m.storage_bytes[static_cast<std::size_t>(owner[t])], p, last});
+    } else {
+      auto& l = life[static_cast<std::size_t>(slot)];
+      l.first = std::min(l.first, p);
+      l.last = std::max(l.last, last);
+    }
+  }
+  // Activation gradients in the same arena: tensor t's from its first write, the backward of its
+  // last consumer (its first input slot reading t), to its producer's backward; every other input
+  // slot reading t gets a temporary alive during that consumer's backward alone (accumulated
+  // into t's at once).
+  std::vector<int> grad_item(nt, -1);
+  std::vector<std::vector<int>> pending_item(static_cast<std::size_t>(N));
+  for (std::size_t t = 0; t < nt; ++t) {
+    const auto& ten = m.g.tensors[t];
+    if (owner[t] < 0 || !ten.requires_grad || ten.type != swap::dtype::f32 || ten.consumers.empty()) continue;
+    const int last = *std::max_element(ten.consumers.begin(), ten.consumers.end());
+    const std::int64_t bytes = m.storage_bytes[t];
+    grad_item[t] = static_cast<int>(life.size());
+    life.push_back({bytes, 2 * N - 1 - last, 2 * N - 1 - ten.producer});
+    bool first = true;
+    for (int c = N - 1; c >= 0; --c) {
+      const auto& in = m.g.ops[static_cast<std::size_t>(c)].inputs;
+      auto& pi = pending_item[static_cast<std::size_t>(c)];
+      pi.resize(in.size(), -1);
+      for (std::size_t j = 0; j < in.size(); ++j) {
+        if (in[j] != static_cast<int>(t)) continue;
+        if (first) {
+          first = false;
+          continue;
+        }
+        pi[j] = static_cast<int>(life.size());
+        life.push_back({bytes, 2 * N - 1 - c, 2 * N - 1 - c});
+      }
+    }
+  }
+  const auto layout = detail::pack_lifetimes(life, 64);
+  if (layout.bytes == 0) return;
+  m.activations = device_buffer(m.be->memory(), static_cast<std::size_t>(layout.bytes), "activations");
+  for (std::size_t t = 0; t < nt; ++t)
+    if (owner[t] == static_cast<int>(t))
+      m.data[t] = m.activations.as<char>() + layout.offset[static_cast<std::size_t>(item[t])];
+  auto offset = [&](int k) { return k < 0 ? std::int64_t{-1} : layout.offset[static_cast<std::size_t>(k)]; };
+  m.grad_offset.assign(nt, -1);
+  for (std::size_t t = 0; t < nt; ++t) m.grad_offset[t] = offset(grad_item[t]);
+  m.pending_offset.assign(static_cast<std::size_t>(N), {});
+  for (int c = 0; c < N; ++c)
+    for (const int k : pending_item[static_cast<std::size_t>(c)])
+      m.pending_offset[static_cast<std::size_t>(c)].push_back(offset(k));
 }
 
 }  // namespace
@@ -223,20 +304,33 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
   };
   std::int64_t ws = 0;
   m.state.resize(m.g.ops.size());
+  // Each op output's bytes, and whose bytes it takes (an in-place ReLU's output: its input's).
+  std::vector<int> owner(nt, -1);
   for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
     const auto& o = m.g.ops[i];
     for (std::size_t k = 0; k < o.outputs.size(); ++k) {
       const int t = o.outputs[k];
       const auto bytes = m.kernels[i]->output_bytes(static_cast<int>(k));
       m.storage_bytes[t] = bytes;
-      if (options.defer_activations) continue;
-      if (const int src = in_place_relu_input(static_cast<int>(i)); src >= 0 && m.storage_bytes[src] == bytes) {
-        m.data[t] = m.data[src];
-        continue;
-      }
-      m.storage[t] = device_buffer(mem, static_cast<std::size_t>(bytes), m.g.tensors[t].name);
-      m.data[t] = m.storage[t].data();
+      owner[t] = t;
+      if (const int src = in_place_relu_input(static_cast<int>(i)); src >= 0 && m.storage_bytes[src] == bytes)
+        owner[t] = owner[src];
     }
+  }
+  if (!options.defer_activations) {
+    if (options.share_activations)
+      share_activation_memory(m, owner);
+    else
+      for (std::size_t t = 0; t < nt; ++t)
+        if (owner[t] == static_cast<int>(t)) {
+          m.storage[t] = device_buffer(mem, static_cast<std::size_t>(m.storage_bytes[t]), m.g.tensors[t].name);
+          m.data[t] = m.storage[t].data();
+        }
+    for (std::size_t t = 0; t < nt; ++t)
+      if (owner[t] >= 0 && owner[t] != static_cast<int>(t)) m.data[t] = m.data[static_cast<std::size_t>(owner[t])];
+  }
+  for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
+    const auto& o = m.g.ops[i];
     if (const auto sb = m.kernels[i]->state_bytes(); sb > 0)
       m.state[i] = device_buffer(mem, static_cast<std::size_t>(sb), o.name + "/state");
     ws = std::max(ws, m.kernels[i]->workspace_bytes());
@@ -326,7 +420,7 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
   m.be->copy_to_device(m.data[m.labels], labels.data(), labels.size() * sizeof(std::int32_t));
 
   detail::step_info step{options.training, options.step, options.first_sample, m.opt.seed};
-  for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
+  auto args_of = [&](std::size_t i) {
     const auto& o = m.g.ops[i];
     detail::forward_args a;
     for (int t : o.inputs) a.in.push_back(m.data[t]);
@@ -335,6 +429,10 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
     a.state = m.state[i].data();
     a.workspace = m.workspace.data();
     a.step = step;
+    return a;
+  };
+  for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
+    const detail::forward_args a = args_of(i);
     if (m.forward_hook) m.forward_hook(static_cast<int>(i));
     const auto t0 = std::chrono::steady_clock::now();
     run_kernel(m.g, static_cast<int>(i), "forward", [&] { m.kernels[i]->forward(a); });
@@ -345,8 +443,15 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
   m.last_step = step;
   const auto r = static_cast<const detail::loss_kernel&>(*m.kernels[m.loss_op]).result();
   if (!std::isfinite(r.loss)) {
-    // Name the first op whose output is not finite.
-    for (std::size_t i = 0; i < m.g.ops.size(); ++i)
+    // Name the first op whose output is not finite. Outputs that share memory were overwritten by
+    // later ones: then the ops run again, each output checked as soon as it is made (the step
+    // fails anyway; a batch norm's running statistics take this second update too).
+    for (std::size_t i = 0; i < m.g.ops.size(); ++i) {
+      if (m.activations.data()) {
+        const detail::forward_args a = args_of(i);
+        run_kernel(m.g, static_cast<int>(i), "forward", [&] { m.kernels[i]->forward(a); });
+        m.be->synchronize();
+      }
       for (int t : m.g.ops[i].outputs) {
         const auto& ten = m.g.tensors[t];
         if (ten.type != swap::dtype::f32) continue;
@@ -360,6 +465,7 @@ forward_result model::forward(std::span<const float> input, std::span<const std:
                                   m.g.name, options.step, m.g.ops[i].name, m.g.ops[i].type, *bad, bad - host.begin(),
                                   ten.name));
       }
+    }
     throw error(errc::invalid_argument,
                 fmt::format("model '{}': non-finite loss {} at step {}", m.g.name, r.loss, options.step));
   }
@@ -375,7 +481,13 @@ void model::backward(const std::function<void(int slot)>& ready) {
                             m.g.name));
   auto& mem = m.be->memory();
   const std::size_t nt = m.g.tensors.size();
-  std::vector<device_buffer> grad(nt);  // activation gradients, alive from first write to the producer's backward
+  // Activation gradients, alive from first write to the producer's backward: in the shared arena
+  // where share_activation_memory placed them, else allocated here.
+  std::vector<void*> grad(nt, nullptr);
+  std::vector<device_buffer> grad_owned(nt);
+  auto planned = [&](std::int64_t off) {
+    return off >= 0 ? static_cast<void*>(m.activations.as<char>() + off) : nullptr;
+  };
   std::vector<char> param_written(m.slots.size(), 0);
   // Slots become final at their first reader's backward; readers are visited in reverse order.
   std::vector<std::vector<int>> ready_at(m.g.ops.size());
@@ -388,13 +500,15 @@ void model::backward(const std::function<void(int slot)>& ready) {
     for (int t : o.inputs) a.in.push_back(m.data[t]);
     for (int t : o.outputs) {
       a.out.push_back(m.data[t]);
-      a.d_out.push_back(grad[t].data());
-      any_dout = any_dout || grad[t].data() != nullptr;
+      a.d_out.push_back(grad[t]);
+      any_dout = any_dout || grad[t] != nullptr;
     }
     // Temporaries for gradients that must be accumulated into an existing one.
-    std::vector<std::pair<int, device_buffer>> pending;
+    std::vector<std::pair<int, void*>> pending;
+    std::vector<device_buffer> pending_owned;
     std::vector<std::pair<int, device_buffer>> pending_param;
-    for (int t : o.inputs) {
+    for (std::size_t j = 0; j < o.inputs.size(); ++j) {
+      const int t = o.inputs[j];
       const auto& ten = m.g.tensors[t];
       void* d = nullptr;
       if (any_dout && ten.requires_grad && ten.type == swap::dtype::f32) {
@@ -407,12 +521,20 @@ void model::backward(const std::function<void(int slot)>& ready) {
             pending_param.emplace_back(s, device_buffer(mem, static_cast<std::size_t>(ten.bytes), ten.name + "/grad"));
             d = pending_param.back().second.data();
           }
-        } else if (!grad[t].data()) {
-          grad[t] = device_buffer(mem, static_cast<std::size_t>(m.storage_bytes[t]), ten.name + "/grad");
-          d = grad[t].data();
+        } else if (!grad[t]) {
+          grad[t] = m.grad_offset.empty() ? nullptr : planned(m.grad_offset[t]);
+          if (!grad[t]) {
+            grad_owned[t] = device_buffer(mem, static_cast<std::size_t>(m.storage_bytes[t]), ten.name + "/grad");
+            grad[t] = grad_owned[t].data();
+          }
+          d = grad[t];
         } else {
-          pending.emplace_back(t, device_buffer(mem, static_cast<std::size_t>(m.storage_bytes[t]), ten.name + "/grad"));
-          d = pending.back().second.data();
+          d = m.pending_offset.empty() ? nullptr : planned(m.pending_offset[static_cast<std::size_t>(i)][j]);
+          if (!d) {
+            pending_owned.emplace_back(mem, static_cast<std::size_t>(m.storage_bytes[t]), ten.name + "/grad");
+            d = pending_owned.back().data();
+          }
+          pending.emplace_back(t, d);
         }
       }
       a.d_in.push_back(d);
@@ -435,13 +557,17 @@ void model::backward(const std::function<void(int slot)>& ready) {
       const auto t0 = std::chrono::steady_clock::now();
       run_kernel(m.g, i, "backward", [&] { m.kernels[i]->backward(a); });
       m.times[i].backward_seconds = seconds_since(t0);
-      for (auto& [t, b] : pending) m.be->accumulate(grad[t].as<float>(), b.as<float>(), m.storage_bytes[t] / 4);
+      for (auto& [t, b] : pending)
+        m.be->accumulate(static_cast<float*>(grad[t]), static_cast<const float*>(b), m.storage_bytes[t] / 4);
       for (auto& [s, b] : pending_param)
         m.be->accumulate(m.grads.as<float>() + m.slots[s].offset, b.as<float>(), m.slots[s].count);
       for (std::size_t k = 0; k < o.inputs.size(); ++k)
         if (const int t = o.inputs[k]; m.slot_of[t] >= 0 && a.d_in[k]) param_written[m.slot_of[t]] = 1;
     }
-    for (int t : o.outputs) grad[t].reset();
+    for (int t : o.outputs) {
+      grad_owned[t].reset();
+      grad[t] = nullptr;
+    }
     for (int s : ready_at[i]) {
       if (!param_written[s]) m.be->fill(m.grads.as<float>() + m.slots[s].offset, 0.0f, m.slots[s].count);
       param_written[s] = 1;

@@ -44,10 +44,13 @@ struct model::impl {
   std::vector<int> slot_of;  // per tensor: parameter slot or -1
   std::int64_t nparams = 0, nbuffers = 0;
   device_buffer params, grads, buffers;
-  std::vector<std::vector<float*>> op_buffers;  // per op
-  std::vector<device_buffer> storage;           // per tensor (activations, graph inputs)
-  std::vector<void*> data;                      // per tensor: where it lives (params point into `params`)
-  std::vector<device_buffer> state;             // per op
+  std::vector<std::vector<float*>> op_buffers;            // per op
+  std::vector<device_buffer> storage;                     // per tensor (activations, graph inputs)
+  device_buffer activations;                              // model_options::share_activations: every op output
+  std::vector<std::int64_t> grad_offset;                  // and gradient (per tensor; -1: allocated in backward)
+  std::vector<std::vector<std::int64_t>> pending_offset;  // per op, per input: its accumulation temporary
+  std::vector<void*> data;                                // per tensor: where it lives (params point into `params`)
+  std::vector<device_buffer> state;                       // per op
   device_buffer workspace;
   std::vector<std::int64_t> storage_bytes;  // per tensor
   bool trained_forward = false;

@@ -171,10 +171,11 @@ void trainer::impl::build() {
                           fmt::format("{} {} {}: {}", device, name("engine"), to_string(o.engine), e.message()));
             }
           } else {
-            m.emplace(
-                g,
-                model_options{
-                    .threads = o.threads, .seed = o.seed, .label_smoothing = o.label_smoothing, .in_place_relu = true});
+            m.emplace(g, model_options{.threads = o.threads,
+                                       .seed = o.seed,
+                                       .label_smoothing = o.label_smoothing,
+                                       .in_place_relu = true,
+                                       .share_activations = true});
           }
         } else {
           executor_options eo;

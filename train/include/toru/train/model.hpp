@@ -78,6 +78,14 @@ struct model_options {
   // sign of its input, which its output keeps); read_tensor() of such an input then returns the
   // ReLU's output. The CPU backend only; toru-train and the trainer turn it on.
   bool in_place_relu = false;
+  // Op outputs share memory where their lifetimes in a training step do not overlap: an output is
+  // alive from its op's forward to its last reader, the forward ops that consume it and the
+  // backward ops that read it (kernels declare which inputs and outputs their backward reads), so
+  // what no backward needs (a batch norm's output before a residual add, ...) is overwritten by
+  // later outputs, as PyTorch frees what autograd does not save. Results are bit-identical;
+  // read_tensor() of a tensor no backward reads then returns whatever later overwrote it. Not with
+  // defer_activations (the executor places activations itself). toru-train and the trainer turn it on.
+  bool share_activations = false;
 };
 
 class device_memory;
