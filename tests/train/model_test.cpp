@@ -223,22 +223,25 @@ TEST(model, backward_needs_a_training_forward) {
 }
 
 TEST(model, non_finite_loss_names_the_op) {
-  model m(swap::build_model("mlp", {.batch = 2, .height = 3, .width = 3}), {.seed = 1});
-  // A NaN in the classifier's bias (oneDNN's ReLU maps NaN to 0, so an earlier one may vanish):
-  // the classifier's output is the first non-finite tensor.
-  const auto& slots = m.parameters();
-  const auto second = slots.end() - 1;
-  m.parameter_data()[second->offset] = NAN;
-  m.parameters_changed();
-  const auto& g = m.graph();
-  const auto& reader = g.ops[second->first_forward_op].name;
-  const auto msg = error_of(
-      [&] {
-        m.forward(random_floats(18, 2), std::vector<std::int32_t>{1, 2}, {.step = 42});
-      },
-      errc::invalid_argument);
-  EXPECT_NE(msg.find("op '" + reader + "'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("step 42"), std::string::npos) << msg;
+  // With shared activations too, where the outputs are checked by running the ops again.
+  for (const bool share : {false, true}) {
+    model m(swap::build_model("mlp", {.batch = 2, .height = 3, .width = 3}), {.seed = 1, .share_activations = share});
+    // A NaN in the classifier's bias (oneDNN's ReLU maps NaN to 0, so an earlier one may vanish):
+    // the classifier's output is the first non-finite tensor.
+    const auto& slots = m.parameters();
+    const auto second = slots.end() - 1;
+    m.parameter_data()[second->offset] = NAN;
+    m.parameters_changed();
+    const auto& g = m.graph();
+    const auto& reader = g.ops[second->first_forward_op].name;
+    const auto msg = error_of(
+        [&] {
+          m.forward(random_floats(18, 2), std::vector<std::int32_t>{1, 2}, {.step = 42});
+        },
+        errc::invalid_argument);
+    EXPECT_NE(msg.find("op '" + reader + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("step 42"), std::string::npos) << msg;
+  }
 }
 
 TEST(model, non_forward_graph_and_missing_loss) {
