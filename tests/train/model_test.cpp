@@ -142,52 +142,77 @@ TEST(model, in_place_relu_gives_the_same_bits_in_less_memory) {
   EXPECT_EQ(bytes[0] - bytes[1], relu_bytes) << bytes[0] << " vs " << bytes[1];
 }
 
-TEST(model, shared_activations_give_the_same_bits_in_less_memory) {
-  // ResNet-18 at 32x32 with in-place ReLUs: the loss, the logits, every parameter gradient and the
-  // running statistics bit-identical with and without shared activation memory over two training
-  // steps, and the shared model's peak (activations and their gradients) smaller: each block's
-  // second batch norm output is read only by the residual add, whose backward reads no input, so
-  // it is dead once the add ran.
-  const auto g = swap::build_model("resnet18", {.batch = 3, .height = 32, .width = 32});
+// Two training steps of g with and without shared activation memory (in-place ReLUs in both):
+// the loss, the logits, every parameter gradient and the running statistics must be bit-identical.
+// Returns the two peaks (device_memory's high-water mark), separate then shared.
+std::pair<std::size_t, std::size_t> shared_against_separate(const swap::graph& g) {
   std::string logits;
+  std::size_t labels = 0;
   for (const auto& o : g.ops)
-    if (o.type == "loss") logits = g.tensors[o.inputs[0]].name;
+    if (o.type == "loss") {
+      logits = g.tensors[static_cast<std::size_t>(o.inputs[0])].name;
+      labels = static_cast<std::size_t>(count(g.tensors[static_cast<std::size_t>(o.inputs[1])].shape));
+    }
   std::vector<std::vector<float>> grads, stats, outs;
   std::vector<double> losses;
-  std::vector<std::size_t> bytes;
+  std::vector<std::size_t> peak;
   for (bool share : {false, true}) {
     model m(g, {.threads = 2, .seed = 4, .in_place_relu = true, .share_activations = share});
     randomize_parameters(m, 5);
     for (int step = 0; step < 2; ++step) {
       const auto r = m.forward(random_floats(static_cast<std::size_t>(count(m.input_shape())), 6 + step),
-                               random_labels(3, m.classes(), 8 + step), {.training = true});
+                               random_labels(labels, m.classes(), 8 + step), {.training = true});
       outs.push_back(m.read_tensor(logits));
       m.backward();
       losses.push_back(r.loss);
       for (std::size_t i = 0; i < m.parameter_data().size(); ++i) m.parameter_data()[i] -= 0.1f * m.gradient_data()[i];
       m.parameters_changed();
     }
-    bytes.push_back(m.memory().high_water());
+    peak.push_back(m.memory().high_water());
     grads.emplace_back(m.gradient_data().begin(), m.gradient_data().end());
     stats.emplace_back(m.buffer_data().begin(), m.buffer_data().end());
   }
-  EXPECT_EQ(losses[0], losses[2]);
-  EXPECT_EQ(losses[1], losses[3]);
-  EXPECT_EQ(outs[0], outs[2]);
-  EXPECT_EQ(outs[1], outs[3]);
-  EXPECT_EQ(grads[0], grads[1]);
-  EXPECT_EQ(stats[0], stats[1]);
-  // At least the blocks' second batch-norm outputs (the downsampling ones besides) are reused.
-  std::size_t bn2 = 0;
+  EXPECT_EQ(losses[0], losses[2]) << g.name;
+  EXPECT_EQ(losses[1], losses[3]) << g.name;
+  EXPECT_EQ(outs[0], outs[2]) << g.name;
+  EXPECT_EQ(outs[1], outs[3]) << g.name;
+  EXPECT_EQ(grads[0], grads[1]) << g.name;
+  EXPECT_EQ(stats[0], stats[1]) << g.name;
+  return {peak[0], peak[1]};
+}
+
+// The outputs in g of ops of type `producer` read by ops of type `reader`, in bytes.
+std::size_t bytes_between(const swap::graph& g, std::string_view producer, std::string_view reader) {
+  std::size_t bytes = 0;
   for (const auto& o : g.ops)
-    if (o.type == "add")
+    if (o.type == reader)
       for (int t : o.inputs) {
         const int p = g.tensors[static_cast<std::size_t>(t)].producer;
-        if (p >= 0 && g.ops[static_cast<std::size_t>(p)].type == "batchnorm")
-          bn2 += static_cast<std::size_t>(g.tensors[static_cast<std::size_t>(t)].bytes);
+        if (p >= 0 && g.ops[static_cast<std::size_t>(p)].type == producer)
+          bytes += static_cast<std::size_t>(g.tensors[static_cast<std::size_t>(t)].bytes);
       }
+  return bytes;
+}
+
+TEST(model, shared_activations_give_the_same_bits_in_less_memory) {
+  // ResNet-18 at 32x32: each block's second batch-norm output is read only by the residual add,
+  // whose backward reads no input, so it is dead once the add ran: the peak falls by at least those.
+  const auto r = swap::build_model("resnet18", {.batch = 3, .height = 32, .width = 32});
+  const auto [r_separate, r_shared] = shared_against_separate(r);
+  const std::size_t bn2 = bytes_between(r, "batchnorm", "add");
   EXPECT_GT(bn2, 0u);
-  EXPECT_GE(bytes[0] - bytes[1], bn2) << bytes[0] << " vs " << bytes[1];
+  EXPECT_GE(r_separate - r_shared, bn2) << r_separate << " vs " << r_shared;
+  // Two pre-norm transformer MLP blocks (layernorm, linear, GELU, linear, residual add): the second
+  // projection's output is read only by the add, and a linear's backward reads its input, not its
+  // output, so it is dead after the add.
+  builder b("mlp_blocks", sw::dtype::f32);
+  int x = input_param(b, {2, 5, 12});
+  for (int l = 0; l < 2; ++l) x = b.add(x, b.linear(b.gelu(b.linear(b.layernorm(x), 24)), 12));
+  const auto t = finish(b, b.layernorm(x), -1);
+  const auto [t_separate, t_shared] = shared_against_separate(t);
+  const std::size_t proj = bytes_between(t, "linear", "add");
+  EXPECT_GT(proj, 0u);
+  EXPECT_GE(t_separate - t_shared, proj) << t_separate << " vs " << t_shared;
 }
 
 TEST(model, shape_mismatch_is_named) {

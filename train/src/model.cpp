@@ -338,6 +338,9 @@ model::model(const swap::graph& forward, const model_options& options) : impl_(s
   if (ws > 0) m.workspace = device_buffer(mem, static_cast<std::size_t>(ws), "workspace");
   m.times.resize(m.g.ops.size());
   for (std::size_t i = 0; i < m.times.size(); ++i) m.times[i].op = static_cast<int>(i);
+  // The initialisers are in the parameters, buffers and inputs now; the graph the model keeps
+  // (graph()) needs only their shapes. An imported ViT-B/16 carries 343 MB of them.
+  for (auto& t : m.g.tensors) std::vector<float>().swap(t.init.values);
 }
 
 model::~model() = default;

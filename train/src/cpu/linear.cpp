@@ -100,6 +100,10 @@ class linear final : public cpu_kernel {
                     {DNNL_ARG_DST, mem(plain_md({1, N_}), a.d_in[2])}});
     wait();
   }
+  // dx needs the weights, dW the input; neither reads y (a ViT's projections feed reshapes and
+  // residual adds, whose outputs are all that later backwards need).
+  bool backward_reads_input(int i) const override { return i != 2; }
+  bool backward_reads_output(int) const override { return false; }
 
  private:
   md w_md() const { return trans_b_ ? strided_md({K_, N_}, {1, K_}) : strided_md({K_, N_}, {N_, 1}); }

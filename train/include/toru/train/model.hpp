@@ -104,6 +104,7 @@ class model {
   model(model&&) noexcept;
   model& operator=(model&&) noexcept;
 
+  /// The forward graph, without its initialisers' values (they are in the parameters).
   const swap::graph& graph() const;
   std::int64_t batch() const;
   std::vector<std::int64_t> input_shape() const;  // including the batch
