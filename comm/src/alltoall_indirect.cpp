@@ -22,6 +22,7 @@
 
 #include "alltoall_impl.hpp"
 #include "comm_state.hpp"
+#include "mpi_progress_scope.hpp"
 #include "toru/core/mpi.hpp"
 
 namespace toru::comm::detail {
@@ -52,7 +53,10 @@ void wait_politely(MPI_Request* req, const char* what, bool may_sleep) {
   auto nap = std::chrono::microseconds(10);
   for (;;) {
     int done = 0;
-    check_mpi(MPI_Test(req, &done, MPI_STATUS_IGNORE), what);
+    {
+      const mpi_progress_scope progress;
+      check_mpi(MPI_Test(req, &done, MPI_STATUS_IGNORE), what);
+    }
     if (done) return;
     const auto waited = clock::now() - start;
     if (waited < spin) continue;
@@ -203,6 +207,7 @@ struct indirect_run {
   void post_a(int c, MPI_Request* req) const {
     mark("comm.alltoall.a_post", c);
     const std::size_t o = static_cast<std::size_t>(c) * st.Q;
+    const mpi_progress_scope progress;
     check_mpi(MPI_Ialltoallv(region0(c), &st.a_scount[o], &st.a_sdispl[o], MPI_BYTE, region1(c), &st.a_rcount[o],
                              &st.a_rdispl[o], MPI_BYTE, cs.plane, req),
               "MPI_Ialltoallv (phase A)");
@@ -210,6 +215,7 @@ struct indirect_run {
   void post_b(int c, MPI_Request* req) const {
     mark("comm.alltoall.b_post", c);
     const std::size_t o = static_cast<std::size_t>(c) * st.Z;
+    const mpi_progress_scope progress;
     check_mpi(MPI_Ialltoallv(region0(c), &st.b_scount[o], &st.b_sdispl[o], MPI_BYTE, region1(c), &st.b_rcount[o],
                              &st.b_rdispl[o], MPI_BYTE, cs.line, req),
               "MPI_Ialltoallv (phase B)");
