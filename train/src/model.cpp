@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -87,6 +88,8 @@ void share_activation_memory(detail::model_access::impl& m, const std::vector<in
   // into t's at once).
   std::vector<int> grad_item(nt, -1);
   std::vector<std::vector<int>> pending_item(static_cast<std::size_t>(N));
+  for (int c = 0; c < N; ++c)
+    pending_item[static_cast<std::size_t>(c)].assign(m.g.ops[static_cast<std::size_t>(c)].inputs.size(), -1);
   for (std::size_t t = 0; t < nt; ++t) {
     const auto& ten = m.g.tensors[t];
     if (owner[t] < 0 || !ten.requires_grad || ten.type != swap::dtype::f32 || ten.consumers.empty()) continue;
@@ -94,11 +97,14 @@ void share_activation_memory(detail::model_access::impl& m, const std::vector<in
     const std::int64_t bytes = m.storage_bytes[t];
     grad_item[t] = static_cast<int>(life.size());
     life.push_back({bytes, 2 * N - 1 - last, 2 * N - 1 - ten.producer});
+    // The consumers in backward order (an op reading t twice is listed once).
+    std::vector<int> readers(ten.consumers.begin(), ten.consumers.end());
+    std::sort(readers.begin(), readers.end(), std::greater<>());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
     bool first = true;
-    for (int c = N - 1; c >= 0; --c) {
+    for (const int c : readers) {
       const auto& in = m.g.ops[static_cast<std::size_t>(c)].inputs;
       auto& pi = pending_item[static_cast<std::size_t>(c)];
-      pi.resize(in.size(), -1);
       for (std::size_t j = 0; j < in.size(); ++j) {
         if (in[j] != static_cast<int>(t)) continue;
         if (first) {
