@@ -27,14 +27,14 @@ namespace toru::tune::shim {
 ///   ranks: the ranks' names are merged (sorted union) on rank 0 and broadcast.
 /// - `t_begin`: the run's start on the common clock; timestamps in the trace are ns since it, and
 ///   `t_begin` must be the same on every rank. `program`: the system tree node's name (rank 0's
-///   is used).
+///   is used; empty: "toru run").
 ///
 /// Throws std::runtime_error, with the same message on every rank, if any rank fails (the ranks
 /// agree after each phase: none hangs, none throws alone); the archive is then incomplete. Not
 /// thread-safe: one call at a time per process, and no other thread may use `comm` meanwhile.
 ///
-///     write_otf2(rec.events, rec.toru_region_names, t_begin, "/path/to/app", run_dir + "/trace",
-///                MPI_COMM_WORLD);
+///     std::vector<std::string> names;  // recorder::regions[k].name, k as in event::key
+///     write_otf2(rec.events, names, t_begin, "/path/to/app", run_dir + "/trace", MPI_COMM_WORLD);
 void write_otf2(const std::vector<event>& events, const std::vector<std::string>& toru_regions, double t_begin,
                 const std::string& program, const std::string& dir, MPI_Comm comm);
 
