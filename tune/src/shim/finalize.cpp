@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// MPI_Finalize: clock offsets, symbolisation, the gather of every rank's statistics and events to
-// rank 0, the wait-state analysis (late sender, late receiver, wait at collective), and the run
-// directory (profile.json, findings.json, report.html, trace/ in OTF2).
+// MPI_Finalize: clock offsets, the parallel replay of every rank's events (replay.hpp: wait states,
+// root causes, critical path), the OTF2 trace written by every rank for itself, the gather of the
+// ranks' statistics (no events) to rank 0 and the run directory (profile.json, findings.json,
+// report.html, trace/).
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -23,8 +24,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis.hpp"
+#include "otf2_writer.hpp"
 #include "papi_probe.hpp"
 #include "recorder.hpp"
+#include "replay.hpp"
 
 namespace toru::tune::shim {
 namespace {
@@ -64,6 +67,15 @@ json site_json(const site& s) {
           {"bytes", s.bytes},
           {"compute_before", s.compute_before},
           {"partners", partners}};
+}
+
+// The id every rank gives the same code (function, object, offset): no exchange needed.
+std::int64_t global_id(const json& site) {
+  const std::string key = fmt::format("{}|{}|{}", site["function"].get<std::string>(),
+                                      site["object"].get<std::string>(), site["offset"].get<std::uint64_t>());
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ULL;
+  return static_cast<std::int64_t>(h & 0x7fffffffffffffffULL);
 }
 
 // Rank r's clock minus rank 0's, from the round trip with the smallest delay (Cristian's method).
@@ -152,48 +164,100 @@ void recorder::on_finalize() {
   me["t_init"] = t_init - offset;
   me["papi"] = papi_read();
   json js = json::array(), jio = json::array(), jr = json::array();
-  for (const auto& s : sites) js.push_back(site_json(s));
-  for (const auto& s : io_sites) jio.push_back(site_json(s));
-  for (const auto& g : regions)
+  replay_input in;
+  for (const auto& st : sites) {
+    json j = site_json(st);
+    in.site_ids.push_back(global_id(j));
+    j["id"] = in.site_ids.back();
+    js.push_back(std::move(j));
+  }
+  for (const auto& st : io_sites) jio.push_back(site_json(st));
+  std::vector<std::string> region_names;
+  for (const auto& g : regions) {
     jr.push_back({{"name", g.name},
                   {"detail", g.detail},
                   {"count", g.count},
                   {"time", g.time},
                   {"bytes", g.bytes},
                   {"value", g.value}});
-  me["sites"] = std::move(js);
-  me["io_sites"] = std::move(jio);
-  me["regions"] = std::move(jr);
+    region_names.emplace_back(g.name);
+  }
   for (auto& e : events) {
     e.t0 -= offset;
     e.t1 -= offset;
     e.tpost -= offset;
   }
 
-  const std::string text = me.dump();
-  std::vector<int> sizes, displs;
-  const auto all_stats = gather_bytes(std::vector<char>(text.begin(), text.end()), rank, nranks, sizes, displs);
-  std::vector<int> esizes, edispls;
-  const auto* eb = reinterpret_cast<const char*>(events.data());
-  const auto all_events =
-      gather_bytes(std::vector<char>(eb, eb + events.size() * sizeof(event)), rank, nranks, esizes, edispls);
+  // The analysis, every rank over its own events; they come back for the timeline and the trace.
+  in.events = std::move(events);
+  in.members = members;
+  const replay_result rr = replay(in, MPI_COMM_WORLD);
+  events = std::move(in.events);
+  for (std::size_t i = 0; i < rr.sites.size(); ++i) {
+    const site_waits& w = rr.sites[i];
+    json& j = js[i];
+    j["late_sender"] = w.late_sender;
+    j["late_receiver"] = w.late_receiver;
+    j["wait_collective"] = w.wait_collective;
+    j["caused_late_sender"] = w.caused_late_sender;
+    j["caused_late_receiver"] = w.caused_late_receiver;
+  }
+  me["critical"] = rr.critical_compute;
+
+  // The report's timeline: a window from the middle of the run, up to 300 events per rank and a
+  // fifth of the run; rows of the first ranks only.
+  double mine[2] = {t_init - offset, -wall}, run_min[2] = {};
+  PMPI_Allreduce(mine, run_min, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  const double t_begin = run_min[0], run_wall = -run_min[1];
+  const double w0 = t_begin + 0.5 * run_wall;
+  double my_end = w0 + 0.2 * run_wall, end = 0;
+  int in_window = 0;
+  for (const event& e : events)
+    if (e.t0 >= w0 && e.t0 < my_end && e.type != ev_type::toru && ++in_window == 300) my_end = e.t0;
+  PMPI_Allreduce(&my_end, &end, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  if (rank < timeline_ranks) me["timeline"] = timeline_row(events, jr, t_begin, w0, end);
+  me["sites"] = std::move(js);
+  me["io_sites"] = std::move(jio);
+  me["regions"] = std::move(jr);
+
+  // The run directory: rank 0's name (its default carries its pid) for everyone.
   std::string dir;
   if (rank == 0) {
     const char* d = std::getenv("TORU_TUNE_DIR");
     dir = d && *d ? d : default_run_dir();
   }
+  int len = static_cast<int>(dir.size());
+  PMPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  dir.resize(static_cast<std::size_t>(len));
+  PMPI_Bcast(dir.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+
+  json trace = json::object();
+  const char* tr = std::getenv("TORU_TUNE_TRACE");
+  if (!(tr && std::strcmp(tr, "0") == 0)) {
+    try {
+      write_otf2(events, region_names, t_begin, exe_path(), (std::filesystem::path(dir) / "trace").string(),
+                 MPI_COMM_WORLD);
+      trace["otf2"] = "trace/traces.otf2";
+    } catch (const std::exception& e) {
+      trace["note"] = e.what();
+    }
+  }
+
+  const std::string text = me.dump();
+  std::vector<int> sizes, displs;
+  const auto all_stats = gather_bytes(std::vector<char>(text.begin(), text.end()), rank, nranks, sizes, displs);
   if (rank == 0) {
-    std::vector<rank_data> ranks(static_cast<std::size_t>(nranks));
+    run_data run;
     for (int i = 0; i < nranks; ++i) {
       const auto u = static_cast<std::size_t>(i);
-      ranks[u].stats = json::parse(all_stats.begin() + displs[u], all_stats.begin() + displs[u] + sizes[u]);
-      ranks[u].events.resize(static_cast<std::size_t>(esizes[u]) / sizeof(event));
-      // A rank may have no events (neighbourhood collectives are none): memcpy from nullptr is UB.
-      if (esizes[u] > 0)
-        std::memcpy(ranks[u].events.data(), all_events.data() + edispls[u], static_cast<std::size_t>(esizes[u]));
+      run.ranks.push_back(json::parse(all_stats.begin() + displs[u], all_stats.begin() + displs[u] + sizes[u]));
     }
+    run.root_causes = rr.rootcause;
+    run.window_t0 = w0 - t_begin;
+    run.window_t1 = end - t_begin;
+    run.trace = std::move(trace);
     try {
-      write_run(ranks, dir);
+      write_run(run, dir);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "libtoru_tune_pmpi: could not write the run directory %s: %s\n", dir.c_str(), e.what());
     }

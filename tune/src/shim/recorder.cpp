@@ -256,6 +256,7 @@ recorder::comm_info& recorder::info(MPI_Comm comm) {
   // rank (as MPI's collective rules make most programs do) gets the same key everywhere.
   const int ordinal = group_ordinal_[h]++;
   ci.key = mix(h, static_cast<std::uint64_t>(ordinal));
+  members.try_emplace(ci.key, ci.world);
   return comms_.emplace(comm, std::move(ci)).first->second;
 }
 

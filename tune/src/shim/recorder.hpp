@@ -119,6 +119,9 @@ class recorder {
   std::vector<site> io_sites;
   std::vector<event> events;
   std::vector<toru_region> regions;
+  // Every communicator's ranks in MPI_COMM_WORLD by key, kept after MPI_Comm_free: the analysis at
+  // MPI_Finalize asks whether two ranks met in a collective on it.
+  std::unordered_map<std::uint64_t, std::vector<int>> members;
   bool truncated = false;
   std::uint32_t next_group = 1;
 

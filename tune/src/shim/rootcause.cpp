@@ -65,7 +65,12 @@ class analysis {
     match();
     std::vector<int> order(waits_.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return waits_[a].end < waits_[b].end; });
+    // Ties in `end` broken by the victim's place, as replay.cpp does across ranks: the propagation
+    // into an earlier wait must follow the same order in both.
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const wait_state &x = waits_[static_cast<std::size_t>(a)], &y = waits_[static_cast<std::size_t>(b)];
+      return std::tie(x.end, x.victim.rank, x.victim.at) < std::tie(y.end, y.victim.rank, y.victim.at);
+    });
     for (int w : order) attribute(waits_[static_cast<std::size_t>(w)]);
     return result();
   }
@@ -178,8 +183,8 @@ class analysis {
   }
 
   // Compute per region of `rank` over its events (from, to], and its own waits in (from, to).
-  void interval(int rank, int from, int to, std::map<std::pair<int, int>, double>& regions, double& waited,
-                std::vector<int>* waits) const {
+  void interval(int rank, int from, int to, std::map<std::pair<std::int64_t, std::int64_t>, double>& regions,
+                double& waited, std::vector<int>* waits) const {
     for (int k = from + 1; k <= to; ++k) {
       const region_key g = region(rank, k);
       const double c = compute(rank, k);
@@ -205,7 +210,7 @@ class analysis {
         break;
       }
     }
-    std::map<std::pair<int, int>, double> cv, cd;
+    std::map<std::pair<std::int64_t, std::int64_t>, double> cv, cd;
     double wv = 0, wd = 0;
     std::vector<int> d_waits;
     interval(v.rank, v0, v.at, cv, wv, nullptr);
@@ -304,7 +309,7 @@ class analysis {
       }
     }
     // Every rank's compute per region (from, to): a cause's excess is over the other ranks' mean.
-    std::map<std::pair<int, int>, std::vector<double>> per_rank;
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> per_rank;
     for (std::size_t r = 0; r < n_; ++r)
       for (std::size_t k = 0; k < seq_[r].size(); ++k) {
         const region_key g = region(static_cast<int>(r), static_cast<int>(k));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <vector>
 
 #include "event.hpp"
@@ -20,7 +21,8 @@ namespace toru::tune::shim {
 /// A compute region of one rank: the code between call site `from` (-1: MPI_Init) and call site
 /// `to` (global site ids).
 struct region_key {
-  int rank = -1, from = -1, to = -1;
+  int rank = -1;
+  std::int64_t from = -1, to = -1;
   auto operator<=>(const region_key&) const = default;
 };
 
