@@ -14,9 +14,8 @@ shift || true
 cases=("${@:-lammps}")
 shim=$build/tune/libtoru_tune_pmpi.so
 tool=$build/apps/toru-tune/toru-tune
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1
-root=()
-[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+# shellcheck source-path=SCRIPTDIR source=apps_common.sh
+source "$here/apps_common.sh"  # the Open MPI settings, root, qe_inputs, gmx_inputs
 out=$(mktemp -d /tmp/toru-rootcause.XXXXXX)
 status=0
 
@@ -64,22 +63,13 @@ for c in "${cases[@]}"; do
       run cp2k_full none "$out/cp2k" -- env OMP_NUM_THREADS=1 cp2k.psmp -i full.inp -o full.out
       ;;
     qe)  # Quantum ESPRESSO pw.x, bulk Si, 2 k-point pools: 3 k-points (2 + 1) against 4 (2 + 2).
-      mkdir -p "$out/qe"
-      zcat /usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz > "$out/qe/Si.pz-vbc.UPF"
+      qe_inputs "$out/qe"
       run qe_k3 cause "$out/qe" -- env OMP_NUM_THREADS=1 pw.x -nk 2 -in "$here/inputs/qe_si_k3.in"
       run qe_k4 none "$out/qe" -- env OMP_NUM_THREADS=1 pw.x -nk 2 -in "$here/inputs/qe_si_k4.in"
       ;;
     gromacs)  # SPC/E water, 2 domains along x, load balancing off: water in the left half against the whole box.
-      mkdir -p "$out/gmx"
-      (cd "$out/gmx" && export GMX_MAXBACKUP=-1 &&
-        gmx -quiet solvate -cs spc216.gro -box 2.4 2.4 2.4 -o half0.gro &&
-        gmx -quiet editconf -f half0.gro -box 4.8 2.4 2.4 -noc -o half.gro &&
-        gmx -quiet solvate -cs spc216.gro -box 4.8 2.4 2.4 -o full.gro &&
-        for c in half full; do
-          printf '#include "oplsaa.ff/forcefield.itp"\n#include "oplsaa.ff/spce.itp"\n[ system ]\nwater\n[ molecules ]\nSOL %d\n' \
-            $(($(sed -n 2p $c.gro) / 3)) > $c.top &&
-            gmx -quiet grompp -f "$here/inputs/gromacs_water.mdp" -c $c.gro -p $c.top -o $c.tpr || exit 1
-        done) > "$out/gmx/prepare.log" 2>&1 || { echo "FAIL gromacs: preparing the inputs, see $out/gmx/prepare.log"; status=1; continue; }
+      gmx_inputs "$out/gmx" half full ||
+        { echo "FAIL gromacs: preparing the inputs, see $out/gmx/prepare.log"; status=1; continue; }
       for c in half full; do
         expect=none
         [ $c = half ] && expect=cause
