@@ -2,6 +2,7 @@
 #include "analysis.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -281,6 +282,7 @@ json build_profile(const run_data& run) {
 void write_run(const run_data& run, const std::string& dir) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
+  const auto t0 = std::chrono::steady_clock::now();
   json profile = build_profile(run);
   {
     std::error_code ec;
@@ -293,9 +295,11 @@ void write_run(const run_data& run, const std::string& dir) {
     std::ifstream in(fs::path(dir) / "tuner.json");
     profile["tuner"] = json::parse(in, nullptr, false);
   }
-  std::ofstream(fs::path(dir) / "profile.json") << profile.dump(1) << "\n";
   const auto rules = load_rules(default_rule_dirs());
-  const auto findings = diagnose(profile, rules);
+  auto findings = diagnose(profile, rules);
+  profile["tool"] = run.tool;
+  profile["tool"]["profile_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::ofstream(fs::path(dir) / "profile.json") << profile.dump(1) << "\n";
   std::ofstream(fs::path(dir) / "findings.json") << findings_json(findings).dump(1) << "\n";
   std::ofstream(fs::path(dir) / "report.html") << html_report(profile, findings);
   std::fprintf(stderr, "libtoru_tune_pmpi: %s: %zu ranks, %.3f s, %zu finding(s); `toru-tune advise %s` explains\n",

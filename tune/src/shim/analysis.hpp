@@ -21,6 +21,7 @@ struct run_data {
   rootcause_result root_causes;         // regions as global site ids; critical_rank empty (ranks' "critical")
   double window_t0 = 0, window_t1 = 0;  // the timeline's window, seconds since the run's start
   nlohmann::json trace;                 // what became of the OTF2 trace
+  nlohmann::json tool;                  // rank 0's time in each phase of the finalize so far, s
 };
 
 /// Ranks whose timeline rows travel to rank 0 (a report shows no more usefully).

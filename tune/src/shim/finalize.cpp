@@ -142,7 +142,16 @@ void recorder::on_finalize() {
   int rank = 0, nranks = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  // The tool's own time at finalize, by phase (profile "tool"): what a user pays for the analysis.
+  json tool = json::object();
+  double mark = now();
+  auto phase = [&](const char* name) {
+    const double t = now();
+    tool[name] = t - mark;
+    mark = t;
+  };
   const double offset = clock_offset(*this, rank, nranks);
+  phase("clocks_s");
   const double wall = t_final - t_init;
 
   json me;
@@ -193,6 +202,7 @@ void recorder::on_finalize() {
   in.members = members;
   const replay_result rr = replay(in, MPI_COMM_WORLD);
   events = std::move(in.events);
+  phase("replay_s");
   for (std::size_t i = 0; i < rr.sites.size(); ++i) {
     const site_waits& w = rr.sites[i];
     json& j = js[i];
@@ -242,10 +252,12 @@ void recorder::on_finalize() {
       trace["note"] = e.what();
     }
   }
+  phase("trace_s");
 
   const std::string text = me.dump();
   std::vector<int> sizes, displs;
   const auto all_stats = gather_bytes(std::vector<char>(text.begin(), text.end()), rank, nranks, sizes, displs);
+  phase("gather_s");
   if (rank == 0) {
     run_data run;
     for (int i = 0; i < nranks; ++i) {
@@ -256,6 +268,7 @@ void recorder::on_finalize() {
     run.window_t0 = w0 - t_begin;
     run.window_t1 = end - t_begin;
     run.trace = std::move(trace);
+    run.tool = std::move(tool);
     try {
       write_run(run, dir);
     } catch (const std::exception& e) {
