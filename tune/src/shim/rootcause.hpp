@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Root causes of wait states (the delay analysis of Böhme et al., ICPP 2010) and the critical path,
 // from every rank's events on one clock. Pure computation: no MPI, tested on hand-made traces.
+// MPI_Finalize runs the same analysis in parallel (replay.hpp); this serial form is its reference.
 //
 // A compute region is the code between two consecutive recorded MPI calls of a rank (sites A, B).
 // A wait state (late sender, late receiver, wait at collective) of a victim rank v is caused by a
