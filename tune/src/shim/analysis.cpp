@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "rootcause.hpp"
+#include "symbols.hpp"
 #include "toru/tune/report.hpp"
 #include "toru/tune/rules.hpp"
 
@@ -22,37 +23,6 @@ namespace toru::tune::shim {
 namespace {
 
 using json = nlohmann::json;
-
-// (object, address) -> (function, "file:line"), one addr2line run per object.
-std::map<std::pair<std::string, std::uint64_t>, std::pair<std::string, std::string>> symbolise(
-    const std::map<std::string, std::vector<std::uint64_t>>& by_object) {
-  std::map<std::pair<std::string, std::uint64_t>, std::pair<std::string, std::string>> out;
-  for (const auto& [obj, addrs] : by_object) {
-    FILE* p = nullptr;
-    if (obj != "?" && !obj.empty() && obj.find('\'') == std::string::npos) {
-      std::string cmd = fmt::format("addr2line -C -f -e '{}'", obj);
-      for (auto a : addrs) cmd += fmt::format(" 0x{:x}", a);
-      cmd += " 2>/dev/null";
-      p = popen(cmd.c_str(), "r");
-    }
-    for (auto a : addrs) {
-      std::string fn = "??", loc = "??:0";
-      char buf[4096];
-      if (p && fgets(buf, sizeof buf, p)) {
-        fn = buf;
-        fn.erase(fn.find_last_not_of("\r\n") + 1);
-        if (fgets(buf, sizeof buf, p)) {
-          loc = buf;
-          loc.erase(loc.find_last_not_of("\r\n") + 1);
-          if (auto d = loc.find(" (discriminator"); d != std::string::npos) loc.erase(d);
-        }
-      }
-      out[{obj, a}] = {fn, loc};
-    }
-    if (p) pclose(p);
-  }
-  return out;
-}
 
 struct gsite {
   json info;  // function, object, offset, symbol, location
@@ -302,8 +272,12 @@ void write_run(const run_data& run, const std::string& dir) {
   std::ofstream(fs::path(dir) / "profile.json") << profile.dump(1) << "\n";
   std::ofstream(fs::path(dir) / "findings.json") << findings_json(findings).dump(1) << "\n";
   std::ofstream(fs::path(dir) / "report.html") << html_report(profile, findings);
-  std::fprintf(stderr, "libtoru_tune_pmpi: %s: %zu ranks, %.3f s, %zu finding(s); `toru-tune advise %s` explains\n",
-               dir.c_str(), run.ranks.size(), profile["wall"].get<double>(), findings.size(), dir.c_str());
+  double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& [k, v] : run.tool.items()) spent += v.get<double>();
+  std::fprintf(stderr,
+               "libtoru_tune_pmpi: %s: %zu ranks, %.3f s, %zu finding(s) (analysis and files at MPI_Finalize: %.3f s); "
+               "`toru-tune advise %s` explains\n",
+               dir.c_str(), run.ranks.size(), profile["wall"].get<double>(), findings.size(), spent, dir.c_str());
 }
 
 }  // namespace toru::tune::shim
