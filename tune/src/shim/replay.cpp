@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -452,36 +453,56 @@ class replayer {
   }
 
   // Round 4: a wait's weight (itself plus what later waits passed on to it) reaches its delayer
-  // once every later wait that passes to it has been weighed: latest first, one message per wait.
+  // once every later wait that passes to it has been weighed: latest first, in batches per delayer.
   void propagate() {
     std::vector<int> pending(waits_.size(), 0);
     std::vector<double> weight(waits_.size(), 1.0);
     for (const delayed& d : delayed_)
       for (int i : d.passes_to) ++pending[static_cast<std::size_t>(i)];
-    std::vector<m_msg> bufs(waits_.size());
+    // Weights travel in batches, one message per delayer for all that became ready together: a
+    // message per wait cost a latency each (10 ms of GROMACS' 21,000 events on 2 ranks).
+    std::vector<std::vector<m_msg>> outbox(static_cast<std::size_t>(n_));
+    std::deque<std::vector<m_msg>> sent;
     std::vector<MPI_Request> reqs;
-    reqs.reserve(waits_.size());
-    auto send = [&](int i) {
-      bufs[static_cast<std::size_t>(i)] = m_msg{i, 0, weight[static_cast<std::size_t>(i)]};
-      reqs.emplace_back();
-      PMPI_Isend(&bufs[static_cast<std::size_t>(i)], sizeof(m_msg), MPI_BYTE,
-                 waits_[static_cast<std::size_t>(i)].delayer.rank, tag_m, comm_, &reqs.back());
+    auto ready = [&](int i) {
+      outbox[static_cast<std::size_t>(waits_[static_cast<std::size_t>(i)].delayer.rank)].push_back(
+          m_msg{i, 0, weight[static_cast<std::size_t>(i)]});
+    };
+    auto flush = [&] {
+      for (int r = 0; r < n_; ++r) {
+        auto& box = outbox[static_cast<std::size_t>(r)];
+        if (box.empty()) continue;
+        sent.push_back(std::move(box));
+        box.clear();
+        reqs.emplace_back();
+        PMPI_Isend(sent.back().data(), static_cast<int>(sent.back().size() * sizeof(m_msg)), MPI_BYTE, r, tag_m, comm_,
+                   &reqs.back());
+      }
     };
     for (std::size_t i = 0; i < waits_.size(); ++i)
-      if (pending[i] == 0) send(static_cast<int>(i));
-    for (std::size_t got = 0; got < delayed_.size(); ++got) {
-      m_msg m{};
+      if (pending[i] == 0) ready(static_cast<int>(i));
+    flush();
+    std::vector<m_msg> batch;
+    for (std::size_t got = 0; got < delayed_.size();) {
       MPI_Status st;
-      PMPI_Recv(&m, sizeof m, MPI_BYTE, MPI_ANY_SOURCE, tag_m, comm_, &st);
-      const delayed& d = delayed_[delayed_index_.at({st.MPI_SOURCE, m.wait})];
-      for (auto [id, c] : d.direct) {
-        causes_[static_cast<std::size_t>(id)].caused += m.m * c;
-        attributed_ += m.m * c;
+      PMPI_Probe(MPI_ANY_SOURCE, tag_m, comm_, &st);
+      int bytes = 0;
+      PMPI_Get_count(&st, MPI_BYTE, &bytes);
+      batch.resize(static_cast<std::size_t>(bytes) / sizeof(m_msg));
+      PMPI_Recv(batch.data(), bytes, MPI_BYTE, st.MPI_SOURCE, tag_m, comm_, MPI_STATUS_IGNORE);
+      got += batch.size();
+      for (const m_msg& m : batch) {
+        const delayed& d = delayed_[delayed_index_.at({st.MPI_SOURCE, m.wait})];
+        for (auto [id, c] : d.direct) {
+          causes_[static_cast<std::size_t>(id)].caused += m.m * c;
+          attributed_ += m.m * c;
+        }
+        for (int i : d.passes_to) {
+          weight[static_cast<std::size_t>(i)] += d.share * m.m;
+          if (--pending[static_cast<std::size_t>(i)] == 0) ready(i);
+        }
       }
-      for (int i : d.passes_to) {
-        weight[static_cast<std::size_t>(i)] += d.share * m.m;
-        if (--pending[static_cast<std::size_t>(i)] == 0) send(i);
-      }
+      flush();
     }
     PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   }

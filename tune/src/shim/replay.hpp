@@ -9,7 +9,7 @@
 // states (late sender, late receiver, wait at collective) now sit on their victims; (3) each wait
 // goes to its delayer with the victim's compute since their previous synchronisation, and the
 // delayer shares it among its regions; (4) how much of each wait is passed on down a chain of
-// waits flows from the latest wait back (a DAG in time order, one message per wait); (5) the
+// waits flows from the latest wait back (a DAG in time order, batched per delayer); (5) the
 // critical path is walked backwards by a token; (6) the largest causes are merged by a reduction.
 #pragma once
 
