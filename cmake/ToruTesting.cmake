@@ -38,7 +38,8 @@ set(TORU_TEST_SKIP_CODE 77)
 set(TORU_SANITIZE_TIER
   core_agreement_test core_error_test comm_alltoall_test comm_split_phase_test comm_collective_errors_test
   fft_split_phase_test fft_collective_errors_test fft_batch_test train_cgdp_test train_data_parallel_test
-  stream_queue_test stream_flow_control_test stream_publisher_test swap_graph_test swap_plan_test)
+  stream_queue_test stream_flow_control_test stream_publisher_test swap_graph_test swap_plan_test
+  tune_replay_test)
 add_custom_target(toru_sanitize_tier)
 
 # toru_sanitize_tier_member(<target> <test>...): a program of the tier and the tests that run it.
