@@ -248,10 +248,10 @@ void trainer::impl::build() {
   images.resize(static_cast<std::size_t>(local * train_set->sample_elements()));
   labels.resize(static_cast<std::size_t>(local));
   if (o.accumulate > 1) accumulated.resize(static_cast<std::size_t>(m->parameter_count()));
-    // Building freed the imported graph's weights (an ONNX ViT-B/16's 343 MB, parsed, then copied
-    // into the model's graph and its parameters); glibc keeps freed heap pages resident until
-    // trimmed, and they would count in the run's peak for good.
 #ifdef __GLIBC__
+  // Building freed the imported graph's weights (an ONNX ViT-B/16's 343 MB, parsed, then copied
+  // into the model's graph and its parameters); glibc keeps freed heap pages resident until
+  // trimmed, and they would count in the run's peak for good.
   malloc_trim(0);
 #endif
 }
