@@ -12,18 +12,14 @@
 namespace toru::tune::shim {
 namespace {
 
-// As rootcause.cpp: waits below `tiny` do not move the critical path; a victim looks back at most
-// `max_back` events for its previous synchronisation with the delayer.
-constexpr double tiny = 1e-7;
-constexpr int max_back = 4096;
+using delay::blocking_send;
+using delay::is_poll;
+using delay::max_back;
+using delay::sync_type;
+using delay::tiny;
 constexpr int tag_m = 7101, tag_token = 7102;
 
-bool sync_type(ev_type t) {
-  return t == ev_type::send || t == ev_type::recv || t == ev_type::coll || t == ev_type::other_mpi;
-}
-bool is_poll(const event& e) { return e.type == ev_type::other_mpi && (e.func == f_iprobe || e.func == f_improbe); }
-bool blocking_send(std::uint16_t f) { return f == f_send || f == f_ssend; }
-
+// A collective instance's owner rank: any hash every rank computes alike.
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   return h * 0xff51afd7ed558ccdULL;

@@ -9,18 +9,10 @@
 namespace toru::tune::shim {
 namespace {
 
-// Waits shorter than this are clock noise: they neither cause a jump of the critical path nor count.
-constexpr double tiny = 1e-7;
-// How far back a victim's events are searched for its previous synchronisation with the delayer;
-// beyond it the interval starts at MPI_Init (the analysis stays linear on long traces).
-constexpr int max_back = 4096;
-
-// The first MPI_Iprobe or MPI_Improbe of a streak that found nothing (recorder::poll).
-bool is_poll(const event& e) { return e.type == ev_type::other_mpi && (e.func == f_iprobe || e.func == f_improbe); }
-
-bool sync_type(ev_type t) {
-  return t == ev_type::send || t == ev_type::recv || t == ev_type::coll || t == ev_type::other_mpi;
-}
+using delay::is_poll;
+using delay::max_back;
+using delay::sync_type;
+using delay::tiny;
 
 struct pos {
   int rank = -1, at = -1;
@@ -145,7 +137,7 @@ class analysis {
           }
           add_wait(rp, sp, late, entry + late);
         }
-        if (s.func == f_send || s.func == f_ssend) {
+        if (delay::blocking_send(s.func)) {
           const double lr = std::min(e.tpost, s.t1) - s.t0;
           const int post = last_at_or_before(rp.rank, e.tpost);
           if (lr > 0 && post >= 0) add_wait(sp, {rp.rank, post}, lr, s.t0 + lr);

@@ -19,6 +19,25 @@
 
 namespace toru::tune::shim {
 
+// What the serial analysis and the parallel replay (replay.hpp) share, so both read a trace alike.
+namespace delay {
+/// Waits shorter than this are clock noise: they neither cause a jump of the critical path nor count.
+inline constexpr double tiny = 1e-7;
+/// How far back a victim's events are searched for its previous synchronisation with the delayer;
+/// beyond it the interval starts at MPI_Init (the analysis stays linear on long traces).
+inline constexpr int max_back = 4096;
+/// The events that take part: messages, collectives and other MPI calls (not I/O, not toru's).
+inline bool sync_type(ev_type t) {
+  return t == ev_type::send || t == ev_type::recv || t == ev_type::coll || t == ev_type::other_mpi;
+}
+/// The first MPI_Iprobe or MPI_Improbe of a streak that found nothing (recorder::poll).
+inline bool is_poll(const event& e) {
+  return e.type == ev_type::other_mpi && (e.func == f_iprobe || e.func == f_improbe);
+}
+/// A send that waits for its receive to be posted (late receiver).
+inline bool blocking_send(std::uint16_t f) { return f == f_send || f == f_ssend; }
+}  // namespace delay
+
 /// A compute region of one rank: the code between call site `from` (-1: MPI_Init) and call site
 /// `to` (global site ids).
 struct region_key {
