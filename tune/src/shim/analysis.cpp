@@ -36,9 +36,8 @@ struct gsite {
 
 struct site_table {
   std::vector<gsite> sites;
-  std::map<std::string, int> index;
+  std::map<std::int64_t, int> by_id;      // global site id (finalize.cpp's, the replay's) -> index
   std::vector<std::vector<int>> of_rank;  // [rank][local] -> global
-  std::map<std::int64_t, int> by_id;      // replay's global site id -> index
 };
 
 site_table merge_sites(const std::vector<json>& ranks, const char* field) {
@@ -48,9 +47,7 @@ site_table merge_sites(const std::vector<json>& ranks, const char* field) {
   auto num = [](const json& s, const char* k) { return s.contains(k) ? s[k].get<double>() : 0.0; };
   for (std::size_t r = 0; r < n; ++r)
     for (const auto& s : ranks[r][field]) {
-      const std::string key = fmt::format("{}|{}|{}", s["function"].get<std::string>(), s["object"].get<std::string>(),
-                                          s["offset"].get<std::uint64_t>());
-      auto [it, fresh] = t.index.try_emplace(key, static_cast<int>(t.sites.size()));
+      auto [it, fresh] = t.by_id.try_emplace(s["id"].get<std::int64_t>(), static_cast<int>(t.sites.size()));
       if (fresh) {
         t.sites.emplace_back(n);
         t.sites.back().info = {{"function", s["function"]}, {"object", s["object"]}, {"offset", s["offset"]}};
@@ -67,7 +64,6 @@ site_table merge_sites(const std::vector<json>& ranks, const char* field) {
       g.caused_late_receiver += num(s, "caused_late_receiver");
       for (auto& [p, b] : s["partners"].items()) g.partners[std::stoi(p)] += b.get<double>();
       t.of_rank[r].push_back(it->second);
-      if (s.contains("id")) t.by_id[s["id"].get<std::int64_t>()] = it->second;
     }
   return t;
 }

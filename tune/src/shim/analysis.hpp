@@ -15,8 +15,9 @@
 namespace toru::tune::shim {
 
 struct run_data {
-  /// Every rank's statistics as on_finalize serialised them: its sites (each with its global "id"
-  /// and waits) and, for the first timeline_ranks ranks, its "timeline" row.
+  /// Every rank's statistics as on_finalize serialised them: its sites (each with its global "id",
+  /// by which they merge, and the MPI sites with their waits) and, for the first timeline_ranks ranks, its "timeline"
+  /// row.
   std::vector<nlohmann::json> ranks;
   rootcause_result root_causes;         // regions as global site ids; critical_rank empty (ranks' "critical")
   double window_t0 = 0, window_t1 = 0;  // the timeline's window, seconds since the run's start

@@ -69,7 +69,8 @@ json site_json(const site& s) {
           {"partners", partners}};
 }
 
-// The id every rank gives the same code (function, object, offset): no exchange needed.
+// The id every rank gives the same code (function, object, offset): no exchange needed; rank 0
+// merges the ranks' sites by it.
 std::int64_t global_id(const json& site) {
   const std::string key = fmt::format("{}|{}|{}", site["function"].get<std::string>(),
                                       site["object"].get<std::string>(), site["offset"].get<std::uint64_t>());
@@ -180,7 +181,11 @@ void recorder::on_finalize() {
     j["id"] = in.site_ids.back();
     js.push_back(std::move(j));
   }
-  for (const auto& st : io_sites) jio.push_back(site_json(st));
+  for (const auto& st : io_sites) {
+    json j = site_json(st);
+    j["id"] = global_id(j);
+    jio.push_back(std::move(j));
+  }
   std::vector<std::string> region_names;
   for (const auto& g : regions) {
     jr.push_back({{"name", g.name},
