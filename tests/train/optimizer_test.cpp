@@ -77,6 +77,38 @@ TEST(Optimizer, RestoredStateContinuesIdentically) {
   }
 }
 
+// The update on two threads splits the parameters in blocks (65,536 floats); every element must get
+// exactly the update a one-element optimizer computes for it, at the blocks' edges and in the
+// remainder too (a block skipped or run twice changes those elements).
+TEST(Optimizer, ThreadedUpdateEqualsEachElementAlone) {
+  const std::int64_t block = 65536, n = 3 * block + 101;
+  std::vector<float> p0(n);
+  std::vector<std::vector<float>> grads(3, std::vector<float>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    p0[i] = std::sin(0.001f * static_cast<float>(i));
+    for (std::size_t s = 0; s < grads.size(); ++s) grads[s][i] = std::cos(0.37f * static_cast<float>(i) + s);
+  }
+  const std::vector<std::int64_t> probe{0, 1, block - 1, block, block + 1, 2 * block - 1, 2 * block, 3 * block - 1,
+                                        3 * block, n - 2, n - 1};
+  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam, optimizer_kind::adamw}) {
+    SCOPED_TRACE(to_string(kind));
+    const optimizer_options o{.kind = kind, .lr = 0.01, .nesterov = kind == optimizer_kind::momentum,
+                              .weight_decay = 0.05};
+    optimizer big(o, n);
+    big.set_threads(2);
+    auto p = p0;
+    for (std::size_t s = 0; s < grads.size(); ++s) big.step(p, grads[s], 0.01 * (1 + static_cast<double>(s)));
+    for (const auto i : probe) {
+      optimizer one(o, 1);
+      std::vector<float> q{p0[i]};
+      for (std::size_t s = 0; s < grads.size(); ++s)
+        one.step(q, std::vector<float>{grads[s][i]}, 0.01 * (1 + static_cast<double>(s)));
+      EXPECT_EQ(p[i], q[0]) << "element " << i;
+    }
+  }
+  EXPECT_THROW(optimizer({}, 4).set_threads(-1), toru::error);
+}
+
 TEST(Optimizer, RejectsBadOptions) {
   auto msg = [](const optimizer_options& o) {
     try {
@@ -114,6 +146,25 @@ TEST(ClipGradNorm, MatchesTorch) {
       EXPECT_EQ(g, floats(c["grads"])) << "a norm below max_norm must leave them unchanged";
     }
   }
+}
+
+// The norm is summed per block, then over the blocks in order: equal at any thread count, and
+// within rounding of a long double sum.
+TEST(ClipGradNorm, ThreadedNormIsTheSameNorm) {
+  const std::size_t n = 5 * 65536 + 7;
+  std::vector<float> g(n);
+  long double want = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = std::cos(0.013f * static_cast<float>(i)) * (i % 3 == 0 ? 100.0f : 0.01f);
+    want += static_cast<long double>(g[i]) * g[i];
+  }
+  const double serial = grad_norm(g, 1);
+  EXPECT_EQ(grad_norm(g, 2), serial);
+  EXPECT_NEAR(serial, std::sqrt(static_cast<double>(want)), 1e-12 * serial);
+  auto a = g, b = g;
+  EXPECT_EQ(clip_grad_norm(a, 1.0, "max_norm", 2), clip_grad_norm(b, 1.0, "max_norm", 1));
+  EXPECT_EQ(a, b);
+  EXPECT_NEAR(grad_norm(a, 2), 1.0, 1e-6);
 }
 
 TEST(ClipGradNorm, RejectsBadMaxNorm) {

@@ -99,6 +99,7 @@ data_parallel::data_parallel(const comm::communicator& comm, std::span<const par
     for (int s = bk.first_slot; s <= bk.last_slot; ++s)
       bucket_of_slot_[static_cast<std::size_t>(s)] = static_cast<int>(i);
     auto& st = state_->b[i];
+    if (alone()) continue;  // no buffers: start() finishes the bucket where it lies
     if (!bk.contiguous) st.packed.resize(static_cast<std::size_t>(bk.count));
     if (options.algorithm == reduction::ordered) {
       st.counts.resize(static_cast<std::size_t>(nranks_));
@@ -153,6 +154,11 @@ float* bucket_data(std::span<float> grads, const gradient_bucket& bk, std::vecto
 void data_parallel::start(std::size_t i) {
   const auto& bk = buckets_[i];
   auto& st = state_->b[i];
+  if (alone()) {
+    mark_bucket(i);
+    st.phase = 4;
+    return;
+  }
   if (!bk.contiguous) {
     float* dst = st.packed.data();
     for (int s = bk.first_slot; s <= bk.last_slot; ++s) {
@@ -162,13 +168,7 @@ void data_parallel::start(std::size_t i) {
     }
   }
   float* data = bucket_data(grads_, bk, st.packed);
-  // A point event: the reduction runs asynchronously, so its start is what a profiler can place
-  // against backward (tune/'s trainer rules read it with train.comm_wait).
-  toru::events::mark("train.bucket", static_cast<std::uint64_t>(bk.count) * sizeof(float),
-                     space_ == memory_space::device         ? "nccl"
-                     : options_.algorithm == reduction::mpi ? "mpi"
-                                                            : "ordered",
-                     static_cast<double>(i));
+  mark_bucket(i);
   if (space_ == memory_space::device) {
     detail::nccl_average(*state_->nccl, data, bk.count);
   } else if (options_.algorithm == reduction::mpi) {
@@ -184,6 +184,16 @@ void data_parallel::start(std::size_t i) {
               "MPI_Ialltoallv");
   }
   st.phase = 1;
+}
+
+// A point event: the reduction runs asynchronously, so its start is what a profiler can place
+// against backward (tune/'s trainer rules read it with train.comm_wait).
+void data_parallel::mark_bucket(std::size_t i) const {
+  toru::events::mark("train.bucket", static_cast<std::uint64_t>(buckets_[i].count) * sizeof(float),
+                     space_ == memory_space::device         ? "nccl"
+                     : options_.algorithm == reduction::mpi ? "mpi"
+                                                            : "ordered",
+                     static_cast<double>(i));
 }
 
 // Moves bucket i on as far as it can without blocking (or to done when `wait`). Returns whether done.

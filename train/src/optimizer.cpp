@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "toru/train/optimizer.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -110,6 +113,11 @@ optimizer::optimizer(const optimizer_options& options, std::int64_t count) : opt
   state_.assign(static_cast<std::size_t>(words), 0.0f);
 }
 
+void optimizer::set_threads(int threads) {
+  expect(threads >= 0, "threads", ">= 0 (0: OpenMP's default)", std::to_string(threads));
+  threads_ = threads;
+}
+
 void optimizer::set_steps(std::int64_t steps) {
   expect(steps >= 0, "steps", ">= 0", std::to_string(steps));
   steps_ = steps;
@@ -166,22 +174,47 @@ void adam_step(float* __restrict p, const float* __restrict g, float* __restrict
   }
 }
 
-}  // namespace
-
-double grad_norm(std::span<const float> grads) {
+double sum_squares(const float* __restrict g, std::size_t n) {
   double sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (std::size_t i = 0; i < grads.size(); ++i) sum += static_cast<double>(grads[i]) * grads[i];
+  for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(g[i]) * g[i];
+  return sum;
+}
+
+// The passes over every parameter are memory-bound: fixed blocks spread over OpenMP's threads, as
+// PyTorch's elementwise kernels (at::parallel_for). Blocks do not depend on the thread count, so
+// neither do the results.
+constexpr std::size_t update_block = std::size_t{1} << 16;
+
+template <class F>
+void for_blocks(std::size_t n, int threads, F&& f) {
+  const std::size_t blocks = (n + update_block - 1) / update_block;
+  const int t = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1 && blocks > 1)
+  for (std::size_t b = 0; b < blocks; ++b) f(b * update_block, std::min(n, (b + 1) * update_block));
+}
+
+}  // namespace
+
+double grad_norm(std::span<const float> grads, int threads) {
+  // Per block, then the blocks in order: the same sum at any thread count.
+  std::vector<double> part((grads.size() + update_block - 1) / update_block);
+  for_blocks(grads.size(), threads,
+             [&](std::size_t lo, std::size_t hi) { part[lo / update_block] = sum_squares(grads.data() + lo, hi - lo); });
+  double sum = 0;
+  for (const double p : part) sum += p;
   return std::sqrt(sum);
 }
 
-double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument) {
+double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument, int threads) {
   expect(max_norm > 0 && !std::isnan(max_norm), argument, "a max_norm > 0", fmt::format("{}", max_norm));
-  const double norm = grad_norm(grads);
+  const double norm = grad_norm(grads, threads);
   // PyTorch 1.13: clip_coef = max_norm / (total_norm + 1e-6), clamped to at most 1 and multiplied
   // in float; a factor of exactly 1 changes nothing, so it is skipped.
   const double coef = max_norm / (norm + 1e-6);
-  if (coef < 1) scale(grads.data(), grads.size(), static_cast<float>(coef));
+  if (coef < 1)
+    for_blocks(grads.size(), threads,
+               [&](std::size_t lo, std::size_t hi) { scale(grads.data() + lo, hi - lo, static_cast<float>(coef)); });
   return norm;
 }
 
@@ -196,30 +229,37 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
   const auto neg_lr = static_cast<float>(-lr);
   switch (options_.kind) {
     case optimizer_kind::sgd:
-      sgd_step(params.data(), grads.data(), n, wd, neg_lr);
+      for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+        sgd_step(params.data() + lo, grads.data() + lo, hi - lo, wd, neg_lr);
+      });
       break;
     case optimizer_kind::momentum:
-      momentum_step(params.data(), grads.data(), state_.data(), n, wd, neg_lr, static_cast<float>(options_.momentum),
-                    steps_ == 0, options_.nesterov);
+      for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+        momentum_step(params.data() + lo, grads.data() + lo, state_.data() + lo, hi - lo, wd, neg_lr,
+                      static_cast<float>(options_.momentum), steps_ == 0, options_.nesterov);
+      });
       break;
     case optimizer_kind::adam:
     case optimizer_kind::adamw: {
       const bool decoupled = options_.kind == optimizer_kind::adamw;
       // AdamW (torch.optim.AdamW, 1.13): param.mul_(1 - lr * weight_decay), the factor in double
       // and rounded once, then Adam without the L2 term.
-      if (decoupled) scale(params.data(), n, static_cast<float>(1 - lr * options_.decay()));
+      const auto factor = static_cast<float>(1 - lr * options_.decay());
       const double step = static_cast<double>(steps_ + 1);
       const double bc1 = 1 - std::pow(options_.beta1, step);
       const double bc2 = 1 - std::pow(options_.beta2, step);
-      adam_step(params.data(), grads.data(), state_.data(), state_.data() + n, n,
-                {.wd = decoupled ? 0.0f : wd,
-                 .neg_step_size = static_cast<float>(-(lr / bc1)),
-                 .bc2_sqrt = static_cast<float>(std::sqrt(bc2)),
-                 .b1 = static_cast<float>(options_.beta1),
-                 .one_b1 = static_cast<float>(1 - options_.beta1),
-                 .b2 = static_cast<float>(options_.beta2),
-                 .one_b2 = static_cast<float>(1 - options_.beta2),
-                 .eps = static_cast<float>(options_.eps)});
+      const adam_scalars k{.wd = decoupled ? 0.0f : wd,
+                           .neg_step_size = static_cast<float>(-(lr / bc1)),
+                           .bc2_sqrt = static_cast<float>(std::sqrt(bc2)),
+                           .b1 = static_cast<float>(options_.beta1),
+                           .one_b1 = static_cast<float>(1 - options_.beta1),
+                           .b2 = static_cast<float>(options_.beta2),
+                           .one_b2 = static_cast<float>(1 - options_.beta2),
+                           .eps = static_cast<float>(options_.eps)};
+      for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+        if (decoupled) scale(params.data() + lo, hi - lo, factor);
+        adam_step(params.data() + lo, grads.data() + lo, state_.data() + lo, state_.data() + n + lo, hi - lo, k);
+      });
       break;
     }
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -149,7 +150,18 @@ void cpu_backend::accumulate(float* dst, const float* src, std::int64_t count) {
 }
 
 void cpu_backend::fill(float* dst, float value, std::int64_t count) {
+  set_threads();
+#pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) dst[i] = value;
+}
+
+void parallel_copy(void* dst, const void* src, std::size_t bytes) {
+  constexpr std::size_t chunk = std::size_t{1} << 18;
+  const std::size_t chunks = (bytes + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (std::size_t c = 0; c < chunks; ++c)
+    std::memcpy(static_cast<char*>(dst) + c * chunk, static_cast<const char*>(src) + c * chunk,
+                std::min(chunk, bytes - c * chunk));
 }
 
 relayout::relayout(cpu_backend& be, const md& from, const md& to, const std::string& what)
@@ -195,7 +207,7 @@ void relayout::finish(void* dst, void* workspace) {
 
 void relayout::run(const void* src, void* dst) {
   if (identity()) {
-    if (src != dst) std::memcpy(dst, src, from_.get_size());
+    if (src != dst) parallel_copy(dst, src, from_.get_size());
     return;
   }
   dnnl::memory a(from_, be_->eng, const_cast<void*>(src)), b(to_, be_->eng, dst);

@@ -52,6 +52,10 @@ class cpu_backend final : public backend {
   std::vector<md> layouts_;
 };
 
+/// memcpy over the calling thread's OpenMP threads (fixed chunks): activation gradients copied whole
+/// (an add's backward) are tens of MB, memory-bound, and a serial copy does not scale with threads.
+void parallel_copy(void* dst, const void* src, std::size_t bytes);
+
 /// Moves data between two layouts of one tensor with a cached reorder; no-op (pointer passed
 /// through) when they agree. The scratch buffer is its own (through the backend's device_memory),
 /// or, for one built by workspace_relayouts, a slice of the kernel's workspace: pass the call's

@@ -66,7 +66,7 @@ class add final : public cpu_kernel {
   }
   void backward(const backward_args& a) override {
     be_.set_threads();
-    if (a.d_in[0]) std::memcpy(a.d_in[0], a.d_out[0], in_md(0).get_size());
+    if (a.d_in[0]) parallel_copy(a.d_in[0], a.d_out[0], in_md(0).get_size());
     if (a.d_in[1]) db_.run(a.d_out[0], a.d_in[1]);
   }
   bool backward_reads_input(int) const override { return false; }

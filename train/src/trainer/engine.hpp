@@ -59,10 +59,11 @@ class engine {
   virtual std::string binding() const { return {}; }
 };
 
-/// Uses `dp` (which must outlive it) and an optimizer of its own; clips the averaged gradient to
-/// the global 2-norm `clip` where set (every rank clips the same gradient the same way).
+/// Uses `dp` (which must outlive it) and an optimizer of its own, its update on `threads` OpenMP
+/// threads (the model's; 0: OpenMP's default); clips the averaged gradient to the global 2-norm
+/// `clip` where set (every rank clips the same gradient the same way).
 std::unique_ptr<engine> make_allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count,
-                                              std::optional<double> clip);
+                                              std::optional<double> clip, int threads);
 /// Collective over comm: CGDP (host_update) or CGDP-sum on m, starting from `weights`.
 std::unique_ptr<engine> make_cgdp_engine(const comm::communicator& comm, model& m, std::span<const float> weights,
                                          const optimizer_options& o, const cgdp_options& co);

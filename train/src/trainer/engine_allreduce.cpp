@@ -19,8 +19,11 @@ double seconds_since(clock_type::time_point t0) {
 
 class allreduce_engine final : public engine {
  public:
-  allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count, std::optional<double> clip)
-      : dp_(dp), opt_(o, count), clip_(clip) {}
+  allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count, std::optional<double> clip,
+                   int threads)
+      : dp_(dp), opt_(o, count), clip_(clip), threads_(threads) {
+    opt_.set_threads(threads);
+  }
   engine_kind kind() const noexcept override { return engine_kind::allreduce; }
   void before_forward(model&) override {}
   void before_forward_op(int, model&) override {}
@@ -53,7 +56,7 @@ class allreduce_engine final : public engine {
     t.comm_wait = dp_.finish();
     const auto t3 = clock_type::now();
     // The averaged gradient is bit-identical on every rank, so is the norm and the clipping.
-    norm_ = clip_ ? clip_grad_norm(g, *clip_, "clip_grad_norm") : grad_norm(g);
+    norm_ = clip_ ? clip_grad_norm(g, *clip_, "clip_grad_norm", threads_) : grad_norm(g, threads_);
     opt_.step(m.parameter_data(), g, lr);
     m.parameters_changed();
     t.update = seconds_since(t3);
@@ -73,14 +76,15 @@ class allreduce_engine final : public engine {
   data_parallel& dp_;
   optimizer opt_;
   std::optional<double> clip_;
+  int threads_;
   double norm_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace
 
 std::unique_ptr<engine> make_allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count,
-                                              std::optional<double> clip) {
-  return std::make_unique<allreduce_engine>(dp, o, count, clip);
+                                              std::optional<double> clip, int threads) {
+  return std::make_unique<allreduce_engine>(dp, o, count, clip, threads);
 }
 
 }  // namespace toru::train::detail

@@ -74,7 +74,7 @@ void trainer::impl::choose_engine() {
                         .host_update = host_update,
                         .host_memory_bytes = static_cast<std::uint64_t>(o.host_memory_mib * (1 << 20))};
   };
-  eng = detail::make_allreduce_engine(*dp, o.optimizer, m->parameter_count(), o.clip_grad_norm);
+  eng = detail::make_allreduce_engine(*dp, o.optimizer, m->parameter_count(), o.clip_grad_norm, o.threads);
   if (on_device()) {
     eng = detail::make_cgdp_engine(comm, *m, m->parameter_data(), o.optimizer, cgdp_opts(true, chunk_layers));
     return;

@@ -100,6 +100,10 @@ class data_parallel {
  private:
   void start(std::size_t b);
   bool advance(std::size_t b, bool wait);
+  void mark_bucket(std::size_t b) const;
+  // One rank on the host: the average of one copy is the copy (x / 1 is exact), so buckets are
+  // finished where they lie, with no staging buffers (a second gradient-sized copy otherwise).
+  bool alone() const noexcept { return nranks_ == 1 && space_ == memory_space::host; }
 
   data_parallel_options options_;
   std::vector<parameter_slot> slots_;

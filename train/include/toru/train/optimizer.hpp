@@ -47,10 +47,11 @@ void validate(const optimizer_options& options);
 /// before clipping (torch.nn.utils.clip_grad_norm_ with norm_type 2: the factor
 /// max_norm / (norm + 1e-6), applied where it is below 1). The norm is accumulated in double.
 /// Throws errc::invalid_argument naming `argument` for max_norm <= 0 or not finite. max_norm
-/// infinite: no clipping, the norm only.
-double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument = "max_norm");
-/// The 2-norm of `grads`, accumulated in double.
-double grad_norm(std::span<const float> grads);
+/// infinite: no clipping, the norm only. `threads` as optimizer::set_threads.
+double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument = "max_norm",
+                      int threads = 1);
+/// The 2-norm of `grads`, accumulated in double (in fixed blocks, so equal at any `threads`).
+double grad_norm(std::span<const float> grads, int threads = 1);
 
 enum class schedule_kind { none, step, cosine };
 std::string_view to_string(schedule_kind kind) noexcept;
@@ -84,6 +85,12 @@ class optimizer {
   /// params -= update(grads) with learning rate `lr` (the scheduled one). Both spans hold count()
   /// floats. Increments steps().
   void step(std::span<float> params, std::span<const float> grads, double lr);
+  /// OpenMP threads for step()'s passes over the parameters (memory-bound; split in fixed blocks,
+  /// each element's arithmetic unchanged, so the result is the same at any count). 1, the default,
+  /// keeps them on the calling thread, as the CGDP host threads need (they share the cores with the
+  /// workers' compute); 0: OpenMP's default. Throws errc::invalid_argument for a negative count.
+  void set_threads(int threads);
+  int threads() const noexcept { return threads_; }
 
   /// Steps taken (Adam's bias correction; momentum's first step copies the gradient).
   std::int64_t steps() const noexcept { return steps_; }
@@ -97,6 +104,7 @@ class optimizer {
   optimizer_options options_;
   std::int64_t count_;
   std::int64_t steps_ = 0;
+  int threads_ = 1;
   std::vector<float> state_;
 };
 
