@@ -33,11 +33,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string hex_digest(std::span<const float> v) {
-  return fmt::format("{:016x}", static_cast<std::uint64_t>(toru::digest(std::string_view(
-                                    reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)))));
-}
-
 void progress_bar(std::int64_t epoch, std::int64_t epochs, std::int64_t step, std::int64_t steps, double loss,
                   double acc, double ips) {
   constexpr int width = 30;
@@ -287,7 +282,7 @@ int run(const settings& s, MPI_Comm world) {
                {"buckets", t.buckets()},
                {"reduction", std::string(tt::to_string(t.options().reduction))},
                {"parameters", t.model().parameter_count()},
-               {"weights_digest", hex_digest(t.weights())}};
+               {"weights_digest", fmt::format("{:016x}", t.weights_digest())}};
   summary["engine"] = std::string(tt::to_string(engine));
   if (cgdp) summary["chunks"] = tt::describe_chunking(t.chunk_sizes());
   if (const auto r = t.explain()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "toru/core/agreement.hpp"
 #include "toru/core/error.hpp"
 #include "toru/train/trainer.hpp"
 
@@ -126,6 +127,9 @@ TEST_P(TrainerResume, AcrossAnEpochBoundaryEqualsTheUninterruptedRun) {
     EXPECT_EQ(t.resumed_from(), saved);
     t.run();
     EXPECT_TRUE(t.weights() == straight);
+    // The digest reads the weights in place (CGDP: after the helpers' master copy came back).
+    EXPECT_EQ(t.weights_digest(), static_cast<std::uint64_t>(toru::digest(std::string_view(
+                                      reinterpret_cast<const char*>(straight.data()), straight.size() * 4))));
     EXPECT_TRUE(buffers(t) == straight_buffers);
     EXPECT_EQ(t.last_checkpoint(), dir.path / "checkpoint-10.toru");
   }

@@ -406,6 +406,17 @@ std::vector<float> trainer::weights() {
   return h;
 }
 
+std::uint64_t trainer::weights_digest() {
+  auto& s = *impl_;
+  const auto of = [](std::span<const float> w) {
+    return static_cast<std::uint64_t>(
+        toru::digest(std::string_view(reinterpret_cast<const char*>(w.data()), w.size_bytes())));
+  };
+  if (s.on_device()) return of(weights());
+  s.eng->sync_weights(*s.m);
+  return of(s.m->parameter_data());
+}
+
 const trainer_options& trainer::options() const noexcept { return impl_->o; }
 std::int64_t trainer::steps_done() const noexcept { return impl_->step; }
 std::int64_t trainer::total_steps() const noexcept { return impl_->total_steps; }

@@ -201,6 +201,9 @@ class trainer {
   void resume(const std::filesystem::path& path);
   /// Collective (CGDP's master weights come back from the host helpers): the current weights.
   std::vector<float> weights();
+  /// Collective: toru::digest (core/agreement.hpp) of the current weights' bytes, equal on every
+  /// rank; reads a host model's buffer in place (no copy of the weights).
+  std::uint64_t weights_digest();
   /// Collective: writes the trained model as ONNX (toru/train/onnx_export.hpp): options.onnx with
   /// its initializers replaced by the current weights and the batch-norm running statistics
   /// averaged over the ranks (rank order, as evaluate() uses them). Rank 0 writes; the same
