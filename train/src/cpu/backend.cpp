@@ -32,7 +32,7 @@ void cpu_backend::set_threads() const {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
-std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, const model_options&) {
+std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, const model_options& options) {
   if (graph_ != &g) {
     graph_ = &g;
     layouts_.assign(g.tensors.size(), md{});
@@ -46,8 +46,13 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   using a = dnnl::algorithm;
   if (t == "linear" || t == "Gemm" || t == "MatMul") return make_linear(*this, g, op);
   if (t == "conv" || t == "Conv") return make_conv(*this, g, op);
-  if (t == "batchnorm" || t == "BatchNormalization") return make_batchnorm(*this, g, op);
-  if (t == "relu" || t == "Relu") return make_eltwise(*this, g, op, a::eltwise_relu);
+  if (t == "batchnorm" || t == "BatchNormalization") return make_batchnorm(*this, g, op, fused_relu_of(g, op, options) >= 0);
+  if (t == "relu" || t == "Relu") {
+    const int x = o.inputs.empty() ? -1 : o.inputs[0];
+    const int producer = x < 0 ? -1 : g.tensors[static_cast<std::size_t>(x)].producer;
+    if (producer >= 0 && fused_relu_of(g, producer, options) == op) return make_fused_relu(*this, g, op);
+    return make_eltwise(*this, g, op, a::eltwise_relu);
+  }
   if (t == "gelu" || t == "Gelu") return make_eltwise(*this, g, op, a::eltwise_gelu_erf);
   if (t == "sigmoid" || t == "Sigmoid") return make_eltwise(*this, g, op, a::eltwise_logistic);
   if (t == "tanh" || t == "Tanh") return make_eltwise(*this, g, op, a::eltwise_tanh);

@@ -141,7 +141,14 @@ geometry make_geometry(const swap::op& o, const std::vector<std::int64_t>& in, c
 
 std::unique_ptr<kernel> make_linear(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_conv(cpu_backend& be, const swap::graph& g, int op);
-std::unique_ptr<kernel> make_batchnorm(cpu_backend& be, const swap::graph& g, int op);
+/// The ReLU op that batch-norm op `bn` runs inside itself (oneDNN's fuse_norm_relu: one pass
+/// instead of two forward and backward), or -1. Only where the batch norm's output is read by that
+/// ReLU alone, and with model_options::in_place_relu (read_tensor() of the batch norm's output
+/// then returns the ReLU's, as for a ReLU in place). The ReLU's own kernel passes data through.
+int fused_relu_of(const swap::graph& g, int bn, const model_options& options);
+std::unique_ptr<kernel> make_batchnorm(cpu_backend& be, const swap::graph& g, int op, bool fuse_relu);
+/// A ReLU run inside the batch norm before it: its input and its gradient passed through.
+std::unique_ptr<kernel> make_fused_relu(cpu_backend& be, const swap::graph& g, int op);
 std::unique_ptr<kernel> make_eltwise(cpu_backend& be, const swap::graph& g, int op, dnnl::algorithm alg,
                                      float alpha = 0, float beta = 0);
 std::unique_ptr<kernel> make_hardsigmoid(cpu_backend& be, const swap::graph& g, int op);

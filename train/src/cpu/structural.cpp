@@ -42,6 +42,25 @@ class reshape final : public cpu_kernel {
   relayout to_plain_, from_plain_;
 };
 
+// A ReLU its batch norm applied (fused_relu_of): the data passes through (nothing to do where the
+// model placed the output over the input), the gradient goes back unchanged (the batch norm's
+// backward applies the mask).
+class fused_relu final : public cpu_kernel {
+ public:
+  fused_relu(cpu_backend& be, const swap::graph& g, int op) : cpu_kernel(be, g, op) { set_out_md(0, in_md(0)); }
+  void forward(const forward_args& a) override {
+    be_.set_threads();
+    if (a.out[0] != a.in[0]) parallel_copy(a.out[0], a.in[0], in_md(0).get_size());
+  }
+  void backward(const backward_args& a) override {
+    if (!a.d_in[0]) return;
+    be_.set_threads();
+    parallel_copy(a.d_in[0], a.d_out[0], in_md(0).get_size());
+  }
+  bool backward_reads_input(int) const override { return false; }
+  bool backward_reads_output(int) const override { return false; }
+};
+
 // ---------------------------------------------------------------------------------------------
 // a + b of equal shapes, in a's layout.
 class add final : public cpu_kernel {
@@ -129,6 +148,9 @@ class concat final : public cpu_kernel {
 
 std::unique_ptr<kernel> make_reshape(cpu_backend& be, const swap::graph& g, int op) {
   return std::make_unique<reshape>(be, g, op);
+}
+std::unique_ptr<kernel> make_fused_relu(cpu_backend& be, const swap::graph& g, int op) {
+  return std::make_unique<fused_relu>(be, g, op);
 }
 std::unique_ptr<kernel> make_add(cpu_backend& be, const swap::graph& g, int op) {
   return std::make_unique<add>(be, g, op);
