@@ -97,7 +97,11 @@ TEST(Optimizer, ThreadedUpdateEqualsEachElementAlone) {
     optimizer big(o, n);
     big.set_threads(2);
     auto p = p0;
-    for (std::size_t s = 0; s < grads.size(); ++s) big.step(p, grads[s], 0.01 * (1 + static_cast<double>(s)));
+    for (std::size_t s = 0; s < grads.size(); ++s) {
+      double norm = -1;
+      big.step(p, grads[s], 0.01 * (1 + static_cast<double>(s)), &norm);
+      EXPECT_EQ(norm, grad_norm(grads[s], 1)) << "the norm from the update's pass";
+    }
     for (const auto i : probe) {
       optimizer one(o, 1);
       std::vector<float> q{p0[i]};

@@ -220,21 +220,30 @@ double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view 
 
 // PyTorch's `add(x, alpha=a)` runs a vectorised fused multiply-add on x86 (Vectorized::fmadd), hence
 // std::fma where it does; the other operations follow its expression order.
-void optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
+void optimizer::step(std::span<float> params, std::span<const float> grads, double lr, double* norm) {
   const auto n = static_cast<std::size_t>(count_);
   expect(params.size() == n, "params", fmt::format("{} floats", n), std::to_string(params.size()));
   expect(grads.size() == n, "grads", fmt::format("{} floats", n), std::to_string(grads.size()));
   expect(std::isfinite(lr) && lr > 0, "lr", "a finite learning rate > 0", fmt::format("{}", lr));
   const auto wd = static_cast<float>(options_.decay());
   const auto neg_lr = static_cast<float>(-lr);
+  // The norm from the same pass: each block's gradient is in cache when its update reads it. Same
+  // blocks and order as grad_norm(), so the same value.
+  std::vector<double> part(norm ? (n + update_block - 1) / update_block : 0);
+  const auto each_block = [&](auto&& update) {
+    for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+      if (norm) part[lo / update_block] = sum_squares(grads.data() + lo, hi - lo);
+      update(lo, hi);
+    });
+  };
   switch (options_.kind) {
     case optimizer_kind::sgd:
-      for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+      each_block([&](std::size_t lo, std::size_t hi) {
         sgd_step(params.data() + lo, grads.data() + lo, hi - lo, wd, neg_lr);
       });
       break;
     case optimizer_kind::momentum:
-      for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+      each_block([&](std::size_t lo, std::size_t hi) {
         momentum_step(params.data() + lo, grads.data() + lo, state_.data() + lo, hi - lo, wd, neg_lr,
                       static_cast<float>(options_.momentum), steps_ == 0, options_.nesterov);
       });
@@ -256,12 +265,17 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
                            .b2 = static_cast<float>(options_.beta2),
                            .one_b2 = static_cast<float>(1 - options_.beta2),
                            .eps = static_cast<float>(options_.eps)};
-      for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
+      each_block([&](std::size_t lo, std::size_t hi) {
         if (decoupled) scale(params.data() + lo, hi - lo, factor);
         adam_step(params.data() + lo, grads.data() + lo, state_.data() + lo, state_.data() + n + lo, hi - lo, k);
       });
       break;
     }
+  }
+  if (norm) {
+    double sum = 0;
+    for (const double p : part) sum += p;
+    *norm = std::sqrt(sum);
   }
   ++steps_;
 }

@@ -56,8 +56,12 @@ class allreduce_engine final : public engine {
     t.comm_wait = dp_.finish();
     const auto t3 = clock_type::now();
     // The averaged gradient is bit-identical on every rank, so is the norm and the clipping.
-    norm_ = clip_ ? clip_grad_norm(g, *clip_, "clip_grad_norm", threads_) : grad_norm(g, threads_);
-    opt_.step(m.parameter_data(), g, lr);
+    if (clip_) {
+      norm_ = clip_grad_norm(g, *clip_, "clip_grad_norm", threads_);
+      opt_.step(m.parameter_data(), g, lr);
+    } else {
+      opt_.step(m.parameter_data(), g, lr, &norm_);  // the reported norm from the update's pass
+    }
     m.parameters_changed();
     t.update = seconds_since(t3);
   }

@@ -83,8 +83,9 @@ class optimizer {
   std::int64_t count() const noexcept { return count_; }
 
   /// params -= update(grads) with learning rate `lr` (the scheduled one). Both spans hold count()
-  /// floats. Increments steps().
-  void step(std::span<float> params, std::span<const float> grads, double lr);
+  /// floats. Increments steps(). Where `norm` is given, also stores grad_norm(grads) there (the
+  /// same value, from the same pass over the gradient).
+  void step(std::span<float> params, std::span<const float> grads, double lr, double* norm = nullptr);
   /// OpenMP threads for step()'s passes over the parameters (memory-bound; split in fixed blocks,
   /// each element's arithmetic unchanged, so the result is the same at any count). 1, the default,
   /// keeps them on the calling thread, as the CGDP host threads need (they share the cores with the
