@@ -88,12 +88,12 @@ TEST(Optimizer, ThreadedUpdateEqualsEachElementAlone) {
     p0[i] = std::sin(0.001f * static_cast<float>(i));
     for (std::size_t s = 0; s < grads.size(); ++s) grads[s][i] = std::cos(0.37f * static_cast<float>(i) + s);
   }
-  const std::vector<std::int64_t> probe{0, 1, block - 1, block, block + 1, 2 * block - 1, 2 * block, 3 * block - 1,
-                                        3 * block, n - 2, n - 1};
+  const std::vector<std::int64_t> probe{
+      0, 1, block - 1, block, block + 1, 2 * block - 1, 2 * block, 3 * block - 1, 3 * block, n - 2, n - 1};
   for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam, optimizer_kind::adamw}) {
     SCOPED_TRACE(to_string(kind));
-    const optimizer_options o{.kind = kind, .lr = 0.01, .nesterov = kind == optimizer_kind::momentum,
-                              .weight_decay = 0.05};
+    const optimizer_options o{
+        .kind = kind, .lr = 0.01, .nesterov = kind == optimizer_kind::momentum, .weight_decay = 0.05};
     optimizer big(o, n);
     big.set_threads(2);
     auto p = p0;

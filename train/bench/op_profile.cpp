@@ -15,8 +15,8 @@
 #include <map>
 #include <random>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "toru/core/error.hpp"
@@ -59,9 +59,13 @@ int main(int argc, char** argv) {
   app.add_option("--model", name, "built-in model (toru-plan --list-models)")->capture_default_str();
   app.add_option("--onnx", onnx, "an ONNX file instead of --model")->check(CLI::ExistingFile);
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--image", image, "image height and width (built-in models)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--image", image, "image height and width (built-in models)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--threads", threads, "oneDNN/OpenMP threads")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--steps", steps, "timed steps (the medians are over these)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--steps", steps, "timed steps (the medians are over these)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--json", json, "print JSON instead of the table");
   CLI11_PARSE(app, argc, argv);
@@ -124,17 +128,24 @@ int main(int argc, char** argv) {
     const double step = median(step_s);
     memory.push_back({"end", rss_mib()});
     if (json) {
-      nlohmann::json j{{"model", onnx.empty() ? name : onnx}, {"batch", batch},         {"threads", threads},
-                       {"steps", steps},                      {"step_s", step},         {"forward_s", median(fwd_total)},
-                       {"backward_s", median(bwd_total)},     {"update_s", median(update_s)}};
+      nlohmann::json j{{"model", onnx.empty() ? name : onnx},
+                       {"batch", batch},
+                       {"threads", threads},
+                       {"steps", steps},
+                       {"step_s", step},
+                       {"forward_s", median(fwd_total)},
+                       {"backward_s", median(bwd_total)},
+                       {"update_s", median(update_s)}};
       for (const auto& r : rows) j["ops"].push_back({{"type", r.type}, {"forward_s", r.f}, {"backward_s", r.b}});
-      for (const auto& [when, mem] : memory) j["memory_mib"].push_back({{"after", when}, {"rss", mem.first}, {"peak", mem.second}});
+      for (const auto& [when, mem] : memory)
+        j["memory_mib"].push_back({{"after", when}, {"rss", mem.first}, {"peak", mem.second}});
       std::cout << j.dump(1) << "\n";
       return 0;
     }
-    fmt::print("{} batch {} threads {}: step {:.1f} ms (forward {:.1f}, backward {:.1f}, update {:.1f}), median of {}\n",
-               onnx.empty() ? name : onnx, batch, threads, 1e3 * step, 1e3 * median(fwd_total),
-               1e3 * median(bwd_total), 1e3 * median(update_s), steps);
+    fmt::print(
+        "{} batch {} threads {}: step {:.1f} ms (forward {:.1f}, backward {:.1f}, update {:.1f}), median of {}\n",
+        onnx.empty() ? name : onnx, batch, threads, 1e3 * step, 1e3 * median(fwd_total), 1e3 * median(bwd_total),
+        1e3 * median(update_s), steps);
     fmt::print("{:<16} {:>10} {:>10} {:>8}\n", "op type", "fwd ms", "bwd ms", "% step");
     for (const auto& r : rows)
       fmt::print("{:<16} {:>10.1f} {:>10.1f} {:>7.1f}%\n", r.type, 1e3 * r.f, 1e3 * r.b, 100 * (r.f + r.b) / step);

@@ -199,8 +199,9 @@ void for_blocks(std::size_t n, int threads, F&& f) {
 double grad_norm(std::span<const float> grads, int threads) {
   // Per block, then the blocks in order: the same sum at any thread count.
   std::vector<double> part((grads.size() + update_block - 1) / update_block);
-  for_blocks(grads.size(), threads,
-             [&](std::size_t lo, std::size_t hi) { part[lo / update_block] = sum_squares(grads.data() + lo, hi - lo); });
+  for_blocks(grads.size(), threads, [&](std::size_t lo, std::size_t hi) {
+    part[lo / update_block] = sum_squares(grads.data() + lo, hi - lo);
+  });
   double sum = 0;
   for (const double p : part) sum += p;
   return std::sqrt(sum);

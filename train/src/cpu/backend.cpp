@@ -46,7 +46,8 @@ std::unique_ptr<kernel> cpu_backend::make_kernel(const swap::graph& g, int op, c
   using a = dnnl::algorithm;
   if (t == "linear" || t == "Gemm" || t == "MatMul") return make_linear(*this, g, op);
   if (t == "conv" || t == "Conv") return make_conv(*this, g, op);
-  if (t == "batchnorm" || t == "BatchNormalization") return make_batchnorm(*this, g, op, fused_relu_of(g, op, options) >= 0);
+  if (t == "batchnorm" || t == "BatchNormalization")
+    return make_batchnorm(*this, g, op, fused_relu_of(g, op, options) >= 0);
   if (t == "relu" || t == "Relu") {
     const int x = o.inputs.empty() ? -1 : o.inputs[0];
     const int producer = x < 0 ? -1 : g.tensors[static_cast<std::size_t>(x)].producer;

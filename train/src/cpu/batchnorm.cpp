@@ -67,12 +67,10 @@ class batchnorm final : public cpu_kernel {
     const md& x = in_md(0);
     auto* st = static_cast<float*>(a.state);
     if (a.step.training) {
-      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, mem(x, a.in[0])},
-                                                 {DNNL_ARG_SCALE, mem(c, a.in[1])},
-                                                 {DNNL_ARG_SHIFT, mem(c, a.in[2])},
-                                                 {DNNL_ARG_MEAN, mem(c, st)},
-                                                 {DNNL_ARG_VARIANCE, mem(c, st + C_)},
-                                                 {DNNL_ARG_DST, mem(train_pd_.dst_desc(), a.out[0])}};
+      std::unordered_map<int, dnnl::memory> args{
+          {DNNL_ARG_SRC, mem(x, a.in[0])},      {DNNL_ARG_SCALE, mem(c, a.in[1])},
+          {DNNL_ARG_SHIFT, mem(c, a.in[2])},    {DNNL_ARG_MEAN, mem(c, st)},
+          {DNNL_ARG_VARIANCE, mem(c, st + C_)}, {DNNL_ARG_DST, mem(train_pd_.dst_desc(), a.out[0])}};
       if (workspace_bytes_) args.emplace(DNNL_ARG_WORKSPACE, mem(train_pd_.workspace_desc(), workspace(a.state)));
       exec(train_, args);
       wait();

@@ -48,8 +48,7 @@ void validate(const optimizer_options& options);
 /// max_norm / (norm + 1e-6), applied where it is below 1). The norm is accumulated in double.
 /// Throws errc::invalid_argument naming `argument` for max_norm <= 0 or not finite. max_norm
 /// infinite: no clipping, the norm only. `threads` as optimizer::set_threads.
-double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument = "max_norm",
-                      int threads = 1);
+double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument = "max_norm", int threads = 1);
 /// The 2-norm of `grads`, accumulated in double (in fixed blocks, so equal at any `threads`).
 double grad_norm(std::span<const float> grads, int threads = 1);
 
