@@ -127,6 +127,20 @@ std::vector<char> gather_bytes(const std::vector<char>& mine, int rank, int nran
   return all;
 }
 
+// Waits for every rank without spinning: the others sleep between tests while rank 0 writes the run
+// directory, so no waiting rank holds a core that rank 0 or the launcher needs (Open MPI's blocking
+// barrier polls; with as many ranks as cores that took rank 0's time).
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  PMPI_Ibarrier(comm, &req);
+  for (int done = 0;;) {
+    PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    const timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 std::string default_run_dir() {
   const std::string exe = std::filesystem::path(exe_path()).filename().string();
   return fmt::format("toru-tune.{}.{}", exe.empty() ? "run" : exe, static_cast<long>(getpid()));
@@ -280,7 +294,7 @@ void recorder::on_finalize() {
       std::fprintf(stderr, "libtoru_tune_pmpi: could not write the run directory %s: %s\n", dir.c_str(), e.what());
     }
   }
-  PMPI_Barrier(MPI_COMM_WORLD);
+  quiet_barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace toru::tune::shim
