@@ -190,7 +190,11 @@ template <class F>
 void for_blocks(std::size_t n, int threads, F&& f) {
   const std::size_t blocks = (n + update_block - 1) / update_block;
   const int t = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1 && blocks > 1)
+  if (t <= 1 || blocks <= 1) {
+    for (std::size_t b = 0; b < blocks; ++b) f(b * update_block, std::min(n, (b + 1) * update_block));
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(t)
   for (std::size_t b = 0; b < blocks; ++b) f(b * update_block, std::min(n, (b + 1) * update_block));
 }
 
