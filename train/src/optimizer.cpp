@@ -186,9 +186,18 @@ double sum_squares(const float* __restrict g, std::size_t n) {
 // neither do the results.
 constexpr std::size_t update_block = std::size_t{1} << 16;
 
+std::size_t blocks_of(std::size_t n) { return (n + update_block - 1) / update_block; }
+
+// The 2-norm from per-block sums of squares, added in block order.
+double norm_of(const std::vector<double>& part) {
+  double sum = 0;
+  for (const double p : part) sum += p;
+  return std::sqrt(sum);
+}
+
 template <class F>
 void for_blocks(std::size_t n, int threads, F&& f) {
-  const std::size_t blocks = (n + update_block - 1) / update_block;
+  const std::size_t blocks = blocks_of(n);
   const int t = threads > 0 ? threads : omp_get_max_threads();
   if (t <= 1 || blocks <= 1) {
     for (std::size_t b = 0; b < blocks; ++b) f(b * update_block, std::min(n, (b + 1) * update_block));
@@ -202,13 +211,11 @@ void for_blocks(std::size_t n, int threads, F&& f) {
 
 double grad_norm(std::span<const float> grads, int threads) {
   // Per block, then the blocks in order: the same sum at any thread count.
-  std::vector<double> part((grads.size() + update_block - 1) / update_block);
+  std::vector<double> part(blocks_of(grads.size()));
   for_blocks(grads.size(), threads, [&](std::size_t lo, std::size_t hi) {
     part[lo / update_block] = sum_squares(grads.data() + lo, hi - lo);
   });
-  double sum = 0;
-  for (const double p : part) sum += p;
-  return std::sqrt(sum);
+  return norm_of(part);
 }
 
 double clip_grad_norm(std::span<float> grads, double max_norm, std::string_view argument, int threads) {
@@ -234,7 +241,7 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
   const auto neg_lr = static_cast<float>(-lr);
   // The norm from the same pass: each block's gradient is in cache when its update reads it. Same
   // blocks and order as grad_norm(), so the same value.
-  std::vector<double> part(norm ? (n + update_block - 1) / update_block : 0);
+  std::vector<double> part(norm ? blocks_of(n) : 0);
   const auto each_block = [&](auto&& update) {
     for_blocks(n, threads_, [&](std::size_t lo, std::size_t hi) {
       if (norm) part[lo / update_block] = sum_squares(grads.data() + lo, hi - lo);
@@ -277,11 +284,7 @@ void optimizer::step(std::span<float> params, std::span<const float> grads, doub
       break;
     }
   }
-  if (norm) {
-    double sum = 0;
-    for (const double p : part) sum += p;
-    *norm = std::sqrt(sum);
-  }
+  if (norm) *norm = norm_of(part);
   ++steps_;
 }
 

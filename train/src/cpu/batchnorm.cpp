@@ -53,7 +53,7 @@ class batchnorm final : public cpu_kernel {
     }
   }
   // Batch mean, biased variance; the fused ReLU's mask after them (64-byte aligned: 2 C floats are).
-  std::int64_t state_bytes() const override { return (2 * C_ * 4 + 63) / 64 * 64 + workspace_bytes_; }
+  std::int64_t state_bytes() const override { return stats_bytes() + workspace_bytes_; }
   std::vector<buffer_spec> buffer_specs() const override {
     // Named after the graph's running-statistics tensors where it has them (ONNX: "bn1.running_mean").
     auto name = [&](int t, const char* suffix) { return t >= 0 ? g_.tensors[t].name : op().name + suffix; };
@@ -125,7 +125,8 @@ class batchnorm final : public cpu_kernel {
   bool backward_reads_output(int) const override { return false; }
 
  private:
-  void* workspace(void* state) const { return static_cast<char*>(state) + (2 * C_ * 4 + 63) / 64 * 64; }
+  std::int64_t stats_bytes() const { return (2 * C_ * 4 + 63) / 64 * 64; }
+  void* workspace(void* state) const { return static_cast<char*>(state) + stats_bytes(); }
 
   std::int64_t C_ = 0, count_ = 0, workspace_bytes_ = 0;
   float eps_ = 1e-5f, momentum_ = 0.1f;

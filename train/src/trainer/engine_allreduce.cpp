@@ -21,7 +21,7 @@ class allreduce_engine final : public engine {
  public:
   allreduce_engine(data_parallel& dp, const optimizer_options& o, std::int64_t count, std::optional<double> clip,
                    int threads)
-      : dp_(dp), opt_(o, count), clip_(clip), threads_(threads) {
+      : dp_(dp), opt_(o, count), clip_(clip) {
     opt_.set_threads(threads);
   }
   engine_kind kind() const noexcept override { return engine_kind::allreduce; }
@@ -57,7 +57,7 @@ class allreduce_engine final : public engine {
     const auto t3 = clock_type::now();
     // The averaged gradient is bit-identical on every rank, so is the norm and the clipping.
     if (clip_) {
-      norm_ = clip_grad_norm(g, *clip_, "clip_grad_norm", threads_);
+      norm_ = clip_grad_norm(g, *clip_, "clip_grad_norm", opt_.threads());
       opt_.step(m.parameter_data(), g, lr);
     } else {
       opt_.step(m.parameter_data(), g, lr, &norm_);  // the reported norm from the update's pass
@@ -80,7 +80,6 @@ class allreduce_engine final : public engine {
   data_parallel& dp_;
   optimizer opt_;
   std::optional<double> clip_;
-  int threads_;
   double norm_ = std::numeric_limits<double>::quiet_NaN();
 };
 
