@@ -26,7 +26,8 @@ class column_fft {
   /// sign: FFTW_FORWARD or FFTW_BACKWARD. scratch_in / scratch_out: planning buffers of
   /// blocks * n0 * w points each (the same buffer when in_place); FFTW_MEASURE overwrites them.
   /// tile_bytes: 0 chooses the tile (by the block's size under ESTIMATE, by timing under MEASURE);
-  /// tests and benchmarks may fix it.
+  /// tests and benchmarks may fix it, or ask with -1 for FFTW's strided plan of one block run per
+  /// block (MEASURE's third candidate), where the blocks are worth tiling.
   column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
              cpx* scratch_in, cpx* scratch_out, std::int64_t tile_bytes = 0);
   ~column_fft();
@@ -53,6 +54,7 @@ class column_fft {
   cpx* tile_ = nullptr;                                           // n0 x c points, SIMD-aligned (fftw_malloc)
   typename api::plan tile_plan_ = nullptr, rest_plan_ = nullptr;  // c columns; the last w % c
   typename api::plan strided_ = nullptr, strided_unaligned_ = nullptr;
+  std::int64_t strided_blocks_ = 0;  // blocks per execute of the strided plan: 1 or all
   int strided_in_align_ = 0, strided_out_align_ = 0;
 };
 

@@ -66,6 +66,9 @@ struct candidate {
   bool applicable = false;
   std::string why;  // why not, when not applicable
   double cost = 0;  // seconds, model estimate per forward transform
+  // Why MEASURE leaves it untimed (empty: timed): where the model says it can only be slower than
+  // a twin that is timed, timing it would be plan time spent on a foregone answer.
+  std::string untimed;
 };
 
 std::vector<candidate> strategy_table(const plan_facts& f);
@@ -104,8 +107,9 @@ inline constexpr std::size_t runoff_finalists = 3;
 inline constexpr int runoff_figures = 3;
 
 /// Collective: times the applicable candidates (time(i) is collective; a figure is the max over
-/// ranks) under the protocol above and returns fastest()'s pick; `seconds` receives each applicable
-/// candidate's deciding figure (the median for finalists, the one figure for the rest).
+/// ranks) under the protocol above and returns fastest()'s pick; `seconds` receives each timed
+/// candidate's deciding figure (the median for finalists, the one figure for the rest; 0 for a
+/// candidate left untimed: `candidate::untimed`).
 int timed_choice(MPI_Comm comm, const std::vector<candidate>& table, const std::function<double(int)>& time,
                  std::vector<double>& seconds);
 

@@ -92,7 +92,7 @@ int measured_choice(MPI_Comm comm, const std::string& key, const std::vector<can
   // export_wisdom() holds it.
   json times = json::object();
   for (std::size_t i = 0; i < table.size(); ++i)
-    if (table[i].applicable) times[table[i].s.name()] = worst[i];
+    if (table[i].applicable && worst[i] > 0) times[table[i].s.name()] = worst[i];
   // Rank 0 re-reads the file first (another process may have written since), so that the whole
   // store written back below keeps those entries and this one.
   const bool write = !path.empty() && rank == 0;
