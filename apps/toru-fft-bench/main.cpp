@@ -64,6 +64,7 @@ struct settings {
   bool candidates = false;  // also time every other applicable candidate of toru's table, forced
   bool r2c = true;          // a 3D r2c row after each c2c row
   bool limit = false;       // --peers fftw-threads: FFTW's threaded transform on rank 0, the others parked
+  std::string limit_wisdom;  // FFTW wisdom file for the limit's plans (read before, written after planning)
 };
 
 double median(std::vector<double> v) {
@@ -292,6 +293,20 @@ double max_over_ranks(double v) {
   return m;
 }
 
+// FFTW's process-wide wisdom set aside for the scope's life and put back after it, without what
+// was learnt meanwhile.
+struct wisdom_aside {
+  char* saved = fftw_export_wisdom_to_string();
+  wisdom_aside() { fftw_forget_wisdom(); }
+  ~wisdom_aside() {
+    fftw_forget_wisdom();
+    if (saved) fftw_import_wisdom_from_string(saved);
+    fftw_free(saved);
+  }
+  wisdom_aside(const wisdom_aside&) = delete;
+  wisdom_aside& operator=(const wisdom_aside&) = delete;
+};
+
 // The shared-memory limit (--peers fftw-threads): FFTW's threaded transform of the whole array on
 // rank 0 with as many threads as ranks, planned with the bench's flag. Every step that keeps rank 0
 // busy (planning, the timed call, the check) ends in park(), so that the other ranks sleep instead
@@ -301,6 +316,7 @@ struct limit_peer {
   std::vector<cpx> saved;
   contender c;
   bool enabled = false;
+  bool from_wisdom = false;  // rank 0: the limit's plan came from --limit-wisdom (no plan time)
 
   limit_peer(const settings& s, toru::apps::peer_kind kind, std::array<std::int64_t, 3> n, int P, int rank,
              const std::function<cpx(std::int64_t)>& input) {
@@ -308,7 +324,30 @@ struct limit_peer {
     if (!enabled) return;
     std::exception_ptr failed;
     if (rank == 0) try {
-        peer = std::make_unique<toru::apps::fftw_threads_peer>(kind, n, P, s.measure ? FFTW_MEASURE : FFTW_ESTIMATE);
+        // The limit plans from FFTW's wisdom of nothing (or of the file alone), and the process
+        // keeps none of it: its plan time is FFTW's from scratch, as toru's is, and neither toru
+        // nor FFTW-MPI planned later in this run profits from the limit's plans.
+        const wisdom_aside aside;
+        const unsigned flags = s.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+        if (!s.limit_wisdom.empty()) {
+          // FFTW's own idiom: a plan the file already holds is made at once (FFTW_WISDOM_ONLY),
+          // else planned in full and the file rewritten. FFTW's MEASURE of a 2^22 1D transform
+          // takes about 9 minutes on the 2-core VM; its plan time is reported only when planned.
+          toru::apps::import_fftw_wisdom(s.limit_wisdom.c_str());  // a missing file holds nothing
+          try {
+            peer = std::make_unique<toru::apps::fftw_threads_peer>(kind, n, P, flags | FFTW_WISDOM_ONLY);
+            from_wisdom = true;
+          } catch (const toru::error&) {
+          }
+        }
+        if (!peer) {
+          if (s.measure && !s.json)
+            fmt::print(stderr, "toru-fft-bench: planning the limit with FFTW_MEASURE ({} threads; minutes for a large "
+                       "1D transform; --limit-wisdom FILE keeps the plan)\n", P);
+          peer = std::make_unique<toru::apps::fftw_threads_peer>(kind, n, P, flags);
+          if (!s.limit_wisdom.empty() && !toru::apps::export_fftw_wisdom(s.limit_wisdom.c_str()))
+            throw toru::error(toru::errc::io, "--limit-wisdom: cannot write FFTW's wisdom to " + s.limit_wisdom);
+        }
         saved.resize(peer->in_count());
         for (std::int64_t i = 0; i < peer->in_count(); ++i) saved[i] = input(i);
       } catch (...) {
@@ -357,7 +396,9 @@ struct limit_peer {
     for (std::size_t i = 0; i < c.times.size() && i < toru.times.size(); ++i) r.push_back(toru.times[i] / c.times[i]);
     const auto [rlo, rhi] = std::minmax_element(r.begin(), r.end());
     double plan_s = peer ? peer->plan_seconds() : 0;
+    int wisdom = from_wisdom;
     MPI_Bcast(&plan_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&wisdom, 1, MPI_INT, 0, MPI_COMM_WORLD);
     int threads = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &threads);
     row["limit"] = "fftw-threads";
@@ -365,7 +406,8 @@ struct limit_peer {
     row["limit_median_s"] = median(c.times);
     row["limit_min_s"] = *lo;
     row["limit_max_s"] = *hi;
-    row["limit_plan_s"] = plan_s;
+    row["limit_plan_s"] = wisdom ? json(nullptr) : json(plan_s);  // from wisdom: not planned here
+    row["limit_plan_from_wisdom"] = wisdom != 0;
     row["ratio_to_limit"] = median(toru.times) / median(c.times);
     row["ratio_to_limit_min"] = *rlo;
     row["ratio_to_limit_max"] = *rhi;
@@ -760,10 +802,12 @@ int run(const settings& s) {
     if (r.contains("ratio_to_limit"))
       fmt::print(
           "{:<34} limit (FFTW {} threads, one process) {:>9.4f} s ({:.4f}-{:.4f}) | toru/limit {:.3f} "
-          "({:.3f}-{:.3f}) | plan: toru {:.3f} s, FFTW threads {:.3f} s | err {:.1e}\n",
+          "({:.3f}-{:.3f}) | plan: toru {:.3f} s, FFTW threads {} | err {:.1e}\n",
           "", r["limit_threads"].get<int>(), num("limit_median_s"), num("limit_min_s"), num("limit_max_s"),
           num("ratio_to_limit"), num("ratio_to_limit_min"), num("ratio_to_limit_max"), num("toru_plan_s"),
-          num("limit_plan_s"), num("limit_max_rel_error"));
+          r["limit_plan_s"].is_null() ? std::string("n/a (from --limit-wisdom)")
+                                      : fmt::format("{:.3f} s", num("limit_plan_s")),
+          num("limit_max_rel_error"));
     if (r.contains("candidates")) {
       std::string line;
       for (const auto& [name, t] : r["candidates"].items())
@@ -844,6 +888,9 @@ int main(int argc, char** argv) {
                  "and both plan times; none: not; auto (default): fftw-threads when all ranks share one node")
       ->check(CLI::IsMember({"auto", "fftw-threads", "none"}))
       ->capture_default_str();
+  app.add_option("--limit-wisdom", s.limit_wisdom,
+                 "FFTW wisdom file for the limit's plans: read before planning, written after; a plan found "
+                 "there is not planned again (its plan time reads n/a, JSON limit_plan_s null)");
   app.add_flag("--json", s.json, "print JSON (one object per size) instead of a table");
   app.add_option("--trace", s.trace,
                  "write toru's events (per chunk of every exchange) of the default plan's transforms to "

@@ -13,6 +13,23 @@
 
 namespace toru::apps {
 
+namespace {
+void init_threads() {
+  static std::once_flag init;
+  std::call_once(init, [] { toru::expect(fftw_init_threads() != 0, "fftw_init_threads", "success", "failure"); });
+}
+}  // namespace
+
+bool import_fftw_wisdom(const char* path) {
+  init_threads();
+  return fftw_import_wisdom_from_filename(path) != 0;
+}
+
+bool export_fftw_wisdom(const char* path) {
+  init_threads();
+  return fftw_export_wisdom_to_filename(path) != 0;
+}
+
 struct fftw_threads_peer::impl {
   fftw_plan plan = nullptr;
   void* in = nullptr;
@@ -31,8 +48,7 @@ fftw_threads_peer::fftw_threads_peer(peer_kind kind, std::array<std::int64_t, 3>
   toru::expect(howmany >= 1, "howmany", "at least 1", std::to_string(howmany));
   const int dims = kind == peer_kind::c2c_1d ? 1 : 3;
   for (int a = 0; a < dims; ++a) toru::expect(n[a] >= 1, "n", "extents >= 1", std::to_string(n[a]));
-  static std::once_flag init;
-  std::call_once(init, [] { toru::expect(fftw_init_threads() != 0, "fftw_init_threads", "success", "failure"); });
+  init_threads();
   const std::int64_t total = dims == 1 ? n[0] : n[0] * n[1] * n[2];
   const std::int64_t field_out = kind == peer_kind::r2c_3d ? n[0] * n[1] * (n[2] / 2 + 1) : total;
   in_count_ = total * howmany;

@@ -54,6 +54,13 @@ class fftw_threads_peer {
   std::int64_t in_count_ = 0, out_count_ = 0;
 };
 
+/// FFTW's wisdom for these plans (fftw_import/export_wisdom_from/to_filename), after FFTW's threads
+/// are initialised: FFTW drops threaded plans from wisdom imported before fftw_init_threads.
+/// Import: false when the file is missing or unreadable (it then holds nothing). Export: false when
+/// the file cannot be written.
+bool import_fftw_wisdom(const char* path);
+bool export_fftw_wisdom(const char* path);
+
 /// Collective over comm: returns on every rank once every rank has called it. Polls a non-blocking
 /// barrier with short sleeps instead of blocking in MPI_Barrier, whose progress engine (Open MPI)
 /// spins on a core: while one rank runs FFTW's threads on all of the node's cores, the waiting ranks
