@@ -332,7 +332,7 @@ struct limit_peer {
         if (!s.limit_wisdom.empty()) {
           // FFTW's own idiom: a plan the file already holds is made at once (FFTW_WISDOM_ONLY),
           // else planned in full and the file rewritten. FFTW's MEASURE of a 2^22 1D transform
-          // takes about 9 minutes on the 2-core VM; its plan time is reported only when planned.
+          // took 174 s on the quiet 2-core VM; its plan time is reported only when planned.
           toru::apps::import_fftw_wisdom(s.limit_wisdom.c_str());  // a missing file holds nothing
           try {
             peer = std::make_unique<toru::apps::fftw_threads_peer>(kind, n, P, flags | FFTW_WISDOM_ONLY);
