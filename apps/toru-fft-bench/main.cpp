@@ -60,10 +60,10 @@ struct settings {
   std::string torus;
   double node_gflops = 10;
   bool json = false;
-  std::string trace;        // directory for the per-rank event traces of toru's default plan
-  bool candidates = false;  // also time every other applicable candidate of toru's table, forced
-  bool r2c = true;          // a 3D r2c row after each c2c row
-  bool limit = false;       // --peers fftw-threads: FFTW's threaded transform on rank 0, the others parked
+  std::string trace;         // directory for the per-rank event traces of toru's default plan
+  bool candidates = false;   // also time every other applicable candidate of toru's table, forced
+  bool r2c = true;           // a 3D r2c row after each c2c row
+  bool limit = false;        // --peers fftw-threads: FFTW's threaded transform on rank 0, the others parked
   std::string limit_wisdom;  // FFTW wisdom file for the limit's plans (read before, written after planning)
 };
 
@@ -342,8 +342,10 @@ struct limit_peer {
         }
         if (!peer) {
           if (s.measure && !s.json)
-            fmt::print(stderr, "toru-fft-bench: planning the limit with FFTW_MEASURE ({} threads; minutes for a large "
-                       "1D transform; --limit-wisdom FILE keeps the plan)\n", P);
+            fmt::print(stderr,
+                       "toru-fft-bench: planning the limit with FFTW_MEASURE ({} threads; minutes for a large "
+                       "1D transform; --limit-wisdom FILE keeps the plan)\n",
+                       P);
           peer = std::make_unique<toru::apps::fftw_threads_peer>(kind, n, P, flags);
           if (!s.limit_wisdom.empty() && !toru::apps::export_fftw_wisdom(s.limit_wisdom.c_str()))
             throw toru::error(toru::errc::io, "--limit-wisdom: cannot write FFTW's wisdom to " + s.limit_wisdom);
