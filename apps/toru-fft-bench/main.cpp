@@ -293,20 +293,6 @@ double max_over_ranks(double v) {
   return m;
 }
 
-// FFTW's process-wide wisdom set aside for the scope's life and put back after it, without what
-// was learnt meanwhile.
-struct wisdom_aside {
-  char* saved = fftw_export_wisdom_to_string();
-  wisdom_aside() { fftw_forget_wisdom(); }
-  ~wisdom_aside() {
-    fftw_forget_wisdom();
-    if (saved) fftw_import_wisdom_from_string(saved);
-    fftw_free(saved);
-  }
-  wisdom_aside(const wisdom_aside&) = delete;
-  wisdom_aside& operator=(const wisdom_aside&) = delete;
-};
-
 // The shared-memory limit (--peers fftw-threads): FFTW's threaded transform of the whole array on
 // rank 0 with as many threads as ranks, planned with the bench's flag. Every step that keeps rank 0
 // busy (planning, the timed call, the check) ends in park(), so that the other ranks sleep instead
@@ -327,7 +313,7 @@ struct limit_peer {
         // The limit plans from FFTW's wisdom of nothing (or of the file alone), and the process
         // keeps none of it: its plan time is FFTW's from scratch, as toru's is, and neither toru
         // nor FFTW-MPI planned later in this run profits from the limit's plans.
-        const wisdom_aside aside;
+        const toru::apps::fftw_wisdom_aside aside;
         const unsigned flags = s.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
         if (!s.limit_wisdom.empty()) {
           // FFTW's own idiom: a plan the file already holds is made at once (FFTW_WISDOM_ONLY),

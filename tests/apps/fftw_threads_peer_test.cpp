@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <cstdio>
 #include <numbers>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -107,6 +110,32 @@ double thread_cpu_seconds() {
 
 // While rank 0 is busy (here: asleep for 0.4 s), the others wait in park() and must leave their
 // cores alone: MPI_Barrier would spin on them for the whole 0.4 s.
+// The limit plans with the process's wisdom set aside: inside the scope FFTW knows nothing it
+// learnt before (a wisdom-only plan fails), after it everything is back, and the scope's own plans
+// are forgotten; a wisdom file written inside holds the scope's plans and reads back into a scope.
+TEST(fftw_threads_peer, wisdom_aside_hides_and_restores_the_process_wisdom) {
+  const std::array<std::int64_t, 3> before{15, 1, 1}, inside{21, 1, 1};
+  fftw_threads_peer learnt(peer_kind::c2c_1d, before, 2, FFTW_MEASURE);
+  EXPECT_NO_THROW(fftw_threads_peer(peer_kind::c2c_1d, before, 2, FFTW_MEASURE | FFTW_WISDOM_ONLY));
+  const std::string file = ::testing::TempDir() + "fftw_wisdom_aside_" + std::to_string(::getpid()) + ".wis";
+  {
+    const toru::apps::fftw_wisdom_aside aside;
+    EXPECT_THROW(fftw_threads_peer(peer_kind::c2c_1d, before, 2, FFTW_MEASURE | FFTW_WISDOM_ONLY), toru::error);
+    fftw_threads_peer planned(peer_kind::c2c_1d, inside, 2, FFTW_MEASURE);
+    EXPECT_TRUE(toru::apps::export_fftw_wisdom(file.c_str()));
+  }
+  EXPECT_NO_THROW(fftw_threads_peer(peer_kind::c2c_1d, before, 2, FFTW_MEASURE | FFTW_WISDOM_ONLY));
+  EXPECT_THROW(fftw_threads_peer(peer_kind::c2c_1d, inside, 2, FFTW_MEASURE | FFTW_WISDOM_ONLY), toru::error);
+  {
+    const toru::apps::fftw_wisdom_aside aside;
+    EXPECT_TRUE(toru::apps::import_fftw_wisdom(file.c_str()));
+    EXPECT_NO_THROW(fftw_threads_peer(peer_kind::c2c_1d, inside, 2, FFTW_MEASURE | FFTW_WISDOM_ONLY));
+    EXPECT_THROW(fftw_threads_peer(peer_kind::c2c_1d, before, 2, FFTW_MEASURE | FFTW_WISDOM_ONLY), toru::error);
+  }
+  EXPECT_FALSE(toru::apps::import_fftw_wisdom((file + ".missing").c_str()));
+  std::remove(file.c_str());
+}
+
 TEST(fftw_threads_peer, park_waits_without_spinning) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

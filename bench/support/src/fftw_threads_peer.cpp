@@ -30,6 +30,14 @@ bool export_fftw_wisdom(const char* path) {
   return fftw_export_wisdom_to_filename(path) != 0;
 }
 
+fftw_wisdom_aside::fftw_wisdom_aside() : saved_(fftw_export_wisdom_to_string()) { fftw_forget_wisdom(); }
+
+fftw_wisdom_aside::~fftw_wisdom_aside() {
+  fftw_forget_wisdom();
+  if (saved_) fftw_import_wisdom_from_string(saved_);
+  fftw_free(saved_);
+}
+
 struct fftw_threads_peer::impl {
   fftw_plan plan = nullptr;
   void* in = nullptr;

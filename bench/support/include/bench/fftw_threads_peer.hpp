@@ -61,6 +61,19 @@ class fftw_threads_peer {
 bool import_fftw_wisdom(const char* path);
 bool export_fftw_wisdom(const char* path);
 
+/// FFTW's process-wide wisdom set aside for the scope's life and put back after it, without what
+/// was learnt meanwhile: plans made inside start from nothing (or from what the scope imports).
+class fftw_wisdom_aside {
+ public:
+  fftw_wisdom_aside();
+  ~fftw_wisdom_aside();
+  fftw_wisdom_aside(const fftw_wisdom_aside&) = delete;
+  fftw_wisdom_aside& operator=(const fftw_wisdom_aside&) = delete;
+
+ private:
+  char* saved_ = nullptr;
+};
+
 /// Collective over comm: returns on every rank once every rank has called it. Polls a non-blocking
 /// barrier with short sleeps instead of blocking in MPI_Barrier, whose progress engine (Open MPI)
 /// spins on a core: while one rank runs FFTW's threads on all of the node's cores, the waiting ranks
