@@ -12,6 +12,7 @@
 
 #include "common.hpp"
 #include "divisors.hpp"
+#include "six_step_direct_step.hpp"
 #include "split.hpp"
 #include "toru/core/agreement.hpp"
 #include "toru/core/mpi.hpp"
@@ -117,6 +118,35 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   facts.exchanges = natural ? 3 : 2;
   facts.wire_seconds = torus_wire_seconds(*comm_, facts.exchange_bytes, opts.algorithm).alltoall;
   facts.fft_flops = 5 * static_cast<double>(n) * std::log2(std::max(static_cast<double>(n), 2.0)) / P;
+  // The direct window (six_step_direct_step): copy in, two tile passes, copy out in natural order
+  // (2 copies of B each); the transposed order saves the copy on its side.
+  facts.direct_1d_copies = natural ? 8 : 6;
+  // Its node arrays, allocated (or found in the communicator's cache) only where it can be chosen,
+  // as plan3d does: MEASURE times it, TORU_FFT_STRATEGY forces it, ESTIMATE where the model
+  // takes it. Every rank decides the same: the facts are agreed.
+  const node_array *a_array = nullptr, *b_array = nullptr;
+  const bool direct_applies =
+      facts.one_node && opts.path != exchange_path::alltoall && !facts.algorithm_forced && !facts.torus_described;
+  const auto allocate_arrays = [&] {
+    const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
+    a_array = shared_array(comm_->mpi(), bytes(rowsA * n2));
+    b_array = shared_array(comm_->mpi(), bytes(rowsB * n1));
+    facts.direct_possible = a_array && b_array;
+  };
+  const strategy direct_strategy{.window = true, .direct = true};
+  if (direct_applies && ((opts.planner == effort::measure && !device) || facts.forced_name == direct_strategy.name())) {
+    allocate_arrays();
+  } else if (direct_applies) {
+    facts.direct_possible = true;  // provisionally: allocated only if the model takes it
+    const auto provisional = strategy_table(facts);
+    const int pick = cheapest(provisional);
+    if (pick >= 0 && provisional[pick].s.direct) {
+      allocate_arrays();
+    } else {
+      facts.direct_possible = false;
+      facts.direct_why = "ESTIMATE: another candidate is cheaper (node arrays not allocated)";
+    }
+  }
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,
@@ -145,6 +175,21 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
       return ops_->fft_step(kind, {static_cast<int>(len)}, rows);
     };
 
+    if (st.direct) {
+      // FFTW plans on the tiles: a rank that cannot plan fails on every rank.
+      const unsigned flags = fftw_flags(opts.planner);
+      std::unique_ptr<step<T>> f, b;
+      validate_collectively(comm_->mpi(), [&] {
+        f = std::make_unique<six_step_direct_step<T>>(P, me, n1, n2, true, natural, flags, twiddle_.data(), a_array,
+                                                      b_array);
+        if (with_backward)
+          b = std::make_unique<six_step_direct_step<T>>(P, me, n1, n2, false, natural, flags, twiddle_.data(), a_array,
+                                                        b_array);
+      });
+      fwd_out.push_back(std::move(f));
+      if (with_backward) bwd_out.push_back(std::move(b));
+      return;
+    }
     // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
     fwd_out.push_back(transpose(n2, n1, twiddle_rows(fwd, true)));
     fwd_out.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));

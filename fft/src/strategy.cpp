@@ -25,6 +25,7 @@ int window_blocks(double bytes) { return static_cast<int>(std::clamp(bytes / win
 
 std::string strategy::name() const {
   if (mid && direct) return "middle layout M, direct window";
+  if (direct) return "direct window";
   if (mid) return window ? "middle layout M, window" : "middle layout M, MPI_Alltoallw";
   if (window) return fmt::format("window, {} blocks", chunks);
   if (overlap && chunks == 0) return "all-to-all, overlap at the all-to-all's chunks";
@@ -136,6 +137,17 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
       d.why = f.direct_why.empty() ? "MPI did not place the node array's parts end to end" : f.direct_why;
     }
     d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + 1.1 * fft;
+    t.push_back(d);
+  }
+  if (f.direct_1d_copies > 0) {
+    // In-cache tiles gathered from and scattered to every rank's part of the node arrays, plus the
+    // copies in and out of them: direct_1d_copies in all, one fence per node array use.
+    candidate d{{.window = true, .overlap = false, .chunks = 1, .direct = true}, window_ok, window_why, 0, ""};
+    if (d.applicable && !f.direct_possible) {
+      d.applicable = false;
+      d.why = f.direct_why.empty() ? "MPI did not place the node arrays' parts end to end" : f.direct_why;
+    }
+    d.cost = f.direct_1d_copies * B / memory_bandwidth + k * window_sync + fft;
     t.push_back(d);
   }
   if (!f.forced_name.empty())

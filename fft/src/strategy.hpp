@@ -25,7 +25,8 @@ struct strategy {
   bool overlap = false;  // local FFTs of arrived chunks while later chunks are in flight
   int chunks = 1;        // chunks per exchange (window: cache blocks of the copy-out)
   bool mid = false;      // 3D slab through FFTW-MPI's middle layout M (slab_vector_step)
-  bool direct = false;   // ... with the local FFTs writing into the node array (slab_direct_step)
+  bool direct = false;   // ... with the local FFTs writing into the node array (slab_direct_step);
+                         // without `mid`: the 1D plan's node arrays (six_step_direct_step)
   std::string name() const;
 };
 
@@ -59,6 +60,9 @@ struct plan_facts {
   double mid_window_copies = 4;
   // The direct window's row scatter/gather into the node arrays, per exchange.
   double direct_copies = 3;
+  // The 1D plan's direct window (six_step_direct_step): its copies of B per forward transform in
+  // all (0: the plan has no such candidate). direct_possible and direct_why apply to it as well.
+  double direct_1d_copies = 0;
 };
 
 struct candidate {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "fft_test_util.hpp"
@@ -310,6 +311,37 @@ TEST(FftWindow, EveryMiddleLayoutCandidateMatchesSerialFftw) {
   // MPI_Win_allocate_shared): the direct path must have run wherever a slab fits.
   if (!window_disabled() && toru::test::nranks() <= 5) {
     EXPECT_GT(direct_ran, 0);
+  }
+}
+
+TEST(FftWindow, OneDDirectWindowMatchesSerialFftw) {
+  // The 1D direct window forced (and the element-wise window beside it), against serial FFTW:
+  // square, rectangular (n1 != n2), prime-factor and uneven splits, given n1s whose lines split
+  // unevenly and leave a part-tile (2020 = 20 x 101: 101 lines in tiles of 32), both orders, in
+  // and out of place. Where a rank would hold no rows (97 = 1 x 97 on 2 ranks or more), the node
+  // arrays have an empty part and the direct window is refused on every rank.
+  int direct_ran = 0;
+  for (const char* name : {"direct window", "window, 1 blocks"}) {
+    const forced_strategy force(name);
+    for (const auto& [n, n1] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {4096, 0}, {1000, 0}, {2310, 0}, {360, 24}, {3 * 1024, 96}, {2020, 20}, {2020, 101}, {97, 0}})
+      for (auto o : {order::natural, order::transposed})
+        for (bool in_place : {false, true}) {
+          std::string s;
+          try {
+            s = check_1d(n, {.n1 = n1, .output = o}, in_place);
+          } catch (const toru::error& err) {
+            EXPECT_EQ(err.code(), toru::errc::invalid_argument) << name << ": " << err.what();
+            continue;
+          }
+          EXPECT_EQ(s, name);
+          EXPECT_EQ(s, rank0(s));
+          if (s == std::string("direct window")) ++direct_ran;
+        }
+  }
+  if (!window_disabled() && toru::test::nranks() <= 4) {
+    // Every size, both orders, in and out of place; 97 only where one rank holds all of it.
+    EXPECT_EQ(direct_ran, toru::test::nranks() == 1 ? 32 : 28);
   }
 }
 
@@ -650,6 +682,8 @@ TEST(FftWindow, LifetimeFollowsTheCommunicator) {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   const int before = toru::fft::detail::live_windows();
+  // The element-wise window (ESTIMATE would take the 1D direct window, below).
+  std::optional<forced_strategy> element_window(std::in_place, "window, 1 blocks");
   {
     toru::fft::fft1d<double> a(dup, 4096, {.path = exchange_path::window});
     toru::fft::fft1d<double> b(dup, 1000, {.path = exchange_path::window});  // fits a's window: shared
@@ -664,13 +698,20 @@ TEST(FftWindow, LifetimeFollowsTheCommunicator) {
   }
   EXPECT_EQ(toru::fft::detail::live_windows(), before + 1);
   check_1d(4096, {.path = exchange_path::window}, false);  // a plan on the world is unaffected
-  // The direct window's node arrays follow the same rule: cached on dup, freed with it.
+  element_window.reset();
+  // The direct windows' node arrays follow the same rule: cached on dup, freed with it.
   if (toru::test::nranks() <= 5) {
     const forced_strategy force(direct_name);
     toru::fft::fft3d<double> d(dup, {16, 12, 10}, {.decomp = decomposition::slab});
     EXPECT_EQ(d.strategy(), direct_name);
     EXPECT_GT(toru::fft::detail::live_windows(), before + 1);
   }
+  const int with_3d = toru::fft::detail::live_windows();
+  {
+    toru::fft::fft1d<double> e(dup, 4096);
+    EXPECT_EQ(e.strategy(), "direct window");
+  }
+  EXPECT_GT(toru::fft::detail::live_windows(), with_3d);
   MPI_Comm_free(&dup);  // frees dup's toru communicators when no plan holds them, and its windows
   EXPECT_EQ(toru::fft::detail::live_windows(), before);
 }
