@@ -215,14 +215,12 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
         fmt::format("fft1d {} {} n1 {} ranks {} {} overlap {} chunks {} path {} algorithm {} torus {}",
                     sizeof(T) == 4 ? "float" : "double", n, n1, P, to_string(opts.output), opts.overlap, opts.chunks,
                     to_string(opts.path), static_cast<int>(opts.algorithm), facts.torus_described);
-    choice = measured_choice(
-        comm_->mpi(), key, table_,
-        [&](int i) {
-          std::vector<std::unique_ptr<step<T>>> f, b;
-          build(table_[i].s, f, b, false);
-          return time_steps(comm_->mpi(), f, in.get(), out.get(), wb);
-        },
-        &measured_);
+    candidate_timer<T> timer(comm_->mpi(), table_.size(), in.get(), out.get(), wb,
+                             [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
+                               std::vector<std::unique_ptr<step<T>>> b;
+                               build(table_[i].s, f, b, false);
+                             });
+    choice = measured_choice(comm_->mpi(), key, table_, std::ref(timer), &measured_);
   }
   strategy_ = table_[choice].s;
   build(strategy_, fwd_, bwd_, true);

@@ -5,7 +5,9 @@
 #include <mpi.h>
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,9 +126,37 @@ class plan3d {
   std::unique_ptr<boxed_io> io_;
 };
 
-/// Collective over comm: the best of two timed runs of the steps (after one untimed), this rank.
+/// Collective over comm: the best of two timed runs of the steps (after one untimed), this rank;
+/// warm (the steps ran before: a MEASURE run-off's later figure): one timed run.
 template <class T>
 double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& steps, const void* in, void* out,
-                  const work_buffers& wb);
+                  const work_buffers& wb, bool warm = false);
+
+/// MEASURE's figures of a plan's candidates (timed_choice's `time`): each candidate's forward steps
+/// are built on its first figure and kept until the choice is made, so that a run-off figure times
+/// the same steps once more, warm, instead of planning them again and warming them up.
+template <class T>
+class candidate_timer {
+ public:
+  using steps = std::vector<std::unique_ptr<step<T>>>;
+  using build_fn = std::function<void(int, steps&)>;
+  candidate_timer(MPI_Comm comm, std::size_t candidates, const void* in, void* out, const work_buffers& wb,
+                  build_fn build)
+      : comm_(comm), built_(candidates), in_(in), out_(out), wb_(wb), build_(std::move(build)) {}
+  double operator()(int i) {
+    auto& b = built_.at(static_cast<std::size_t>(i));
+    const bool warm = b.has_value();
+    if (!warm) build_(i, b.emplace());
+    return time_steps(comm_, *b, in_, out_, wb_, warm);
+  }
+
+ private:
+  MPI_Comm comm_;
+  std::vector<std::optional<steps>> built_;
+  const void* in_;
+  void* out_;
+  work_buffers wb_;
+  build_fn build_;
+};
 
 }  // namespace toru::fft::detail
