@@ -85,6 +85,13 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     if (f.path == exchange_path::window) c.applicable = false, c.why = "options.path = window";
     // An all-to-all synchronises the ranks at least as a barrier does.
     c.cost = k * (copies + wire + window_sync) + fft;
+    // On one node it moves the window's bytes through MPI's shared memory, copies more, and needs
+    // its own pack regions and MPI's buffers touched for the first time: MEASURE times the window
+    // candidates instead. Measured 2026-12-07, 2 ranks, MEASURE: 1.3-2.3x the fastest candidate at
+    // 256^3, 384^3 and 2^22, and its first (untimed) run 3.7 s of 384^3's 27 s of plan time; at best
+    // within the noise of the window (2^24 on 4 ranks, 2026-12-02).
+    if (f.one_node && window_ok)
+      c.untimed = "one node: the window candidates move its bytes with fewer copies (they are timed)";
     t.push_back(c);
   }
   {

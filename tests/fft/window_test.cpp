@@ -367,7 +367,8 @@ TEST(FftWindow, ForcedMeasurePlanTimesNothingAndKeepsTheTablesChoice) {
 
 // planner_seconds(): what MEASURE timed, per applicable candidate, the same on every rank (the
 // slowest rank's figures); nothing under ESTIMATE or when the choice is read back from wisdom. On
-// one node MEASURE leaves the overlapping candidate untimed (it hides nothing there).
+// one node MEASURE leaves the element-wise all-to-all candidates untimed (overlap hides nothing
+// there, and the window candidates move the same bytes with fewer copies).
 TEST(FftWindow, PlannerSecondsAreWhatMeasureTimed) {
   toru::comm::forget_wisdom();
   const toru::fft::options3d m3{.planner = effort::measure};
@@ -382,8 +383,7 @@ TEST(FftWindow, PlannerSecondsAreWhatMeasureTimed) {
       return;
     }
     // The tests run on one node; TORU_FFT_WINDOW=0 makes the plans cost it as several.
-    if (!window_disabled())
-      std::erase_if(names, [](const std::string& n) { return n.find(", overlap") != std::string::npos; });
+    if (!window_disabled()) std::erase_if(names, [](const std::string& n) { return n.starts_with("all-to-all"); });
     ASSERT_EQ(timed.size(), names.size());
     double chosen = -1, fastest = 1e30;
     for (std::size_t i = 0; i < timed.size(); ++i) {
@@ -583,7 +583,7 @@ TEST(FftStrategy, MeasureDecidesByTheMedianOfTheCloseCandidatesNotOneLuckyTiming
   EXPECT_EQ(calls, (std::vector<int>{d::runoff_figures, d::runoff_figures, d::runoff_figures, 0}));
 }
 
-TEST(FftStrategy, MeasureLeavesOverlapUntimedOnOneNodeOnly) {
+TEST(FftStrategy, MeasureLeavesTheAllToAllUntimedOnOneNodeOnly) {
   // On one node overlap hides nothing (the model's hidden time is 0), so MEASURE spends no plan
   // time on it; across nodes it is timed. A scripted clock makes the untimed candidate the fastest,
   // so that timing it would have shown in the choice.
@@ -619,6 +619,28 @@ TEST(FftStrategy, MeasureLeavesOverlapUntimedOnOneNodeOnly) {
   std::ranges::fill(calls, 0);
   EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, t, clock, seconds), overlap);
   EXPECT_GT(calls[static_cast<std::size_t>(overlap)], 0);
+
+  // On one node the all-to-all without overlap is left untimed while a window candidate applies
+  // (timed in its stead), and timed where none does (options.path = alltoall).
+  int plain = -1;
+  for (int i = 0; i < static_cast<int>(t.size()); ++i)
+    if (t[static_cast<std::size_t>(i)].applicable && !t[static_cast<std::size_t>(i)].s.window &&
+        !t[static_cast<std::size_t>(i)].s.overlap)
+      plain = i;
+  ASSERT_GE(plain, 0) << d::describe_table(t);
+  f.one_node = true;
+  t = d::strategy_table(f);
+  EXPECT_FALSE(t[static_cast<std::size_t>(plain)].untimed.empty()) << d::describe_table(t);
+  std::ranges::fill(calls, 0);
+  EXPECT_NE(d::timed_choice(MPI_COMM_WORLD, t, clock, seconds), plain);
+  EXPECT_EQ(calls[static_cast<std::size_t>(plain)], 0);
+  f.path = toru::fft::exchange_path::alltoall;
+  t = d::strategy_table(f);
+  EXPECT_TRUE(t[static_cast<std::size_t>(plain)].untimed.empty()) << d::describe_table(t);
+  std::ranges::fill(calls, 0);
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, t, clock, seconds), plain);  // the overlap stays untimed
+  EXPECT_EQ(calls[static_cast<std::size_t>(overlap)], 0);
+  f.path = toru::fft::exchange_path::automatic;
 
   // Where only untimed candidates apply (overlap forced), they are timed after all.
   f.one_node = true;
