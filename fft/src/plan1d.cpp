@@ -121,32 +121,17 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   // The direct window (six_step_direct_step): copy in, two tile passes, copy out in natural order
   // (2 copies of B each); the transposed order saves the copy on its side.
   facts.direct_1d_copies = natural ? 8 : 6;
-  // Its node arrays, allocated (or found in the communicator's cache) only where it can be chosen,
-  // as plan3d does: MEASURE times it, TORU_FFT_STRATEGY forces it, ESTIMATE where the model
-  // takes it. Every rank decides the same: the facts are agreed.
+  // Its node arrays, A's and B's parts, allocated only where it can be chosen (decide_direct_arrays).
   const node_array *a_array = nullptr, *b_array = nullptr;
   const bool direct_applies =
       facts.one_node && opts.path != exchange_path::alltoall && !facts.algorithm_forced && !facts.torus_described;
-  const auto allocate_arrays = [&] {
-    const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
-    a_array = shared_array(comm_->mpi(), bytes(rowsA * n2));
-    b_array = shared_array(comm_->mpi(), bytes(rowsB * n1));
-    facts.direct_possible = a_array && b_array;
-  };
-  const strategy direct_strategy{.window = true, .direct = true};
-  if (direct_applies && ((opts.planner == effort::measure && !device) || facts.forced_name == direct_strategy.name())) {
-    allocate_arrays();
-  } else if (direct_applies) {
-    facts.direct_possible = true;  // provisionally: allocated only if the model takes it
-    const auto provisional = strategy_table(facts);
-    const int pick = cheapest(provisional);
-    if (pick >= 0 && provisional[pick].s.direct) {
-      allocate_arrays();
-    } else {
-      facts.direct_possible = false;
-      facts.direct_why = "ESTIMATE: another candidate is cheaper (node arrays not allocated)";
-    }
-  }
+  decide_direct_arrays(
+      facts, direct_applies, opts.planner == effort::measure && !device, {.window = true, .direct = true}, [&] {
+        const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
+        a_array = shared_array(comm_->mpi(), bytes(rowsA * n2));
+        b_array = shared_array(comm_->mpi(), bytes(rowsB * n1));
+        return a_array && b_array;
+      });
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,

@@ -219,34 +219,17 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   facts.mid_possible = L.vector_mid;
   facts.mid_required = L.vector_mid && !natural;
   set_3d_window_weights(facts);
-  // The direct window's node array (slab_direct_step): M's parts,
-  // allocated (or found in the communicator's cache) only where that candidate can be chosen:
-  // MEASURE times it, TORU_FFT_STRATEGY forces it, ESTIMATE takes it where the model says it is
-  // the cheapest (then the arrays are allocated; if MPI does not place them end to end, the table
-  // is costed again without it). Every rank decides the same: the facts are agreed.
+  // The direct window's node array (slab_direct_step): M's parts, allocated only where that
+  // candidate can be chosen (decide_direct_arrays).
   const node_array* m_array = nullptr;
   const bool direct_applies = L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
                               !facts.algorithm_forced && !facts.torus_described;
-  const auto allocate_arrays = [&] {
-    const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
-    m_array = shared_array(comms_.all->mpi(), bytes(L.mid.extent()));
-    facts.direct_possible = m_array != nullptr;
-  };
-  const strategy direct_strategy{.window = true, .mid = true, .direct = true};
-  const bool direct_timed = (opts.planner == effort::measure && !device) || facts.forced_name == direct_strategy.name();
-  if (direct_applies && direct_timed) {
-    allocate_arrays();
-  } else if (direct_applies) {
-    facts.direct_possible = true;  // provisionally: allocated below only if the model takes it
-    const auto provisional = strategy_table(facts);
-    const int pick = cheapest(provisional);
-    if (pick >= 0 && provisional[pick].s.direct) {
-      allocate_arrays();
-    } else {
-      facts.direct_possible = false;
-      facts.direct_why = "ESTIMATE: another candidate is cheaper (node array not allocated)";
-    }
-  }
+  decide_direct_arrays(facts, direct_applies, opts.planner == effort::measure && !device,
+                       {.window = true, .mid = true, .direct = true}, [&] {
+                         m_array = shared_array(comms_.all->mpi(),
+                                                checked_bytes(L.mid.extent(), sizeof(cpx), "FFT node array"));
+                         return m_array != nullptr;
+                       });
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,

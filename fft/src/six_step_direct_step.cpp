@@ -82,7 +82,7 @@ void six_step_direct_step<T>::sweep(const pass& p, lines_at from, lines_at to, i
       copy_run(tile_, from.base + t * len, k * len);
     }
     // The twiddle rows are this rank's j2 lines: the n1 pass's lines, t its local index.
-    const cpx* w = twiddle_ + t * len;
+    const cpx* w = twiddle ? twiddle_ + t * len : nullptr;
     if (twiddle < 0)
       for (std::int64_t i = 0; i < k * len; ++i) tile_[i] *= std::conj(w[i]);
     {

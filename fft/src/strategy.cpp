@@ -167,6 +167,24 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   return t;
 }
 
+void decide_direct_arrays(plan_facts& f, bool applies, bool measured, const strategy& direct,
+                          const std::function<bool()>& allocate) {
+  if (!applies) return;
+  if (measured || f.forced_name == direct.name()) {
+    f.direct_possible = allocate();
+    return;
+  }
+  f.direct_possible = true;  // provisionally: allocated only if the model takes it
+  const auto provisional = strategy_table(f);
+  const int pick = cheapest(provisional);
+  if (pick >= 0 && provisional[static_cast<std::size_t>(pick)].s.direct) {
+    f.direct_possible = allocate();
+    return;
+  }
+  f.direct_possible = false;
+  f.direct_why = "ESTIMATE: another candidate is cheaper (node arrays not allocated)";
+}
+
 void set_3d_window_weights(plan_facts& f) {
   // toru-fft-bench --candidates at 128^3 (2 and 4 ranks, both orders, 2026-12-02, after the window
   // buffers were aligned): per exchange, in copies of B, the direct window cost about 3, the M
