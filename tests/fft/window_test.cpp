@@ -345,6 +345,52 @@ TEST(FftWindow, OneDDirectWindowMatchesSerialFftw) {
   }
 }
 
+TEST(FftWindow, DirectWindowsOfOnePlanAndAnotherShareTheNodeArrays) {
+  // A 1D and a 3D plan on the direct windows of one communicator, sized so that their parts match
+  // on 1, 2 and 4 ranks (4096 = 64 x 64 against 32 x 16 x 8: the same node array object, its
+  // parities shared), their transforms interleaved: every result against serial FFTW.
+  if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
+  const std::int64_t n = 4096;
+  const std::array<std::int64_t, 3> n3{32, 16, 8};
+  std::optional<forced_strategy> force(std::in_place, direct_name);
+  toru::fft::fft3d<double> p3(MPI_COMM_WORLD, n3, {.decomp = decomposition::slab});
+  force.emplace("direct window");
+  const int windows = toru::fft::detail::live_windows();
+  toru::fft::fft1d<double> p1(MPI_COMM_WORLD, n);
+  force.reset();
+  if (p3.strategy() != direct_name) GTEST_SKIP() << "no 3D direct window here: " << p3.strategy();
+  ASSERT_EQ(p1.strategy(), "direct window");
+  const int P = toru::test::nranks();
+  if (P == 1 || P == 2 || P == 4) {
+    EXPECT_EQ(toru::fft::detail::live_windows(), windows) << "the 1D plan found the 3D plan's arrays";
+  }
+
+  std::vector<cpx> x1(static_cast<std::size_t>(n)), x3(static_cast<std::size_t>(n3[0] * n3[1] * n3[2]));
+  for (std::size_t i = 0; i < x1.size(); ++i) x1[i] = cnoise(i, 41);
+  for (std::size_t i = 0; i < x3.size(); ++i) x3[i] = cnoise(i, 43);
+  const auto X1 = toru::test::serial_dft1(x1, FFTW_FORWARD);
+  const auto X3 = toru::test::serial_dft3(n3, x3, FFTW_FORWARD);
+  std::vector<cpx> a1(p1.alloc_size()), b1(p1.alloc_size()), a3(p3.alloc_size()), b3(p3.alloc_size());
+  for (int round = 0; round < 3; ++round) {
+    for (std::int64_t i = 0; i < p1.in_count(); ++i) a1[i] = x1[p1.in_start() + i];
+    toru::test::for_each(p3.inbox(), [&](auto g, std::int64_t i) { a3[i] = x3[toru::test::flat(n3, g)]; });
+    p1.forward(a1.data(), b1.data());
+    p3.forward(a3.data(), b3.data());
+    toru::test::error_norm e1, e3;
+    for (std::int64_t i = 0; i < p1.out_count(); ++i) e1.add(b1[i], X1[p1.out_start() + i]);
+    toru::test::for_each(p3.outbox(), [&](auto g, std::int64_t i) { e3.add(b3[i], X3[toru::test::flat(n3, g)]); });
+    EXPECT_LT(e1.rel(), toru::test::tolerance<double>(static_cast<double>(n))) << "round " << round;
+    EXPECT_LT(e3.rel(), toru::test::tolerance<double>(static_cast<double>(x3.size()))) << "round " << round;
+    p3.backward(b3.data(), a3.data(), toru::fft::scale::full);
+    p1.backward(b1.data(), a1.data(), toru::fft::scale::full);
+    toru::test::error_norm r1, r3;
+    for (std::int64_t i = 0; i < p1.in_count(); ++i) r1.add(a1[i], x1[p1.in_start() + i]);
+    toru::test::for_each(p3.inbox(), [&](auto g, std::int64_t i) { r3.add(a3[i], x3[toru::test::flat(n3, g)]); });
+    EXPECT_LT(r1.rel(), toru::test::tolerance<double>(static_cast<double>(n))) << "round " << round;
+    EXPECT_LT(r3.rel(), toru::test::tolerance<double>(static_cast<double>(x3.size()))) << "round " << round;
+  }
+}
+
 TEST(FftWindow, ForcedMeasurePlanTimesNothingAndKeepsTheTablesChoice) {
   // A plan with one applicable candidate (TORU_FFT_STRATEGY) has nothing to choose: it must not
   // time it, nor record it under the table's key, where the next unforced plan would read it back.
