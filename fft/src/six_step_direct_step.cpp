@@ -34,7 +34,7 @@ six_step_direct_step<T>::six_step_direct_step(int P, int me, std::int64_t n1, st
   out_points_ = part_count(n2, P, me) * n1;
   c_ = tile_lines > 0 ? tile_lines : default_tile_lines(std::max(n1, n2), sizeof(cpx));
   const std::int64_t tile_points = c_ * std::max(n1, n2);
-  tile_ = static_cast<cpx*>(api::malloc(static_cast<std::size_t>(tile_points) * sizeof(cpx)));
+  tile_.reset(static_cast<cpx*>(api::malloc(static_cast<std::size_t>(tile_points) * sizeof(cpx))));
   if (!tile_)
     throw error(errc::out_of_memory, fmt::format("fft: {} bytes of tile for the 1D direct window",
                                                  tile_points * static_cast<std::int64_t>(sizeof(cpx))));
@@ -52,49 +52,44 @@ void six_step_direct_step<T>::make_pass(pass& p, std::int64_t len, std::int64_t 
   const int n = static_cast<int>(len);  // below 2^31: check_1d
   auto plan = [&](std::int64_t lines) -> typename api::plan {
     if (lines <= 0) return nullptr;
-    auto* t = reinterpret_cast<typename api::cpx*>(tile_);
+    auto* t = reinterpret_cast<typename api::cpx*>(tile_.get());
     auto q = api::many_dft(1, &n, static_cast<int>(lines), t, nullptr, 1, n, t, nullptr, 1, n, sign, flags);
     if (!q) throw error(errc::internal, fmt::format("fft: FFTW could not plan {} lines of {} points", lines, len));
     return q;
   };
-  p.full = plan(std::min(c_, count));
-  p.rest = count > c_ ? plan(count % c_) : nullptr;
+  p.full.p = plan(std::min(c_, count));
+  p.rest.p = count > c_ ? plan(count % c_) : nullptr;
 }
 
 template <class T>
-six_step_direct_step<T>::~six_step_direct_step() {
-  for (pass* p : {&n1_pass_, &n2_pass_}) {
-    if (p->full) api::destroy(p->full);
-    if (p->rest) api::destroy(p->rest);
-  }
-  api::free(tile_);
-}
+six_step_direct_step<T>::~six_step_direct_step() = default;
 
 template <class T>
 void six_step_direct_step<T>::sweep(const pass& p, lines_at from, lines_at to, int twiddle) const {
   const std::int64_t len = p.len;
+  cpx* tile = tile_.get();
   for (std::int64_t t = 0; t < p.count; t += c_) {
     const std::int64_t k = std::min(c_, p.count - t), line = p.first + t;
     if (from.ld) {
       // Runs of k points from each of len rows, every rank's part: transposed into the tile.
-      transpose_tiled(from.base + line, from.ld, tile_, len, len, k);
+      transpose_tiled(from.base + line, from.ld, tile, len, len, k);
     } else {
-      copy_run(tile_, from.base + t * len, k * len);
+      copy_run(tile, from.base + t * len, k * len);
     }
     // The twiddle rows are this rank's j2 lines: the n1 pass's lines, t its local index.
     const cpx* w = twiddle ? twiddle_ + t * len : nullptr;
     if (twiddle < 0)
-      for (std::int64_t i = 0; i < k * len; ++i) tile_[i] *= std::conj(w[i]);
+      for (std::int64_t i = 0; i < k * len; ++i) tile[i] *= std::conj(w[i]);
     {
       const events::scope e("fft.local_fft");
-      api::execute_dft(k == std::min(c_, p.count) ? p.full : p.rest, tile_, tile_);
+      api::execute_dft(k == std::min(c_, p.count) ? p.full.p : p.rest.p, tile, tile);
     }
     if (twiddle > 0)
-      for (std::int64_t i = 0; i < k * len; ++i) tile_[i] *= w[i];
+      for (std::int64_t i = 0; i < k * len; ++i) tile[i] *= w[i];
     if (to.ld) {
-      transpose_tiled(tile_, len, to.base + line, to.ld, k, len);
+      transpose_tiled(tile, len, to.base + line, to.ld, k, len);
     } else {
-      copy_run(to.base + t * len, tile_, k * len);
+      copy_run(to.base + t * len, tile, k * len);
     }
   }
 }

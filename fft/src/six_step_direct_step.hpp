@@ -19,6 +19,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 
 #include "fftw_api.hpp"
 #include "node_window.hpp"
@@ -52,7 +53,7 @@ class six_step_direct_step final : public step<T> {
   // The FFTs of one pass: `count` lines of `len` points from line `first` of the whole array.
   struct pass {
     std::int64_t len = 0, first = 0, count = 0;
-    typename api::plan full = nullptr, rest = nullptr;  // c lines, count % c lines; in place on the tile
+    owned_fftw_plan<T> full, rest;  // c lines, count % c lines; in place on the tile
   };
   // Where a pass reads or writes its lines: columns of a whole [len][ld] array (the lines are its
   // columns, every rank's part), or rows (`len` apart) of an array holding this pass's lines only.
@@ -71,7 +72,7 @@ class six_step_direct_step final : public step<T> {
   std::int64_t in_points_ = 0, out_points_ = 0;  // this rank's part of A ([n1 part][n2]) and of B ([n2 part][n1])
   const cpx* twiddle_;
   const node_array *a_, *b_;
-  cpx* tile_ = nullptr;
+  std::unique_ptr<cpx, void (*)(void*)> tile_{nullptr, &api::free};  // fftw_malloc'ed: SIMD-aligned
   pass n1_pass_, n2_pass_;  // FFTs of length n1 (this rank's j2 lines), of length n2 (its k1 lines)
 };
 
