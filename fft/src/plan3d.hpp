@@ -127,14 +127,16 @@ class plan3d {
 };
 
 /// Collective over comm: the best of two timed runs of the steps (after one untimed), this rank;
-/// warm (the steps ran before: a MEASURE run-off's later figure): one timed run.
+/// warm (the steps ran before: a MEASURE run-off's later figure): without the untimed run.
 template <class T>
 double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& steps, const void* in, void* out,
                   const work_buffers& wb, bool warm = false);
 
 /// MEASURE's figures of a plan's candidates (timed_choice's `time`): each candidate's forward steps
 /// are built on its first figure and kept until the choice is made, so that a run-off figure times
-/// the same steps once more, warm, instead of planning them again and warming them up.
+/// the same steps again (best of two, as every figure: a single run there read slower than the
+/// first figures' best of two, and a tiny plan's run-off lost to a candidate outside it) instead
+/// of planning them again and warming them up.
 template <class T>
 class candidate_timer {
  public:
