@@ -123,15 +123,12 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   facts.direct_1d_copies = natural ? 8 : 6;
   // Its node arrays, A's and B's parts, allocated only where it can be chosen (decide_direct_arrays).
   const node_array *a_array = nullptr, *b_array = nullptr;
-  const bool direct_applies =
-      facts.one_node && opts.path != exchange_path::alltoall && !facts.algorithm_forced && !facts.torus_described;
-  decide_direct_arrays(
-      facts, direct_applies, opts.planner == effort::measure && !device, {.window = true, .direct = true}, [&] {
-        const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
-        a_array = shared_array(comm_->mpi(), bytes(rowsA * n2));
-        b_array = shared_array(comm_->mpi(), bytes(rowsB * n1));
-        return a_array && b_array;
-      });
+  decide_direct_arrays(facts, opts.planner == effort::measure, {.window = true, .direct = true}, [&] {
+    const auto bytes = [&](std::int64_t elems) { return checked_bytes(elems, sizeof(cpx), "FFT node array"); };
+    a_array = shared_array(comm_->mpi(), bytes(rowsA * n2));
+    b_array = shared_array(comm_->mpi(), bytes(rowsB * n1));
+    return a_array && b_array;
+  });
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,

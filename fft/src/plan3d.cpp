@@ -222,14 +222,11 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
   // The direct window's node array (slab_direct_step): M's parts, allocated only where that
   // candidate can be chosen (decide_direct_arrays).
   const node_array* m_array = nullptr;
-  const bool direct_applies = L.vector_mid && facts.one_node && opts.path != exchange_path::alltoall &&
-                              !facts.algorithm_forced && !facts.torus_described;
-  decide_direct_arrays(facts, direct_applies, opts.planner == effort::measure && !device,
-                       {.window = true, .mid = true, .direct = true}, [&] {
-                         m_array = shared_array(comms_.all->mpi(),
-                                                checked_bytes(L.mid.extent(), sizeof(cpx), "FFT node array"));
-                         return m_array != nullptr;
-                       });
+  if (L.vector_mid)
+    decide_direct_arrays(facts, opts.planner == effort::measure, {.window = true, .mid = true, .direct = true}, [&] {
+      m_array = shared_array(comms_.all->mpi(), checked_bytes(L.mid.extent(), sizeof(cpx), "FFT node array"));
+      return m_array != nullptr;
+    });
   table_ = strategy_table(facts);
   if (cheapest(table_) < 0)
     throw error(errc::invalid_argument,

@@ -47,6 +47,15 @@ std::string forced_strategy(MPI_Comm comm) {
   return name;
 }
 
+std::string why_no_window(const plan_facts& f) {
+  if (f.device) return "device buffers";
+  if (!f.one_node) return "ranks on more than one node";
+  if (f.path == exchange_path::alltoall) return "options.path = alltoall";
+  if (f.algorithm_forced) return "an all-to-all algorithm is forced";
+  if (f.torus_described) return "a torus is described (its links carry the exchange)";
+  return "";
+}
+
 std::vector<candidate> strategy_table(const plan_facts& f) {
   const double B = f.exchange_bytes, k = f.exchanges;
   // Local FFTs at a conservative 2 GFlop/s per rank: what overlap could hide.
@@ -57,20 +66,10 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   {
     // One copy: the rank's rows go straight into the peers' next-stage layout (read + write), then
     // each rank copies its own buffer out block by block (read + write, in cache for the FFT).
-    candidate c{{.window = true, .overlap = false, .chunks = window_blocks(B)}, true, "", 0, ""};
-    if (f.device)
-      c.applicable = false, c.why = "device buffers";
-    else if (!f.one_node)
-      c.applicable = false, c.why = "ranks on more than one node";
-    else if (f.path == exchange_path::alltoall)
-      c.applicable = false, c.why = "options.path = alltoall";
-    else if (f.algorithm_forced)
-      c.applicable = false, c.why = "an all-to-all algorithm is forced";
-    else if (f.torus_described)
-      c.applicable = false, c.why = "a torus is described (its links carry the exchange)";
+    window_why = why_no_window(f);
+    window_ok = window_why.empty();
+    candidate c{{.window = true, .overlap = false, .chunks = window_blocks(B)}, window_ok, window_why, 0, ""};
     c.cost = k * (f.window_copies * B / memory_bandwidth + window_sync) + fft;
-    window_ok = c.applicable;
-    window_why = c.why;
     t.push_back(c);
   }
   // All-to-all: pack (read + write), MPI's copy in and out of its shared fragments on a node
@@ -134,27 +133,22 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
         kb * (f.one_node ? 2 * B / memory_bandwidth + mpi_copies : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
     t.push_back(c);
   }
-  if (f.mid_possible) {
-    // The plane rows go straight between the caller's buffer (or the in-cache plane scratch of the
-    // 2D FFTs) and every rank's part of M: direct_copies per exchange, nothing else.
-    candidate d{
-        {.window = true, .overlap = false, .chunks = 1, .mid = true, .direct = true}, window_ok, window_why, 0, ""};
-    if (d.applicable && !f.direct_possible) {
-      d.applicable = false;
-      d.why = f.direct_why.empty() ? "MPI did not place the node array's parts end to end" : f.direct_why;
-    }
-    d.cost = f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + 1.1 * fft;
-    t.push_back(d);
-  }
-  if (f.direct_1d_copies > 0) {
-    // In-cache tiles gathered from and scattered to every rank's part of the node arrays, plus the
-    // copies in and out of them: direct_1d_copies in all, one fence per node array use.
-    candidate d{{.window = true, .overlap = false, .chunks = 1, .direct = true}, window_ok, window_why, 0, ""};
+  if (f.mid_possible || f.direct_1d_copies > 0) {
+    // 3D: the plane rows go straight between the caller's buffer (or the in-cache plane scratch of
+    // the 2D FFTs) and every rank's part of M, direct_copies per exchange. 1D: in-cache tiles
+    // gathered from and scattered to every rank's part of the node arrays, plus the copies in and
+    // out of them, direct_1d_copies in all, one fence per node array use.
+    candidate d{{.window = true, .overlap = false, .chunks = 1, .mid = f.mid_possible, .direct = true},
+                window_ok,
+                window_why,
+                0,
+                ""};
     if (d.applicable && !f.direct_possible) {
       d.applicable = false;
       d.why = f.direct_why.empty() ? "MPI did not place the node arrays' parts end to end" : f.direct_why;
     }
-    d.cost = f.direct_1d_copies * B / memory_bandwidth + k * window_sync + fft;
+    d.cost = f.mid_possible ? f.mid_exchanges * (f.direct_copies * B / memory_bandwidth + window_sync) + 1.1 * fft
+                            : f.direct_1d_copies * B / memory_bandwidth + k * window_sync + fft;
     t.push_back(d);
   }
   if (!f.forced_name.empty())
@@ -167,9 +161,8 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
   return t;
 }
 
-void decide_direct_arrays(plan_facts& f, bool applies, bool measured, const strategy& direct,
-                          const std::function<bool()>& allocate) {
-  if (!applies) return;
+void decide_direct_arrays(plan_facts& f, bool measured, const strategy& direct, const std::function<bool()>& allocate) {
+  if (!why_no_window(f).empty()) return;
   if (measured || f.forced_name == direct.name()) {
     f.direct_possible = allocate();
     return;

@@ -81,14 +81,18 @@ std::vector<candidate> strategy_table(const plan_facts& f);
 /// the idle 2-core machine (docs/fft.md, "Strategy"): one place for plan3d and its test.
 void set_3d_window_weights(plan_facts& f);
 
+/// Why no node window applies to a plan with these facts ("" where one does): device buffers,
+/// ranks on several nodes, options.path = alltoall, a forced algorithm, a described torus.
+std::string why_no_window(const plan_facts& f);
+
 /// Whether a direct window's node arrays exist, decided alike by the 1D and 3D plans (collective
 /// through `allocate`, which allocates them or finds them in the communicator's cache and returns
-/// whether MPI placed their parts end to end). Where the candidate `applies`, they are allocated
-/// only where it can be chosen: MEASURE times it (`measured`), TORU_FFT_STRATEGY names it, or
-/// ESTIMATE's model, costed with the arrays assumed, takes it. Sets f.direct_possible and
-/// f.direct_why; every rank decides the same (the facts are agreed).
-void decide_direct_arrays(plan_facts& f, bool applies, bool measured, const strategy& direct,
-                          const std::function<bool()>& allocate);
+/// whether MPI placed their parts end to end). Call it only where the plan has the direct
+/// candidate's layout. Where a window applies, the arrays are allocated only where the candidate
+/// can be chosen: MEASURE times it (`measured`), TORU_FFT_STRATEGY names it, or ESTIMATE's model,
+/// costed with the arrays assumed, takes it. Sets f.direct_possible and f.direct_why; every rank
+/// decides the same (the facts are agreed).
+void decide_direct_arrays(plan_facts& f, bool measured, const strategy& direct, const std::function<bool()>& allocate);
 
 /// "window, 4 blocks: model 0.012 s; all-to-all, overlap x4: n/a (options.overlap = false); ..."
 std::string describe_table(const std::vector<candidate>& table);
