@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The distributed 1D six-step transform on one node without a transpose (docs/fft.md, "Direct
-// window, 1D"). The element index is j = j1 n2 + j2 and the output index k = k1 + n1 k2; the
-// length-n1 FFTs run down the columns j2 of the input [j1][j2] and the length-n2 FFTs down the
-// columns k1 of the middle array [j2][k1], so both need rows that other ranks hold. Here those
-// arrays are node arrays (every rank's part end to end, each rank addressing the whole), and each
-// FFT gathers its columns straight from every rank's part into an in-cache tile of c lines,
-// transforms them there and stores them where the next stage reads them:
+// The distributed 1D six-step transform on one node without a transpose (docs/fft.md,
+// "Distributed 1D FFT (six-step)", direct window). The element index is j = j1 n2 + j2 and the output index k = k1 + n1
+// k2; the length-n1 FFTs run down the columns j2 of the input [j1][j2] and the length-n2 FFTs down the columns k1 of
+// the middle array [j2][k1], so both need rows that other ranks hold. Here those arrays are node arrays (every rank's
+// part end to end, each rank addressing the whole), and each FFT gathers its columns straight from every rank's part
+// into an in-cache tile of c lines, transforms them there and stores them where the next stage reads them:
 //
 //   forward:  in -> A (copy)            A columns -> FFT n1, twiddle -> B rows (this rank's j2)
 //             B columns -> FFT n2 -> C columns [k2][k1] (natural) or the caller's rows (transposed)
@@ -13,8 +12,8 @@
 //   backward: the same in reverse, twiddles conjugated.
 //
 // Against the element-wise window (a transposing copy into the peers' buffers, then row FFTs), it
-// moves each element through memory 4 times instead of 6 in natural order (docs/fft.md, "Direct
-// window, 1D", for what that bought when measured).
+// moves each element through memory 4 times instead of 6 in natural order (docs/fft.md, same
+// section, for what that bought when measured).
 #pragma once
 
 #include <complex>

@@ -108,8 +108,6 @@ double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// While rank 0 is busy (here: asleep for 0.4 s), the others wait in park() and must leave their
-// cores alone: MPI_Barrier would spin on them for the whole 0.4 s.
 // The limit plans with the process's wisdom set aside: inside the scope FFTW knows nothing it
 // learnt before (a wisdom-only plan fails), after it everything is back, and the scope's own plans
 // are forgotten; a wisdom file written inside holds the scope's plans and reads back into a scope.
@@ -136,6 +134,8 @@ TEST(fftw_threads_peer, wisdom_aside_hides_and_restores_the_process_wisdom) {
   std::remove(file.c_str());
 }
 
+// While rank 0 is busy (here: asleep for 0.4 s), the others wait in park() and must leave their
+// cores alone: MPI_Barrier would spin on them for the whole 0.4 s.
 TEST(fftw_threads_peer, park_waits_without_spinning) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
