@@ -44,8 +44,9 @@ class column_fft {
 
  private:
   using api = fftw_api<T>;
-  void run_tiled(const cpx* in, cpx* out) const;
-  void run_strided(const cpx* in, cpx* out) const;
+  // The first `blocks` blocks (MEASURE times a sample of them).
+  void run_tiled(const cpx* in, cpx* out, std::int64_t blocks) const;
+  void run_strided(const cpx* in, cpx* out, std::int64_t blocks) const;
   typename api::plan plan_tile(std::int64_t c, unsigned flags) const;
 
   std::int64_t n0_, w_, blocks_, c_ = 0;

@@ -134,9 +134,10 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     throw error(errc::invalid_argument,
                 fmt::format("options.path: no exchange path applies to this plan ({})", describe_table(table_)));
 
-  // `with_backward` false: forward steps only, for MEASURE's timing (see plan3d.cpp).
+  // Forward steps only for MEASURE's timing, backward only after it (see plan3d.cpp).
   auto build = [&](const strategy& st, std::vector<std::unique_ptr<step<T>>>& fwd_out,
-                   std::vector<std::unique_ptr<step<T>>>& bwd_out, bool with_backward) {
+                   std::vector<std::unique_ptr<step<T>>>& bwd_out, directions d) {
+    const bool with_forward = d != directions::backward, with_backward = d != directions::forward;
     const int C = st.chunks;
     const bool overlap = st.overlap;
     auto geometry = [&](std::int64_t na, std::int64_t nb) { return balanced_geometry(1, na, nb, P, me); };
@@ -162,20 +163,23 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
       const unsigned flags = fftw_flags(opts.planner);
       std::unique_ptr<step<T>> f, b;
       validate_collectively(comm_->mpi(), [&] {
-        f = std::make_unique<six_step_direct_step<T>>(P, me, n1, n2, true, natural, flags, twiddle_.data(), a_array,
-                                                      b_array);
+        if (with_forward)
+          f = std::make_unique<six_step_direct_step<T>>(P, me, n1, n2, true, natural, flags, twiddle_.data(), a_array,
+                                                        b_array);
         if (with_backward)
           b = std::make_unique<six_step_direct_step<T>>(P, me, n1, n2, false, natural, flags, twiddle_.data(), a_array,
                                                         b_array);
       });
-      fwd_out.push_back(std::move(f));
+      if (with_forward) fwd_out.push_back(std::move(f));
       if (with_backward) bwd_out.push_back(std::move(b));
       return;
     }
     // Forward: A -> B (FFT n1, twiddle), B -> C (FFT n2), C -> D when natural.
-    fwd_out.push_back(transpose(n2, n1, twiddle_rows(fwd, true)));
-    fwd_out.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));
-    if (natural) fwd_out.push_back(transpose(n2, n1, nullptr));
+    if (with_forward) {
+      fwd_out.push_back(transpose(n2, n1, twiddle_rows(fwd, true)));
+      fwd_out.push_back(transpose(n1, n2, fft_rows(fwd, n2, rowsC)));
+      if (natural) fwd_out.push_back(transpose(n2, n1, nullptr));
+    }
     // Backward: D -> C (FFT n2) when natural, or FFT n2 on C; C -> B (twiddle, FFT n1); B -> A.
     if (!with_backward) return;
     if (natural)
@@ -191,6 +195,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     const std::size_t bytes = checked_bytes(alloc, sizeof(cpx), "FFT planning buffer");
     aligned_buffer in(bytes), out(bytes);
     std::memset(in.get(), 0, bytes);
+    std::memset(out.get(), 0, bytes);  // touched here, not in the first candidate's figure
     char* base = regions_.base();
     const work_buffers wb{base, base + regions_.bytes, nullptr};
     const std::string key =
@@ -200,12 +205,13 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
     candidate_timer<T> timer(comm_->mpi(), table_.size(), in.get(), out.get(), wb,
                              [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
                                std::vector<std::unique_ptr<step<T>>> b;
-                               build(table_[i].s, f, b, false);
+                               build(table_[i].s, f, b, directions::forward);
                              });
     choice = measured_choice(comm_->mpi(), key, table_, std::ref(timer), &measured_);
+    if (auto timed = timer.take(choice)) fwd_ = std::move(*timed);
   }
   strategy_ = table_[choice].s;
-  build(strategy_, fwd_, bwd_, true);
+  build(strategy_, fwd_, bwd_, fwd_.empty() ? directions::both : directions::backward);
   ws_bytes_ += 2 * regions_.bytes;
 }
 

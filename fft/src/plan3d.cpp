@@ -233,10 +233,14 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                 fmt::format("options.path: no exchange path applies to this plan ({})", describe_table(table_)));
 
   const comm_ptr all = comms_.all;
-  // `with_backward` false builds the forward steps only: MEASURE times forward, and a candidate's
-  // backward FFTW plans would cost as much planning again for a transform that is never run.
+  // MEASURE times forward steps only (a candidate's backward FFTW plans would cost as much
+  // planning again for a transform that is never run) and keeps the winner's for the plan.
   auto build = [&](const strategy& st, std::vector<std::unique_ptr<step<T>>>& fwd_out,
-                   std::vector<std::unique_ptr<step<T>>>& bwd_out, bool with_backward) {
+                   std::vector<std::unique_ptr<step<T>>>& bwd_out, directions d) {
+    const bool with_forward = d != directions::backward, with_backward = d != directions::forward;
+    const auto push_fwd = [&](auto&& make) {
+      if (with_forward) fwd_out.push_back(make());
+    };
     const auto push_bwd = [&](auto&& make) {
       if (with_backward) bwd_out.push_back(make());
     };
@@ -274,13 +278,14 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
         // FFTW plans on the node arrays: a rank that cannot plan fails on every rank.
         std::unique_ptr<step<T>> f, b;
         validate_collectively(c->mpi(), [&] {
-          f = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, true, natural, flags, m_array, scratch_a,
-                                                    scratch_b);
+          if (with_forward)
+            f = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, true, natural, flags, m_array, scratch_a,
+                                                      scratch_b);
           if (with_backward)
             b = std::make_unique<slab_direct_step<T>>(P, me, n0, n1, n2, r2c, false, natural, flags, m_array, scratch_a,
                                                       scratch_b);
         });
-        fwd_out.push_back(std::move(f));
+        push_fwd([&] { return std::move(f); });
         push_bwd([&] { return std::move(b); });
       } else if (st.mid) {
         auto mid = [&](bool forward, std::unique_ptr<line_op<T>> op) {
@@ -293,13 +298,13 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
           ws_bytes_ = std::max(ws_bytes_, vs->workspace_size());
           return vs;
         };
-        fwd_out.push_back(whole(first_fwd, {in1, in2}, planes));
-        fwd_out.push_back(mid(true, nullptr));
+        push_fwd([&] { return whole(first_fwd, {in1, in2}, planes); });
+        push_fwd([&] { return mid(true, nullptr); });
         push_bwd([&] { return mid(false, lines(last_bwd, {in1, in2}, planes)); });
       } else {
-        fwd_out.push_back(whole(first_fwd, {in1, in2}, planes));
-        fwd_out.push_back(x02(lines(fwd, {in0}, rows2)));
-        if (natural) fwd_out.push_back(x20(nullptr));
+        push_fwd([&] { return whole(first_fwd, {in1, in2}, planes); });
+        push_fwd([&] { return x02(lines(fwd, {in0}, rows2)); });
+        if (natural) push_fwd([&] { return x20(nullptr); });
         if (natural)
           push_bwd([&] { return x02(lines(bwd, {in0}, rows2)); });
         else
@@ -323,12 +328,12 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
       auto x10 = [&](std::unique_ptr<line_op<T>> op) {
         return transpose(row, balanced_geometry(t01, n1, nc, P1, r1, true, true, 1), std::move(op));
       };
-      fwd_out.push_back(whole(first_fwd, {in2}, rows0));
-      fwd_out.push_back(x01(lines(fwd, {in1}, rows1)));
-      fwd_out.push_back(x12(lines(fwd, {in0}, rows2)));
+      push_fwd([&] { return whole(first_fwd, {in2}, rows0); });
+      push_fwd([&] { return x01(lines(fwd, {in1}, rows1)); });
+      push_fwd([&] { return x12(lines(fwd, {in0}, rows2)); });
       if (natural) {
-        fwd_out.push_back(x21(nullptr));
-        fwd_out.push_back(x10(nullptr));
+        push_fwd([&] { return x21(nullptr); });
+        push_fwd([&] { return x10(nullptr); });
         push_bwd([&] { return x01(lines(bwd, {in1}, rows1)); });
         push_bwd([&] { return x12(lines(bwd, {in0}, rows2)); });
         push_bwd([&] { return x21(nullptr); });
@@ -348,6 +353,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     const std::size_t bytes = checked_bytes(L.alloc, sizeof(cpx), "FFT planning buffer");
     aligned_buffer in(bytes), out(bytes);
     std::memset(in.get(), 0, bytes);
+    std::memset(out.get(), 0, bytes);  // touched here, not in the first candidate's figure
     const work_buffers wb = buffers(nullptr);
     const std::string key =
         fmt::format("fft3d {} {} {}x{}x{} ranks {} {} {}x{} {} overlap {} chunks {} path {} algorithm {} torus {}",
@@ -357,12 +363,13 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
     candidate_timer<T> timer(all->mpi(), table_.size(), in.get(), out.get(), wb,
                              [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
                                std::vector<std::unique_ptr<step<T>>> b;
-                               build(table_[i].s, f, b, false);
+                               build(table_[i].s, f, b, directions::forward);
                              });
     choice = measured_choice(all->mpi(), key, table_, std::ref(timer), &measured_);
+    if (auto timed = timer.take(choice)) fwd_ = std::move(*timed);
   }
   strategy_ = table_[choice].s;
-  build(strategy_, fwd_, bwd_, true);
+  build(strategy_, fwd_, bwd_, fwd_.empty() ? directions::both : directions::backward);
   ws_bytes_ += 2 * regions_.bytes;
 }
 
@@ -540,8 +547,7 @@ void plan3d<T>::run(bool forward, const void* in, void* out, void* ws, scale s) 
 template <class T>
 double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& steps, const void* in, void* out,
                   const work_buffers& wb, bool warm) {
-  double best = 0;
-  for (int r = warm ? 1 : 0; r < 3; ++r) {
+  const auto run = [&] {
     check_mpi(MPI_Barrier(comm), "MPI_Barrier");
     const auto t0 = std::chrono::steady_clock::now();
     const void* src = in;
@@ -549,10 +555,15 @@ double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& st
       st->run(src, out, wb);
       src = out;
     }
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r == 1 || (r > 1 && dt < best)) best = dt;
-  }
-  return best;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Every rank runs as many as the slowest rank's first run asks for (each run is collective).
+  const double first = run();
+  double slowest = first;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  if (slowest >= single_run_seconds) return first;
+  const double second = run();
+  return std::min(warm ? first : second, run());
 }
 
 template double time_steps<float>(MPI_Comm, const std::vector<std::unique_ptr<step<float>>>&, const void*, void*,

@@ -126,17 +126,23 @@ class plan3d {
   std::unique_ptr<boxed_io> io_;
 };
 
-/// Collective over comm: the best of two timed runs of the steps (after one untimed), this rank;
-/// warm (the steps ran before: a MEASURE run-off's later figure): without the untimed run.
+/// Collective over comm: a MEASURE figure of the steps on this rank. A transform of at least
+/// single_run_seconds (strategy.hpp; the slowest rank's) is one run, the first too: where a first
+/// run paid for memory touched for the first time, timed_choice's second chance or run-off times it
+/// again. A shorter one is the best of two runs, after an untimed one unless `warm` (the steps ran
+/// before: a run-off figure).
 template <class T>
 double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& steps, const void* in, void* out,
                   const work_buffers& wb, bool warm = false);
 
+/// Which steps a plan's build makes: MEASURE's candidates forward only, the winner's backward
+/// after it (its forward steps are the timed ones), a plan without timing both.
+enum class directions { forward, backward, both };
+
 /// MEASURE's figures of a plan's candidates (timed_choice's `time`): each candidate's forward steps
 /// are built on its first figure and kept until the choice is made, so that a run-off figure times
-/// the same steps again (best of two, as every figure: a single run there read slower than the
-/// first figures' best of two, and a tiny plan's run-off lost to a candidate outside it) instead
-/// of planning them again and warming them up.
+/// the same steps again (time_steps, warm) instead of planning them again and warming them up, and
+/// the winner's are the plan's own forward steps (take).
 template <class T>
 class candidate_timer {
  public:
@@ -150,6 +156,12 @@ class candidate_timer {
     const bool warm = b.has_value();
     if (!warm) build_(i, b.emplace());
     return time_steps(comm_, *b, in_, out_, wb_, warm);
+  }
+  /// Candidate i's timed forward steps (the plan's own once it is chosen); empty when i was not
+  /// timed (the choice came from wisdom, or was the only one).
+  std::optional<steps> take(int i) {
+    if (i < 0 || static_cast<std::size_t>(i) >= built_.size()) return std::nullopt;
+    return std::exchange(built_[static_cast<std::size_t>(i)], std::nullopt);
   }
 
  private:

@@ -119,9 +119,16 @@ int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vecto
 /// noisy: one lucky timing of a candidate 10 % slower beats the faster one. So the candidates whose
 /// first figure is within runoff_margin of the fastest (at most runoff_finalists of them) are timed
 /// again in rotating order until each has runoff_figures figures, and the median of them decides.
+/// One unlucky figure (a descheduled rank, a first run's page faults) must not rule out the fastest
+/// either: a candidate outside the margin of the fastest figure so far is timed once more, and the
+/// better of its two counts.
 inline constexpr double runoff_margin = 0.2;
 inline constexpr std::size_t runoff_finalists = 3;
 inline constexpr int runoff_figures = 3;
+/// A figure of a transform this long is one run, without a warm-up: 384^3 on 2 ranks spent 24 runs
+/// of 0.35-0.45 s on MEASURE's figures, 9 s of its 15 s plan. A shorter one, where a descheduled
+/// rank or a timer tick is a larger share, is the best of two after a warm-up (time_steps).
+inline constexpr double single_run_seconds = 0.1;
 
 /// Collective: times the applicable candidates (time(i) is collective; a figure is the max over
 /// ranks) under the protocol above and returns fastest()'s pick; `seconds` receives each timed

@@ -602,7 +602,8 @@ TEST(FftStrategy, MeasureDecidesByTheMedianOfTheCloseCandidatesNotOneLuckyTiming
   };
   std::vector<double> seconds;
   EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, clock, seconds), 0);
-  EXPECT_EQ(calls, (std::vector<int>{d::runoff_figures, d::runoff_figures, 1, 0}));
+  EXPECT_EQ(calls, (std::vector<int>{d::runoff_figures, d::runoff_figures, 2, 0}))
+      << "2, outside the margin, gets its second figure, no more";
   const double slowest = 0.001 * (size - 1);
   ASSERT_EQ(seconds.size(), 4u);
   EXPECT_DOUBLE_EQ(seconds[0], 1.0 + slowest);
@@ -610,14 +611,41 @@ TEST(FftStrategy, MeasureDecidesByTheMedianOfTheCloseCandidatesNotOneLuckyTiming
   EXPECT_DOUBLE_EQ(seconds[2], 3.0 + slowest);
   EXPECT_EQ(seconds[3], 0);
 
-  // A clear winner: nothing within the margin, one pass only.
+  // A clear winner: nothing within the margin, no run-off; the others' second figures confirm it.
   std::ranges::fill(calls, 0);
   const auto clear = [&](int i) {
     ++calls[i];
     return i == 2 ? 1.0 : 2.0;
   };
   EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, clear, seconds), 2);
-  EXPECT_EQ(calls, (std::vector<int>{1, 1, 1, 0}));
+  EXPECT_EQ(calls, (std::vector<int>{2, 2, 1, 0}));
+
+  // The fastest descheduled on its first figure (1.5 s, then 0.8): its second figure puts it back
+  // in front, and the run-off against the one within the margin of that (0.9) decides.
+  std::ranges::fill(calls, 0);
+  const auto unlucky = [&](int i) {
+    const int k = calls[i]++;
+    if (i == 0) return k == 0 ? 1.5 : 0.8;
+    if (i == 1) return 0.9;
+    return 2.0;
+  };
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, unlucky, seconds), 0);
+  EXPECT_DOUBLE_EQ(seconds[0], 0.8);
+  EXPECT_DOUBLE_EQ(seconds[1], 0.9);
+
+  // The fastest (0.5) slowed on its first figure to just inside the margin (1.0 against 0.9), then
+  // put outside it by another's second chance (1.5, then 0.8): it gets its own second chance and
+  // wins outright; without it the run-off would have been 1 against 2.
+  std::ranges::fill(calls, 0);
+  const auto cold = [&](int i) {
+    const int k = calls[i]++;
+    if (i == 0) return k == 0 ? 1.0 : 0.5;
+    if (i == 1) return 0.9;
+    return k == 0 ? 1.5 : 0.8;
+  };
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, cold, seconds), 0);
+  EXPECT_EQ(calls, (std::vector<int>{2, 2, 2, 0})) << "each outside the margin at some point, timed twice";
+  EXPECT_DOUBLE_EQ(seconds[0], 0.5);
 
   // Ties within 2 % still go to the earlier row (no overlap before overlap).
   std::ranges::fill(calls, 0);
