@@ -562,8 +562,8 @@ double time_steps(MPI_Comm comm, const std::vector<std::unique_ptr<step<T>>>& st
   double slowest = first;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
   if (slowest >= single_run_seconds) return first;
-  const double second = run();
-  return std::min(warm ? first : second, run());
+  const double timed = warm ? first : run();  // cold: the first was the untimed run
+  return std::min(timed, run());
 }
 
 template double time_steps<float>(MPI_Comm, const std::vector<std::unique_ptr<step<float>>>&, const void*, void*,
