@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <new>
 #include <numbers>
 
@@ -193,16 +192,13 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
   int choice = cheapest(table_);
   if (opts.planner == effort::measure && !device) {
     const std::size_t bytes = checked_bytes(alloc, sizeof(cpx), "FFT planning buffer");
-    aligned_buffer in(bytes), out(bytes);
-    std::memset(in.get(), 0, bytes);
-    std::memset(out.get(), 0, bytes);  // touched here, not in the first candidate's figure
     char* base = regions_.base();
     const work_buffers wb{base, base + regions_.bytes, nullptr};
     const std::string key =
         fmt::format("fft1d {} {} n1 {} ranks {} {} overlap {} chunks {} path {} algorithm {} torus {}",
                     sizeof(T) == 4 ? "float" : "double", n, n1, P, to_string(opts.output), opts.overlap, opts.chunks,
                     to_string(opts.path), static_cast<int>(opts.algorithm), facts.torus_described);
-    candidate_timer<T> timer(comm_->mpi(), table_.size(), in.get(), out.get(), wb,
+    candidate_timer<T> timer(comm_->mpi(), table_.size(), bytes, wb,
                              [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
                                std::vector<std::unique_ptr<step<T>>> b;
                                build(table_[i].s, f, b, directions::forward);

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -347,20 +346,17 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
 
   int choice = cheapest(table_);
   if (opts.planner == effort::measure && !device) {
-    // Time every applicable candidate on scratch buffers (forward, once to warm up, then the best
-    // of two; a run-off figure one more run of the same steps), max over ranks; rank 0's choice
-    // holds everywhere. Cached in the wisdom file.
+    // Time every applicable candidate's forward on scratch buffers (time_steps, timed_choice's
+    // protocol: strategy.hpp), max over ranks; rank 0's choice holds everywhere. Cached in the
+    // wisdom file.
     const std::size_t bytes = checked_bytes(L.alloc, sizeof(cpx), "FFT planning buffer");
-    aligned_buffer in(bytes), out(bytes);
-    std::memset(in.get(), 0, bytes);
-    std::memset(out.get(), 0, bytes);  // touched here, not in the first candidate's figure
     const work_buffers wb = buffers(nullptr);
     const std::string key =
         fmt::format("fft3d {} {} {}x{}x{} ranks {} {} {}x{} {} overlap {} chunks {} path {} algorithm {} torus {}",
                     r2c ? "r2c" : "c2c", sizeof(T) == 4 ? "float" : "double", n0, n1, n2, P, to_string(L.decomp), L.p0,
                     L.p1, to_string(opts.output), opts.overlap, opts.chunks, to_string(opts.path),
                     static_cast<int>(opts.algorithm), facts.torus_described);
-    candidate_timer<T> timer(all->mpi(), table_.size(), in.get(), out.get(), wb,
+    candidate_timer<T> timer(all->mpi(), table_.size(), bytes, wb,
                              [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
                                std::vector<std::unique_ptr<step<T>>> b;
                                build(table_[i].s, f, b, directions::forward);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -148,14 +149,18 @@ class candidate_timer {
  public:
   using steps = std::vector<std::unique_ptr<step<T>>>;
   using build_fn = std::function<void(int, steps&)>;
-  candidate_timer(MPI_Comm comm, std::size_t candidates, const void* in, void* out, const work_buffers& wb,
-                  build_fn build)
-      : comm_(comm), built_(candidates), in_(in), out_(out), wb_(wb), build_(std::move(build)) {}
+  /// bytes: each of the planning input and output, cleared here (their first touch not in the
+  /// first candidate's figure).
+  candidate_timer(MPI_Comm comm, std::size_t candidates, std::size_t bytes, const work_buffers& wb, build_fn build)
+      : comm_(comm), built_(candidates), in_(bytes), out_(bytes), wb_(wb), build_(std::move(build)) {
+    std::memset(in_.get(), 0, bytes);
+    std::memset(out_.get(), 0, bytes);
+  }
   double operator()(int i) {
     auto& b = built_.at(static_cast<std::size_t>(i));
     const bool warm = b.has_value();
     if (!warm) build_(i, b.emplace());
-    return time_steps(comm_, *b, in_, out_, wb_, warm);
+    return time_steps(comm_, *b, in_.get(), out_.get(), wb_, warm);
   }
   /// Candidate i's timed forward steps (the plan's own once it is chosen); empty when i was not
   /// timed (the choice came from wisdom, or was the only one).
@@ -167,8 +172,7 @@ class candidate_timer {
  private:
   MPI_Comm comm_;
   std::vector<std::optional<steps>> built_;
-  const void* in_;
-  void* out_;
+  aligned_buffer in_, out_;
   work_buffers wb_;
   build_fn build_;
 };
