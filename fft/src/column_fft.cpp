@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -41,6 +43,21 @@ std::int64_t tile_width(std::int64_t n0, std::int64_t w, std::int64_t point, std
   while (2 * c * n0 * point <= bytes && 2 * c <= w) c *= 2;
   return std::min(c, w);
 }
+
+// MEASURE's tiling of each column problem in this process: tile columns, 0 for FFTW's strided
+// plan. The same columns come back in the other direction and in every candidate of a plan's
+// strategy table that has them (at 256^3 on 4 ranks three candidates and the backward, 0.3-0.6 s
+// each); they take the first choice instead of timing three tilings again. What the choice weighs
+// is memory traffic, tile copies against FFTW's strided loops, which the sign does not change;
+// FFTW's own wisdom, which replanning the chosen tiling reuses, does not carry across the sign.
+struct tiling_key {
+  std::int64_t point, n0, w, blocks;
+  bool in_place;
+  auto operator<=>(const tiling_key&) const = default;
+};
+std::mutex tilings_mutex;
+std::map<tiling_key, std::int64_t> tilings;
+long tilings_measured = 0;
 
 template <class F>
 double best_of_three(F&& f) {
@@ -125,6 +142,17 @@ column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, 
   // FFTW_MEASURE: FFTW's own strided plan may be buffered as well, and either tile width may win
   // on this machine; keep whichever runs fastest here (planning overwrites the scratch: each
   // timing starts from zeros, no denormals). Replanning the winner reuses FFTW's wisdom.
+  const tiling_key key{point, n0, w, blocks, in_place};
+  {
+    const std::lock_guard lock(tilings_mutex);
+    if (auto it = tilings.find(key); it != tilings.end()) {
+      if (it->second > 0)
+        plan_tiles(it->second);
+      else
+        plan_strided(true);
+      return;
+    }
+  }
   const std::int64_t block_bytes = n0 * w * point;
   const std::int64_t sample = std::min(blocks, std::max<std::int64_t>(1, measure_sample_bytes / block_bytes));
   const auto zero = [&] {
@@ -149,6 +177,15 @@ column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, 
     strided_ = strided_unaligned_ = nullptr;
     plan_tiles(best_c);
   }
+  const std::lock_guard lock(tilings_mutex);
+  tilings.emplace(key, tiled_ ? c_ : 0);
+  ++tilings_measured;
+}
+
+template <class T>
+long column_fft<T>::tilings_timed() {
+  const std::lock_guard lock(tilings_mutex);
+  return tilings_measured;
 }
 
 template <class T>

@@ -9,7 +9,8 @@
 // L1; 64 KiB, in L2, for blocks past the caches) is copied into a contiguous buffer, transformed
 // there and copied out: 128 x 128 blocks 2.1x faster than the strided ESTIMATE plan, 256 x 256 9x
 // (fft_layout_bench, docs/history/benchmarks-2026-12.md). Under FFTW_MEASURE (or PATIENT) both tile widths and
-// FFTW's strided plan are timed at plan time and the fastest kept, like FFTW's own choices.
+// FFTW's strided plan are timed at plan time and the fastest kept, like FFTW's own choices, and the
+// choice is kept for the process, like FFTW's wisdom (either sign).
 #pragma once
 
 #include <complex>
@@ -41,6 +42,9 @@ class column_fft {
   /// Whether blocks [n0][w] are worth tiling (they outgrow L1 and hold more than one tile); under
   /// FFTW_ESTIMATE exactly where the constructor tiles.
   static bool tiles(std::int64_t n0, std::int64_t w);
+  /// Column problems whose tilings MEASURE timed in this process, either precision (for the test
+  /// that the same columns, either sign, are timed once).
+  static long tilings_timed();
 
  private:
   using api = fftw_api<T>;

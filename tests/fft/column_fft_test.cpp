@@ -143,6 +143,25 @@ TEST(ColumnFft, MeasureTimesTheFirstBlocksAndRunsEveryBlock) {
   check<double>(shape{127, 65, 520}, FFTW_BACKWARD, false, FFTW_MEASURE);
 }
 
+TEST(ColumnFft, MeasureTimesTheSameColumnsOnceEitherSign) {
+  // The backward of columns MEASURE tiled forward takes the forward's choice untimed, and is the
+  // backward transform; other columns (another width, out of place) are timed afresh.
+  const shape s{131, 48, 3};
+  const long before = column_fft<double>::tilings_timed();
+  check<double>(s, FFTW_FORWARD, true, FFTW_MEASURE);
+  EXPECT_EQ(column_fft<double>::tilings_timed(), before + 1);
+  check<double>(s, FFTW_BACKWARD, true, FFTW_MEASURE);
+  EXPECT_EQ(column_fft<double>::tilings_timed(), before + 1);
+  check<double>(s, FFTW_BACKWARD, false, FFTW_MEASURE);
+  EXPECT_EQ(column_fft<double>::tilings_timed(), before + 2);
+  check<double>(shape{131, 50, 3}, FFTW_BACKWARD, true, FFTW_MEASURE);
+  EXPECT_EQ(column_fft<double>::tilings_timed(), before + 3);
+  std::vector<std::complex<double>> x(131 * 48 * 3);
+  const column_fft<double> f(131, 48, 3, FFTW_FORWARD, true, FFTW_MEASURE, x.data(), x.data());
+  const column_fft<double> g(131, 48, 3, FFTW_BACKWARD, true, FFTW_MEASURE, x.data(), x.data());
+  EXPECT_EQ(f.tile_columns(), g.tile_columns());
+}
+
 TEST(ColumnFft, ZeroBlocksDoNothing) {
   std::vector<std::complex<double>> x(4, {1.0, 2.0});
   column_fft<double> f(128, 128, 0, FFTW_FORWARD, true, FFTW_ESTIMATE, x.data(), x.data());

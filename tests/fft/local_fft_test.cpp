@@ -165,5 +165,37 @@ TEST(LocalFftPlanes, MeasureKeepsFftw2dPlan) {
   check(fft_kind::r2c, 64, 64, false, FFTW_MEASURE, false);
 }
 
+TEST(LocalFftLines, BatchesPastTheCapRunAsPieces) {
+  // Lines of 2^16 complex points are 1 MiB, 4 to the 4 MiB cap: a batch of 6 is planned as pieces
+  // of 3, a prime batch of 7 as 4 + 3; each list runs every batch it names and others (5, 13) as
+  // pieces, against FFTW's plan of all the lines at once.
+  constexpr int n = 1 << 16;
+  for (const std::int64_t planned : {6, 7})
+    for (const std::int64_t units : {planned, std::int64_t{5}, std::int64_t{13}}) {
+      const auto points = static_cast<std::size_t>(units) * n;
+      auto* a = static_cast<cpx*>(api::malloc(points * sizeof(cpx)));
+      auto* b = static_cast<cpx*>(api::malloc(points * sizeof(cpx)));
+      auto* want = static_cast<cpx*>(api::malloc(points * sizeof(cpx)));
+      local_fft<double> f(fft_kind::c2c_forward, {n}, {planned}, false, FFTW_ESTIMATE, a, b);
+      std::mt19937 gen(static_cast<unsigned>(units));
+      std::uniform_real_distribution<double> u(-1, 1);
+      for (std::size_t i = 0; i < points; ++i) a[i] = {u(gen), u(gen)};
+      auto* ca = reinterpret_cast<api::cpx*>(a);
+      auto* cw = reinterpret_cast<api::cpx*>(want);
+      auto p = api::many_dft(1, &n, static_cast<int>(units), ca, nullptr, 1, n, cw, nullptr, 1, n, FFTW_FORWARD,
+                             FFTW_ESTIMATE);
+      ASSERT_NE(p, nullptr);
+      api::execute_dft(p, ca, cw);
+      api::destroy(p);
+      f.execute(units, a, b);
+      double worst = 0;
+      for (std::size_t i = 0; i < points; ++i) worst = std::max(worst, std::abs(b[i] - want[i]));
+      EXPECT_LE(worst, 1e-9) << "planned " << planned << " ran " << units;
+      api::free(a);
+      api::free(b);
+      api::free(want);
+    }
+}
+
 }  // namespace
 }  // namespace toru::fft::detail
