@@ -2,6 +2,7 @@
 #include "six_step_direct_step.hpp"
 
 #include <algorithm>
+#include <complex>
 
 #include <fmt/format.h>
 
@@ -12,15 +13,34 @@
 
 namespace toru::fft::detail {
 
+namespace {
+// x[i] *= w[i] (conjugate: conj(w[i])) on interleaved re, im: the compiler vectorizes this, not
+// std::complex's operator*=, whose inf/nan recovery (C Annex G) is a branch per point; twiddles are
+// finite. The twiddles were 3.7-5.0 ms of a 44 ms forward at 2^22 on 2 ranks (toru-fft-bench --trace).
+template <class T>
+void multiply_twiddles(std::complex<T>* x, const std::complex<T>* w, std::int64_t n, bool conjugate) {
+  T* __restrict a = reinterpret_cast<T*>(x);
+  const T* __restrict b = reinterpret_cast<const T*>(w);
+  const T s = conjugate ? T(-1) : T(1);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T ar = a[2 * i], ai = a[2 * i + 1], br = b[2 * i], bi = s * b[2 * i + 1];
+    a[2 * i] = ar * br - ai * bi;
+    a[2 * i + 1] = ar * bi + ai * br;
+  }
+}
+}  // namespace
+
 template <class T>
 std::int64_t six_step_direct_step<T>::default_tile_lines(std::int64_t len, std::size_t point_bytes) {
-  // At least 8 lines: the gathers and scatters then move 128-byte runs (two cache lines) per row.
-  // 2 ranks, double, forced against the element-wise window in one rotation (toru-fft-bench
-  // --candidates, 11 reps, three runs): 2^24 (len 4096) with 4 lines 5-16 % slower than the
-  // window, with 8 lines 2-8 % faster; 2^22 (len 2048, 8 lines) within 1.5 % of it.
-  constexpr std::int64_t tile_bytes = 256 * 1024;
-  std::int64_t c = 8;
-  while (c < 32 && 2 * c * len * static_cast<std::int64_t>(point_bytes) <= tile_bytes) c *= 2;
+  // Runs of 512 bytes per row (32 double lines): the gathers and scatters visit each row, pages
+  // from the last, once per tile, and copy its run whole (transpose_gathered). 2^22 on 2 ranks,
+  // double, the direct window forced (toru-fft-bench --trace, 9 reps): forward 44.9 ms with 8
+  // lines, 39.8 with 16, 36.0 with 32, 37.4 with 64; the gathers 11.7, 9.3, 8.3, 9.1 ms. Fewer
+  // lines only where the tile would pass 4 MiB.
+  constexpr std::int64_t run_bytes = 512, tile_bytes = std::int64_t{4} << 20;
+  const auto point = static_cast<std::int64_t>(point_bytes);
+  std::int64_t c = std::max<std::int64_t>(8, run_bytes / point);
+  while (c > 8 && c * len * point > tile_bytes) c /= 2;
   return c;
 }
 
@@ -35,8 +55,9 @@ six_step_direct_step<T>::six_step_direct_step(int P, int me, std::int64_t n1, st
   c_ = tile_lines > 0 ? tile_lines : default_tile_lines(std::max(n1, n2), sizeof(cpx));
   const std::int64_t tile_points = c_ * std::max(n1, n2);
   tile_.reset(static_cast<cpx*>(api::malloc(static_cast<std::size_t>(tile_points) * sizeof(cpx))));
-  if (!tile_)
-    throw error(errc::out_of_memory, fmt::format("fft: {} bytes of tile for the 1D direct window",
+  stage_.reset(static_cast<cpx*>(api::malloc(static_cast<std::size_t>(tile_points) * sizeof(cpx))));
+  if (!tile_ || !stage_)
+    throw error(errc::out_of_memory, fmt::format("fft: 2 x {} bytes of tile for the 1D direct window",
                                                  tile_points * static_cast<std::int64_t>(sizeof(cpx))));
   make_pass(n1_pass_, n1, part_start(n2, P, me), part_count(n2, P, me), flags);  // this rank's j2 lines
   make_pass(n2_pass_, n2, part_start(n1, P, me), part_count(n1, P, me), flags);  // its k1 lines
@@ -72,22 +93,20 @@ void six_step_direct_step<T>::sweep(const pass& p, lines_at from, lines_at to, i
     const std::int64_t k = std::min(c_, p.count - t), line = p.first + t;
     if (from.ld) {
       // Runs of k points from each of len rows, every rank's part: transposed into the tile.
-      transpose_tiled(from.base + line, from.ld, tile, len, len, k);
+      transpose_gathered(from.base + line, from.ld, tile, len, len, k, stage_.get());
     } else {
       copy_run(tile, from.base + t * len, k * len);
     }
     // The twiddle rows are this rank's j2 lines: the n1 pass's lines, t its local index.
     const cpx* w = twiddle ? twiddle_ + t * len : nullptr;
-    if (twiddle < 0)
-      for (std::int64_t i = 0; i < k * len; ++i) tile[i] *= std::conj(w[i]);
+    if (twiddle < 0) multiply_twiddles(tile, w, k * len, true);
     {
       const events::scope e("fft.local_fft");
       api::execute_dft(k == std::min(c_, p.count) ? p.full.p : p.rest.p, tile, tile);
     }
-    if (twiddle > 0)
-      for (std::int64_t i = 0; i < k * len; ++i) tile[i] *= w[i];
+    if (twiddle > 0) multiply_twiddles(tile, w, k * len, false);
     if (to.ld) {
-      transpose_tiled(tile, len, to.base + line, to.ld, k, len);
+      transpose_scattered(tile, len, to.base + line, to.ld, k, len, stage_.get());
     } else {
       copy_run(to.base + t * len, tile, k * len);
     }

@@ -44,7 +44,8 @@ class six_step_direct_step final : public step<T> {
   six_step_direct_step& operator=(const six_step_direct_step&) = delete;
   void run(const void* src, void* dst, const work_buffers& ws) const override;
   std::int64_t tile_lines() const { return c_; }
-  /// The default tile: a power of two of lines, 8 to 32, of about 256 KiB where 8 lines are less.
+  /// The default tile: runs of 512 bytes per row (32 lines in double, 64 in float), halved down to 8
+  /// lines while the tile passes 4 MiB.
   static std::int64_t default_tile_lines(std::int64_t len, std::size_t point_bytes);
 
  private:
@@ -72,6 +73,8 @@ class six_step_direct_step final : public step<T> {
   const cpx* twiddle_;
   const node_array *a_, *b_;
   std::unique_ptr<cpx, void (*)(void*)> tile_{nullptr, &api::free};  // fftw_malloc'ed: SIMD-aligned
+  std::unique_ptr<cpx, void (*)(void*)> stage_{nullptr,
+                                               &api::free};  // the tile's runs, row by row (transpose_gathered)
   pass n1_pass_, n2_pass_;  // FFTs of length n1 (this rank's j2 lines), of length n2 (its k1 lines)
 };
 
