@@ -198,13 +198,7 @@ plan1d<T>::plan1d(MPI_Comm comm, std::int64_t n_, const options1d& opts, bool de
         fmt::format("fft1d {} {} n1 {} ranks {} {} overlap {} chunks {} path {} algorithm {} torus {}",
                     sizeof(T) == 4 ? "float" : "double", n, n1, P, to_string(opts.output), opts.overlap, opts.chunks,
                     to_string(opts.path), static_cast<int>(opts.algorithm), facts.torus_described);
-    candidate_timer<T> timer(comm_->mpi(), table_.size(), bytes, wb,
-                             [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
-                               std::vector<std::unique_ptr<step<T>>> b;
-                               build(table_[i].s, f, b, directions::forward);
-                             });
-    choice = measured_choice(comm_->mpi(), key, table_, std::ref(timer), &measured_);
-    if (auto timed = timer.take(choice)) fwd_ = std::move(*timed);
+    choice = measured_plan_choice<T>(comm_->mpi(), key, table_, bytes, wb, build, fwd_, &measured_);
   }
   strategy_ = table_[choice].s;
   build(strategy_, fwd_, bwd_, fwd_.empty() ? directions::both : directions::backward);

@@ -356,13 +356,7 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
                     r2c ? "r2c" : "c2c", sizeof(T) == 4 ? "float" : "double", n0, n1, n2, P, to_string(L.decomp), L.p0,
                     L.p1, to_string(opts.output), opts.overlap, opts.chunks, to_string(opts.path),
                     static_cast<int>(opts.algorithm), facts.torus_described);
-    candidate_timer<T> timer(all->mpi(), table_.size(), bytes, wb,
-                             [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
-                               std::vector<std::unique_ptr<step<T>>> b;
-                               build(table_[i].s, f, b, directions::forward);
-                             });
-    choice = measured_choice(all->mpi(), key, table_, std::ref(timer), &measured_);
-    if (auto timed = timer.take(choice)) fwd_ = std::move(*timed);
+    choice = measured_plan_choice<T>(all->mpi(), key, table_, bytes, wb, build, fwd_, &measured_);
   }
   strategy_ = table_[choice].s;
   build(strategy_, fwd_, bwd_, fwd_.empty() ? directions::both : directions::backward);

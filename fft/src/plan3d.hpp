@@ -18,6 +18,7 @@
 #include "steps.hpp"
 #include "strategy.hpp"
 #include "toru/fft/fft3d.hpp"
+#include "wisdom.hpp"
 
 namespace toru::fft::detail {
 
@@ -176,5 +177,21 @@ class candidate_timer {
   work_buffers wb_;
   build_fn build_;
 };
+
+/// MEASURE's choice of a plan's strategy (measured_choice: from the wisdom, or timed on the planning
+/// buffers by candidate_timer); where the winner was timed, its timed forward steps go to `fwd`, and
+/// the plan builds only its backward. build(strategy, fwd, bwd, directions) is the plan's own.
+template <class T, class Build>
+int measured_plan_choice(MPI_Comm comm, const std::string& key, const std::vector<candidate>& table, std::size_t bytes,
+                         const work_buffers& wb, Build& build, std::vector<std::unique_ptr<step<T>>>& fwd,
+                         std::vector<double>* seconds) {
+  candidate_timer<T> timer(comm, table.size(), bytes, wb, [&](int i, std::vector<std::unique_ptr<step<T>>>& f) {
+    std::vector<std::unique_ptr<step<T>>> b;
+    build(table[static_cast<std::size_t>(i)].s, f, b, directions::forward);
+  });
+  const int choice = measured_choice(comm, key, table, std::ref(timer), seconds);
+  if (auto timed = timer.take(choice)) fwd = std::move(*timed);
+  return choice;
+}
 
 }  // namespace toru::fft::detail

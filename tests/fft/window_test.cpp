@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -16,10 +17,12 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "fft_test_util.hpp"
 #include "mpi_test.hpp"
 #include "node_window.hpp"
+#include "plan3d.hpp"
 #include "strategy.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
@@ -576,6 +579,40 @@ TEST(FftStrategy, EstimateIsTheFastestRecordedCandidateWithinTheNoiseFloor) {
     // way at 2 ranks): the model ties them, so the fallback may miss by that much.
     EXPECT_LE(got2, best2 * 1.15) << run.ranks << " ranks " << order
                                   << " without the direct window: " << toru::fft::detail::describe_table(without);
+  }
+}
+
+TEST(FftStrategy, AFigureOfATenthOfASecondIsOneRunAShorterOneTheBestOfTwo) {
+  // time_steps (plan3d.hpp) on a step that sleeps: a transform of single_run_seconds or more on the
+  // slowest rank is one run, its first; a shorter one is an untimed run and the best of two, or,
+  // warm (the steps ran before), the best of two. In the first case only rank 0 is slow: every
+  // rank must run as often as the slowest rank's figure asks, or the collective runs would hang.
+  namespace d = toru::fft::detail;
+  struct sleeper final : d::step<double> {
+    double seconds = 0;
+    int* runs = nullptr;
+    void run(const void*, void*, const d::work_buffers&) const override {
+      ++*runs;
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    }
+  };
+  const int rank = toru::test::rank();
+  struct scripted {
+    double seconds;
+    bool warm;
+    int runs;
+  };
+  const double slow = rank == 0 ? 1.2 * d::single_run_seconds : 0.002;
+  for (const scripted& c : {scripted{slow, false, 1}, scripted{0.002, false, 3}, scripted{0.002, true, 2}}) {
+    int runs = 0;
+    auto st = std::make_unique<sleeper>();
+    st->seconds = c.seconds;
+    st->runs = &runs;
+    std::vector<std::unique_ptr<d::step<double>>> steps;
+    steps.push_back(std::move(st));
+    const double figure = d::time_steps<double>(MPI_COMM_WORLD, steps, nullptr, nullptr, {}, c.warm);
+    EXPECT_EQ(runs, c.runs) << "sleeping " << c.seconds << " s" << (c.warm ? ", warm" : "");
+    EXPECT_GE(figure, c.seconds);
   }
 }
 
