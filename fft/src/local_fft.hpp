@@ -42,6 +42,12 @@ class local_fft {
   std::int64_t unit_complex() const { return unit_complex_; }
   /// Whether planes run as rows + tiled columns (FFTW_ESTIMATE, planes beyond L1).
   bool split_planes() const { return rows_ != nullptr; }
+  /// The unit counts FFTW plans were made for, largest first (empty where planes are split).
+  std::vector<std::int64_t> planned_batches() const {
+    std::vector<std::int64_t> b;
+    for (const entry& e : plans_) b.push_back(e.batch);
+    return b;
+  }
 
  private:
   using api = fftw_api<T>;

@@ -166,17 +166,20 @@ TEST(LocalFftPlanes, MeasureKeepsFftw2dPlan) {
 }
 
 TEST(LocalFftLines, BatchesPastTheCapRunAsPieces) {
-  // Lines of 2^16 complex points are 1 MiB, 4 to the 4 MiB cap: a batch of 6 is planned as pieces
-  // of 3, a prime batch of 7 as 4 + 3; each list runs every batch it names and others (5, 13) as
-  // pieces, against FFTW's plan of all the lines at once.
+  // Lines of 2^16 complex points are 1 MiB, 4 to the 4 MiB cap: a batch of 6 is planned as two
+  // pieces of 3 (one FFTW problem, not 4 + 2), a prime batch of 7 as 4 + 3, each with the single
+  // line every list ends with; each runs the batch it names and others (5, 13) as pieces, against
+  // FFTW's plan of all the lines at once.
   constexpr int n = 1 << 16;
-  for (const std::int64_t planned : {6, 7})
+  for (const auto& [planned, pieces] : {std::pair{std::int64_t{6}, std::vector<std::int64_t>{3, 1}},
+                                        std::pair{std::int64_t{7}, std::vector<std::int64_t>{4, 3, 1}}})
     for (const std::int64_t units : {planned, std::int64_t{5}, std::int64_t{13}}) {
       const auto points = static_cast<std::size_t>(units) * n;
       auto* a = static_cast<cpx*>(api::malloc(points * sizeof(cpx)));
       auto* b = static_cast<cpx*>(api::malloc(points * sizeof(cpx)));
       auto* want = static_cast<cpx*>(api::malloc(points * sizeof(cpx)));
       local_fft<double> f(fft_kind::c2c_forward, {n}, {planned}, false, FFTW_ESTIMATE, a, b);
+      EXPECT_EQ(f.planned_batches(), pieces) << "planned " << planned;
       std::mt19937 gen(static_cast<unsigned>(units));
       std::uniform_real_distribution<double> u(-1, 1);
       for (std::size_t i = 0; i < points; ++i) a[i] = {u(gen), u(gen)};
