@@ -75,9 +75,9 @@ class fftw_wisdom_aside {
 };
 
 /// Collective over comm: returns on every rank once every rank has called it. Polls a non-blocking
-/// barrier with short sleeps instead of blocking in MPI_Barrier, whose progress engine (Open MPI)
-/// spins on a core: while one rank runs FFTW's threads on all of the node's cores, the waiting ranks
-/// must not take cores from it.
+/// barrier with sleeps (growing to 5 ms) instead of blocking in MPI_Barrier, whose progress engine
+/// (Open MPI) spins on a core: while one rank runs FFTW's threads on all of the node's cores, the
+/// waiting ranks must neither take cores from it nor keep waking to interrupt it.
 void park(MPI_Comm comm);
 
 }  // namespace toru::apps
