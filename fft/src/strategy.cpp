@@ -294,7 +294,8 @@ int timed_choice(MPI_Comm comm, const std::vector<candidate>& all, const std::fu
   std::vector<std::vector<double>> figures(n);
   for (int i : finalists) figures[i].push_back(seconds[i]);
   const int f = static_cast<int>(finalists.size());
-  for (int round = 1; round < runoff_figures; ++round) {
+  const int rounds = best < short_figure_seconds ? runoff_figures_short : runoff_figures;
+  for (int round = 1; round < rounds; ++round) {
     std::vector<double> t(n, 0);
     for (int k = 0; k < f; ++k) {
       const int i = finalists[(k + round) % f];  // a different candidate first in each round

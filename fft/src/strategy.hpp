@@ -118,13 +118,18 @@ int fastest(MPI_Comm comm, const std::vector<candidate>& table, const std::vecto
 /// effort::measure's timing protocol. Plan-time timings on shared or oversubscribed cores are
 /// noisy: one lucky timing of a candidate 10 % slower beats the faster one. So the candidates whose
 /// first figure is within runoff_margin of the fastest (at most runoff_finalists of them) are timed
-/// again in rotating order until each has runoff_figures figures, and the median of them decides.
+/// again in rotating order until each has runoff_figures figures, and the median of them decides;
+/// runoff_figures_short where the fastest figure is under short_figure_seconds, since a burst on
+/// the VM moves a few-millisecond transform by 10-30 %: at 128^3 r2c on 2 ranks (6 ms) three
+/// figures took a candidate 20 % slower in two of five plans.
 /// One unlucky figure (a descheduled rank, a first run's page faults) must not rule out the fastest
 /// either: a candidate outside the margin of the fastest figure so far is timed once more, and the
 /// better of its two counts.
 inline constexpr double runoff_margin = 0.2;
 inline constexpr std::size_t runoff_finalists = 3;
 inline constexpr int runoff_figures = 3;
+inline constexpr int runoff_figures_short = 5;
+inline constexpr double short_figure_seconds = 0.02;
 /// A figure of a transform this long is one run, without a warm-up: 384^3 on 2 ranks spent 24 runs
 /// of 0.35-0.45 s on MEASURE's figures, 9 s of its 15 s plan. A shorter one, where a descheduled
 /// rank or a timer tick is a larger share, is the best of two after a warm-up (time_steps).

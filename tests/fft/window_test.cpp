@@ -648,6 +648,19 @@ TEST(FftStrategy, MeasureDecidesByTheMedianOfTheCloseCandidatesNotOneLuckyTiming
   EXPECT_DOUBLE_EQ(seconds[2], 3.0 + slowest);
   EXPECT_EQ(seconds[3], 0);
 
+  // Figures of a few milliseconds: five each in the run-off. Candidate 1 (10 % slower) is lucky in
+  // two of them, which three figures would have taken for its median.
+  std::ranges::fill(calls, 0);
+  const auto fast = [&](int i) {
+    const int k = calls[i]++;
+    if (i == 0) return 0.005;
+    if (i == 1) return k < 2 ? 0.0045 : 0.0055;
+    return 0.05;
+  };
+  EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, table, fast, seconds), 0);
+  EXPECT_EQ(calls, (std::vector<int>{d::runoff_figures_short, d::runoff_figures_short, 2, 0}));
+  EXPECT_DOUBLE_EQ(seconds[1], 0.0055) << "the median of 0.0045, 0.0045, 0.0055, 0.0055, 0.0055";
+
   // A clear winner: nothing within the margin, no run-off; the others' second figures confirm it.
   std::ranges::fill(calls, 0);
   const auto clear = [&](int i) {
