@@ -143,7 +143,7 @@ long voluntary_switches() {
 
 // While rank 0 is busy (here: asleep for 0.4 s), the others wait in park() and must leave their
 // cores alone: MPI_Barrier would spin on them for the whole 0.4 s, and a wait that wakes every
-// 50 us (2900 wake-ups in the 0.4 s here) slowed FFTW's threads beside it by a fifth.
+// 50 us (2900 wake-ups in the 0.4 s here) slowed FFTW's threads beside it by a quarter.
 TEST(fftw_threads_peer, park_waits_without_spinning) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
