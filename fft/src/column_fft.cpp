@@ -79,6 +79,12 @@ bool column_fft<T>::tiles(std::int64_t n0, std::int64_t w) {
 }
 
 template <class T>
+std::int64_t column_fft<T>::estimate_tile_bytes(std::int64_t n0, std::int64_t w, std::int64_t blocks) {
+  const auto point = static_cast<std::int64_t>(sizeof(cpx));
+  return blocks * n0 * w * point >= wide_tile_min_block_bytes ? wide_tile_bytes : narrow_tile_bytes;
+}
+
+template <class T>
 column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
                           cpx* scratch_in, cpx* scratch_out, std::int64_t tile_bytes)
     : n0_(n0), w_(w), blocks_(blocks), sign_(sign) {
@@ -225,19 +231,43 @@ void column_fft<T>::run_strided(const cpx* in, cpx* out, std::int64_t blocks) co
 }
 
 template <class T>
-void column_fft<T>::run_tiled(const cpx* in, cpx* out, std::int64_t blocks) const {
+template <class InRow, class OutRow>
+void column_fft<T>::tile_loop(InRow in_row, OutRow out_row, std::int64_t blocks) const {
   const std::int64_t n0 = n0_, w = w_;
   for (std::int64_t b = 0; b < blocks; ++b) {
-    const cpx* x = in + b * n0 * w;
-    cpx* y = out + b * n0 * w;
     for (std::int64_t j = 0; j < w; j += c_) {
       const std::int64_t c = std::min(c_, w - j);
       const auto bytes = static_cast<std::size_t>(c) * sizeof(cpx);
-      for (std::int64_t i = 0; i < n0; ++i) std::memcpy(static_cast<void*>(tile_ + i * c), x + i * w + j, bytes);
+      for (std::int64_t i = 0; i < n0; ++i) std::memcpy(static_cast<void*>(tile_ + i * c), in_row(b, i) + j, bytes);
       api::execute_dft(c == c_ ? tile_plan_ : rest_plan_, tile_, tile_);
-      for (std::int64_t i = 0; i < n0; ++i) std::memcpy(static_cast<void*>(y + i * w + j), tile_ + i * c, bytes);
+      for (std::int64_t i = 0; i < n0; ++i) std::memcpy(static_cast<void*>(out_row(b, i) + j), tile_ + i * c, bytes);
     }
   }
+}
+
+template <class T>
+void column_fft<T>::run_tiled(const cpx* in, cpx* out, std::int64_t blocks) const {
+  const std::int64_t n0 = n0_, w = w_;
+  tile_loop([&](std::int64_t b, std::int64_t i) { return in + (b * n0 + i) * w; },
+            [&](std::int64_t b, std::int64_t i) { return out + (b * n0 + i) * w; }, blocks);
+}
+
+template <class T>
+void column_fft<T>::execute_in_rows(cpx* const* rows) const {
+  if (blocks_ <= 0) return;
+  if (!tiled_) throw error(errc::internal, "fft: column_fft::execute_in_rows needs a tiled plan");
+  const std::int64_t w = w_;
+  const auto row = [&](std::int64_t b, std::int64_t i) { return rows[i] + b * w; };
+  tile_loop(row, row, blocks_);
+}
+
+template <class T>
+void column_fft<T>::execute_from_rows(const cpx* const* rows, cpx* out) const {
+  if (blocks_ <= 0) return;
+  if (!tiled_) throw error(errc::internal, "fft: column_fft::execute_from_rows needs a tiled plan");
+  const std::int64_t n0 = n0_, w = w_;
+  tile_loop([&](std::int64_t b, std::int64_t i) { return rows[i] + b * w; },
+            [&](std::int64_t b, std::int64_t i) { return out + (b * n0 + i) * w; }, blocks_);
 }
 
 template class column_fft<float>;

@@ -37,11 +37,19 @@ class column_fft {
 
   /// All blocks from in to out (in == out iff planned in place).
   void execute(const cpx* in, cpx* out) const;
+  /// Tiled plans only (tile_columns() > 0): the same transforms with one side (or both)
+  /// spread over rows that lie elsewhere, row i (of n0) of block b at rows[i] + b * w. That side
+  /// is then a caller's natural-order array, each row i0 in the buffer of the rank that owns the
+  /// plane (slab_direct_step's shared path).
+  void execute_in_rows(cpx* const* rows) const;  // in place
+  void execute_from_rows(const cpx* const* rows, cpx* out) const;
   /// Columns per tile, or 0 where one strided FFTW plan runs.
   std::int64_t tile_columns() const { return tiled_ ? c_ : 0; }
   /// Whether blocks [n0][w] are worth tiling (they outgrow L1 and hold more than one tile); under
   /// FFTW_ESTIMATE exactly where the constructor tiles.
   static bool tiles(std::int64_t n0, std::int64_t w);
+  /// The tile ESTIMATE takes for `blocks` such blocks, in bytes (a tile_bytes argument).
+  static std::int64_t estimate_tile_bytes(std::int64_t n0, std::int64_t w, std::int64_t blocks);
   /// Column problems whose tilings MEASURE timed in this process, either precision (for the test
   /// that the same columns, either sign, are timed once).
   static long tilings_timed();
@@ -50,6 +58,9 @@ class column_fft {
   using api = fftw_api<T>;
   // The first `blocks` blocks (MEASURE times a sample of them).
   void run_tiled(const cpx* in, cpx* out, std::int64_t blocks) const;
+  // The tile loop, with row i of block b of each side at in_row(b, i) and out_row(b, i).
+  template <class InRow, class OutRow>
+  void tile_loop(InRow in_row, OutRow out_row, std::int64_t blocks) const;
   void run_strided(const cpx* in, cpx* out, std::int64_t blocks) const;
   typename api::plan plan_tile(std::int64_t c, unsigned flags) const;
 

@@ -57,6 +57,10 @@ inline options3d rows_from_boxes(options3d o) {
     return impl_->alloc_size();                                                                            \
   }                                                                                                        \
   template <precision T, backend B>                                                                        \
+  std::complex<T>* CLASS<T, B>::shared_out() {                                                             \
+    return impl_->shared_out();                                                                            \
+  }                                                                                                        \
+  template <precision T, backend B>                                                                        \
   std::size_t CLASS<T, B>::workspace_size() const {                                                        \
     return impl_->workspace_size();                                                                        \
   }                                                                                                        \

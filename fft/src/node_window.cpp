@@ -26,6 +26,8 @@ struct window_cache {
   std::vector<std::unique_ptr<node_window>> windows;     // increasing size
   std::vector<std::unique_ptr<node_array>> arrays;       // in creation order
   std::vector<std::vector<unsigned long long>> refused;  // part sizes MPI did not place end to end
+  std::vector<lent_window> lent;                         // in creation order
+  std::vector<std::unique_ptr<node_window>> lent_windows;
 };
 
 std::mutex registry_mutex;
@@ -42,6 +44,7 @@ int delete_cache(MPI_Comm, int, void* value, void*) {
   // The arrays' windows were created after some of the windows above: any order the same on every
   // rank frees them without deadlock (each MPI_Win_free is collective over the same ranks).
   c->arrays.clear();
+  c->lent_windows.clear();
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   delete c;
   return MPI_SUCCESS;
@@ -247,6 +250,33 @@ const node_array* shared_array(MPI_Comm comm, std::size_t bytes) {
   }
   cache->arrays.push_back(std::make_unique<node_array>(std::move(parts), std::move(a), std::move(b)));
   return cache->arrays.back().get();
+}
+
+lent_window lend_window(MPI_Comm comm, std::size_t bytes) {
+  {
+    std::lock_guard lock(registry_mutex);
+    ensure_keyvals();
+  }
+  window_cache* cache = cache_of(comm);
+  // Whole lines per rank: every part starts on one (the contiguous window shifts as a whole).
+  const std::size_t need = (std::max<std::size_t>(bytes, 1) + node_window::buffer_alignment - 1) /
+                           node_window::buffer_alignment * node_window::buffer_alignment;
+  // Which lent windows this rank could take (let go and large enough), agreed by a logical AND:
+  // the same list on every rank (windows are lent collectively), the first free everywhere wins.
+  std::vector<int> free(cache->lent.size());
+  for (std::size_t i = 0; i < free.size(); ++i)
+    free[i] = !cache->lent[i].busy->load() && cache->lent[i].window->bytes() >= need;
+  if (!free.empty())
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, free.data(), static_cast<int>(free.size()), MPI_INT, MPI_LAND, comm),
+              "MPI_Allreduce");
+  for (std::size_t i = 0; i < free.size(); ++i)
+    if (free[i]) {
+      cache->lent[i].busy->store(true);
+      return cache->lent[i];
+    }
+  cache->lent_windows.push_back(std::make_unique<node_window>(cache->comm, need, true));
+  cache->lent.push_back({cache->lent_windows.back().get(), std::make_shared<std::atomic<bool>>(true)});
+  return cache->lent.back();
 }
 
 }  // namespace toru::fft::detail

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -86,6 +87,19 @@ const node_window* shared_window(MPI_Comm comm, std::size_t bytes);
 /// parts are `bytes` on this rank (each rank its own size), allocated when none matches; nullptr on
 /// every rank when MPI did not place the parts end to end. Same lifetime as shared_window's.
 const node_array* shared_array(MPI_Comm comm, std::size_t bytes);
+
+/// A window of comm's cache lent to one holder (a plan's shared_out()): one buffer per rank,
+/// buffer(rank, 0), in use while `busy`.
+struct lent_window {
+  const node_window* window = nullptr;
+  std::shared_ptr<std::atomic<bool>> busy;  // the holder clears it (locally) when done
+};
+
+/// Collective over comm (call only where window_applicable(comm)): a window of comm's cache with
+/// one buffer of at least `bytes` (rounded to whole cache lines) per rank, lent to the caller
+/// alone. A later call lends it again only once every rank's holder has cleared busy, which is
+/// local (a plan's destructor); never freed before comm, as shared_window's windows.
+lent_window lend_window(MPI_Comm comm, std::size_t bytes);
 
 /// Windows allocated and not yet freed, on this rank (for tests of the lifetime).
 int live_windows();

@@ -364,7 +364,49 @@ plan3d<T>::plan3d(MPI_Comm comm, std::array<std::int64_t, 3> n, bool r2c, const 
 }
 
 template <class T>
-plan3d<T>::~plan3d() = default;
+plan3d<T>::~plan3d() {
+  if (shared_busy_) shared_busy_->store(false);  // local: the window goes back to the cache
+}
+
+// The caller's complex side in node memory: on the direct window in natural order the axis-0 FFTs
+// write (forward) or read (backward) every rank's buffer straight, sparing the pass that gathers
+// the planes out of M (or scatters them in): three passes over the array become two, FFTW's own
+// count (docs/fft.md, "Shared output"). Elsewhere plain memory, which every path takes.
+template <class T>
+std::complex<T>* plan3d<T>::shared_out() {
+  if (shared_out_) return shared_out_;
+  // The backend is agreed on every rank, so this refusal is too.
+  if (ops_->device_memory())
+    throw error(errc::unsupported, "toru::fft: shared_out() needs a host backend (fftw), not cufft");
+  using cpx = std::complex<T>;
+  const std::int64_t elems = alloc_size();
+  const auto bytes = checked_bytes(elems, sizeof(cpx), "FFT shared output");
+  const bool natural = opts_.output == order::natural;
+  // The same on every rank: the strategy, boxes and sizes are agreed.
+  const bool rows = strategy_.direct && natural && !ops_->device_memory() && (!io_ || io_->direct) &&
+                    fwd_.size() == 1 && bwd_.size() == 1 &&
+                    slab_direct_step<T>::can_share(lay_.n[0], lay_.n[1], lay_.n[2], lay_.r2c);
+  validate_collectively(comm(), [&] {
+    if (!rows) {
+      shared_plain_ = aligned_buffer(bytes);
+      return;
+    }
+    const lent_window lent = lend_window(comm(), bytes);
+    shared_busy_ = lent.busy;
+    const int P = mpi_size(comm());
+    std::vector<cpx*> parts(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) parts[r] = reinterpret_cast<cpx*>(lent.window->buffer(r, 0));
+    const int me = mpi_rank(comm());
+    for (auto* steps : {&fwd_, &bwd_}) {
+      auto* d = dynamic_cast<slab_direct_step<T>*>(steps->front().get());
+      if (!d) throw error(errc::internal, "fft: the direct window's steps are not slab_direct_step");
+      d->use_shared(parts, me);
+    }
+    shared_out_ = parts[static_cast<std::size_t>(me)];
+  });
+  if (!rows) shared_out_ = static_cast<cpx*>(shared_plain_.get());
+  return shared_out_;
+}
 
 template <class T>
 std::string plan3d<T>::strategy_name() const {
@@ -491,8 +533,16 @@ std::array<std::int64_t, 2> plan3d<T>::buffer_elems(bool forward) const {
 template <class T>
 void plan3d<T>::check(bool forward, const void* in, const void* out, const void* ws, scale s) const {
   const auto [in_elems, out_elems] = buffer_elems(forward);
+  // The shared path writes (reads) every rank's buffer: all ranks take it or none.
+  const void* complex_side = forward ? out : in;
+  const std::int64_t shared = shared_out_ && complex_side == static_cast<const void*>(shared_out_);
   validate_collectively(*agree_, "a toru::fft 3D forward/backward",
-                        {{"direction", forward ? -1 : 1}, {"scale", static_cast<std::int64_t>(s)}}, [&] {
+                        {{"direction", forward ? -1 : 1},
+                         {"scale", static_cast<std::int64_t>(s)},
+                         {forward ? "out is the plan's shared_out() (on every rank or none)"
+                                  : "in is the plan's shared_out() (on every rank or none)",
+                          shared}},
+                        [&] {
                           check_scale(s);
                           ops_->check_buffers_local(in, in_elems, out, out_elems);
                         });

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -85,6 +86,10 @@ class plan3d {
     use_boxes(comm, in, plan_outbox());
   }
   std::size_t workspace_size() const { return ws_bytes_; }
+  /// Collective on the first call: this rank's buffer of alloc_size() complex elements for the
+  /// complex side (fft3d::shared_out). On the direct window in natural order, host memory of one
+  /// node, it is a lent node window whose parts the steps address directly.
+  std::complex<T>* shared_out();
   const options3d& options() const { return opts_; }
   MPI_Comm comm() const { return comms_.all->mpi(); }
 
@@ -126,6 +131,10 @@ class plan3d {
   strategy strategy_;
   box3d user_in_, user_out_;
   std::unique_ptr<boxed_io> io_;
+  // shared_out(): the buffer, and what holds it (a lent window's flag, or plain memory).
+  std::complex<T>* shared_out_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> shared_busy_;
+  aligned_buffer shared_plain_;
 };
 
 /// Collective over comm: a MEASURE figure of the steps on this rank. A transform of at least

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "slab_direct_step.hpp"
 
+#include <cstring>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -30,6 +31,9 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
   const std::int64_t a0 = part_start(n1, P, me), A = part_count(n1, P, me);  // i1 rows of M here
   const std::int64_t b0 = part_start(n0, P, me), B = part_count(n0, P, me);  // i0 planes of S0 here
   planes_here_ = B;
+  a0_ = a0;
+  rows_here_ = A;
+  col_flags_ = flags;
   m_offset_ = a0 * n0 * w;
   plane_offset_ = b0 * w;
   plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
@@ -78,6 +82,41 @@ void slab_direct_step<T>::use_packed_real() {
 }
 
 template <class T>
+bool slab_direct_step<T>::can_share(std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c) {
+  (void)n1;
+  return column_fft<T>::tiles(n0, r2c ? n2 / 2 + 1 : n2);
+}
+
+template <class T>
+void slab_direct_step<T>::use_shared(const std::vector<cpx*>& parts, int me) {
+  if (!natural_ || !can_share(n0_, n1_, n2_, r2c_))
+    throw error(errc::internal, "fft: the direct window shares the caller's array in natural order, tiled, only");
+  const auto P = static_cast<int>(parts.size());
+  shared_ = parts[static_cast<std::size_t>(me)];
+  shared_rows_.assign(static_cast<std::size_t>(n0_), nullptr);
+  for (int r = 0; r < P; ++r) {
+    const std::int64_t b0 = part_start(n0_, P, r), B = part_count(n0_, P, r);
+    for (std::int64_t i = 0; i < B; ++i) shared_rows_[static_cast<std::size_t>(b0 + i)] = parts[r] + (i * n1_ + a0_) * w_;
+  }
+  // Allocated now, in the plan's collective call, not by one rank in a transform.
+  if (forward_ && real_plane_bytes_ != plane_bytes_ && planes_here_ > 0) {
+    const auto bytes = static_cast<std::size_t>(planes_here_ * real_plane_bytes_);
+    packed_copy_.reset(static_cast<char*>(api::malloc(bytes)));
+    if (!packed_copy_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes for in-place packed r2c", bytes));
+  }
+  if (rows_here_ == 0) return;
+  // MEASURE's tile width for these columns (in place), else ESTIMATE's: the tiled loop only
+  // reaches rows elsewhere. Planned on the M part, in and out the same memory; FFTW's tile plan
+  // runs in the tile alone.
+  const std::int64_t c = axis0_->tile_columns();
+  const std::int64_t tile = c > 0 ? c * n0_ * static_cast<std::int64_t>(sizeof(cpx))
+                                  : column_fft<T>::estimate_tile_bytes(n0_, w_, rows_here_);
+  cpx* mine = m_at(0, m_offset_);
+  axis0_shared_ = std::make_unique<column_fft<T>>(n0_, w_, rows_here_, forward_ ? FFTW_FORWARD : FFTW_BACKWARD,
+                                                  false, col_flags_, mine, mine, tile);
+}
+
+template <class T>
 slab_direct_step<T>::~slab_direct_step() {
   api::free(plane_);
 }
@@ -123,6 +162,36 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
   // per use: once before the axis-0 FFTs read the rows the others wrote, once before the others
   // read the rows those FFTs wrote.
   const int p = m_->next_use();
+  if (forward_ && natural_ && shared_ && dst == static_cast<const void*>(shared_)) {
+    // FFTW's threaded plan, over the ranks: the plane FFTs write straight into this rank's part of
+    // the caller's array, then each rank's axis-0 FFTs run in place down its i1 rows of the whole
+    // array. M is not touched. The first fence also means every rank is done with its buffer from
+    // before this call, the second that every rank's buffer is complete.
+    // In place (each rank's own choice; the path must not depend on it): the plane plan is out of
+    // place, so through the plane scratch. Packed real planes are shorter than the complex ones
+    // they become, so the output would overrun input not yet read: those are copied first.
+    const void* in = src;
+    if (src == dst && real_plane_bytes_ != plane_bytes_ && planes_here_ > 0) {
+      std::memcpy(packed_copy_.get(), src, static_cast<std::size_t>(planes_here_ * real_plane_bytes_));
+      in = packed_copy_.get();
+    }
+    for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
+      void* out = plane(dst, i0);
+      if (out == static_cast<const void*>(plane(in, i0, true))) {
+        fft(out, plane_);
+        std::memcpy(out, plane_, static_cast<std::size_t>(plane_bytes_));
+      } else {
+        fft(plane(in, i0, true), out);
+      }
+    }
+    fence(m_, p);
+    if (axis0_shared_) {
+      const events::scope e0("fft.axis0.in_rows");
+      axis0_shared_->execute_in_rows(shared_rows_.data());
+    }
+    fence(m_, p);
+    return;
+  }
   if (forward_) {
     for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) {
       fft(plane(src, i0, true), plane_);
@@ -140,7 +209,15 @@ void slab_direct_step<T>::run(const void* src, void* dst, const work_buffers&) c
     for (std::int64_t i0 = 0; i0 < planes_here_; ++i0) gather_plane(reinterpret_cast<cpx*>(plane(dst, i0)), i0, p);
     return;
   }
-  if (natural_) {
+  if (natural_ && shared_ && src == static_cast<const void*>(shared_)) {
+    // The first fence: every rank's caller has finished writing its buffer (the input), so the
+    // FFTs may read its rows.
+    fence(m_, p);
+    if (axis0_shared_) {
+      const events::scope e0("fft.axis0.from_rows");
+      axis0_shared_->execute_from_rows(shared_rows_.data(), m_at(p, m_offset_));
+    }
+  } else if (natural_) {
     {
       const events::scope e("fft.window.write");
       for (std::int64_t i0 = 0; i0 < planes_here_; ++i0)

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include <memory>
+#include <vector>
 
 #include "column_fft.hpp"
 #include "fftw_api.hpp"
@@ -42,6 +43,13 @@ class slab_direct_step final : public step<T> {
   /// r2c: from now on the caller's real planes are packed (n1 x n2 reals, rows unpadded, as a
   /// caller's own array) instead of the plan's padded layout; replans the plane FFTs. Not thread-safe.
   void use_packed_real();
+  /// Natural order: whether use_shared can take this transform (the same answer on every rank).
+  static bool can_share(std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c);
+  /// Natural order: `parts` holds every rank's buffer, as this rank addresses it, of a caller's
+  /// natural-order complex array (the forward's out, the backward's in: the plan's shared_out()).
+  /// From now on a run whose complex side is parts[me] runs the axis-0 FFTs straight between M and
+  /// those buffers: no gather (forward) or scatter (backward) pass over the array. Not thread-safe.
+  void use_shared(const std::vector<std::complex<T>*>& parts, int me);
 
  private:
   using api = fftw_api<T>;
@@ -70,6 +78,15 @@ class slab_direct_step final : public step<T> {
   // in natural order; null where this rank has no i1 row). Planned on parity 0.
   std::unique_ptr<local_fft<T>> planes_;
   std::unique_ptr<column_fft<T>> axis0_;
+  // use_shared: this rank's buffer, the rows of the whole array (row i0 at this rank's first i1
+  // row), and the axis-0 FFTs out of place between M and them.
+  const cpx* shared_ = nullptr;
+  std::vector<cpx*> shared_rows_;
+  std::unique_ptr<column_fft<T>> axis0_shared_;
+  std::int64_t a0_ = 0, rows_here_ = 0;
+  unsigned col_flags_ = 0;
+  // Forward, packed real planes: a copy of an in-place input (use_shared).
+  std::unique_ptr<char, void (*)(void*)> packed_copy_{nullptr, api::free};
 };
 
 }  // namespace toru::fft::detail

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "fft_test_util.hpp"
@@ -26,6 +28,7 @@
 #include "strategy.hpp"
 #include "toru/comm/wisdom.hpp"
 #include "toru/core/error.hpp"
+#include "toru/core/events.hpp"
 #include "toru/fft/fft1d.hpp"
 #include "toru/fft/fft3d.hpp"
 #include "wisdom.hpp"
@@ -315,6 +318,138 @@ TEST(FftWindow, EveryMiddleLayoutCandidateMatchesSerialFftw) {
   if (!window_disabled() && toru::test::nranks() <= 5) {
     EXPECT_GT(direct_ran, 0);
   }
+}
+
+// Counts the axis-0 FFTs that ran straight between M and a shared output, and the gather passes.
+std::atomic<int> to_rows{0}, from_rows{0}, gathers{0};
+void count_shared(int kind, const char* name, const char*, std::uint64_t, double) noexcept {
+  if (kind != static_cast<int>(toru::events::kind::begin)) return;
+  const std::string_view n(name);
+  if (n == "fft.axis0.in_rows") ++to_rows;
+  if (n == "fft.axis0.from_rows") ++from_rows;
+  if (n == "fft.window.out") ++gathers;
+}
+struct shared_counts {
+  shared_counts() {
+    to_rows = from_rows = gathers = 0;
+    toru::events::set_sink(&count_shared);
+  }
+  ~shared_counts() { toru::events::set_sink(nullptr); }
+};
+
+TEST(FftWindow, SharedOutMatchesSerialFftwWithoutTheGatherPass) {
+  // shared_out() on the direct window in natural order: the axis-0 FFTs write (read) every rank's
+  // buffer straight. Against serial FFTW on uneven splits (45 planes, 20 rows over 2-4 ranks), out
+  // of place and in place, c2c and r2c, forward and backward; the gather/scatter pass must not run
+  // (the events), and a private buffer on the same plan still gives the same answer.
+  if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
+  const forced_strategy force(direct_name);
+  const std::array<std::int64_t, 3> n{45, 20, 126};
+  const std::int64_t N = n[0] * n[1] * n[2];
+  const toru::fft::options3d opts{.decomp = decomposition::slab};
+  toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, opts);
+  if (plan.strategy() != direct_name) GTEST_SKIP() << "no direct window here: " << plan.strategy();
+  std::vector<cpx> x(static_cast<std::size_t>(N));
+  for (std::int64_t i = 0; i < N; ++i) x[i] = cnoise(static_cast<std::uint64_t>(i), 41);
+  const auto X = toru::test::serial_dft3(n, x, FFTW_FORWARD);
+  const int windows = toru::fft::detail::live_windows();
+  cpx* shared = plan.shared_out();
+  EXPECT_EQ(plan.shared_out(), shared);
+  EXPECT_EQ(toru::fft::detail::live_windows(), windows + 1);  // a window of its own
+  std::vector<cpx> a(plan.alloc_size()), c(plan.alloc_size());
+  toru::test::for_each(plan.inbox(), [&](auto g, std::int64_t i) { a[i] = x[toru::test::flat(n, g)]; });
+  const auto expect_spectrum = [&](const cpx* out) {
+    toru::test::error_norm e;
+    toru::test::for_each(plan.outbox(), [&](auto k, std::int64_t i) { e.add(out[i], X[toru::test::flat(n, k)]); });
+    EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
+  };
+  const auto expect_input = [&](const cpx* back) {
+    toru::test::error_norm r;
+    toru::test::for_each(plan.inbox(), [&](auto g, std::int64_t i) { r.add(back[i], x[toru::test::flat(n, g)]); });
+    EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
+  };
+  {
+    const shared_counts counted;
+    // The backward's planes read M through a plane scratch ("fft.window.out" too): count forwards.
+    const auto forward_without_gather = [&](const cpx* in) {
+      gathers = 0;
+      plan.forward(in, shared);
+      EXPECT_EQ(gathers.load(), 0);
+    };
+    forward_without_gather(a.data());
+    expect_spectrum(shared);
+    plan.backward(shared, c.data(), toru::fft::scale::full);
+    expect_input(c.data());
+    // In place in the shared buffer, twice (the buffers alternate between uses).
+    for (int round = 0; round < 2; ++round) {
+      std::copy(a.begin(), a.end(), shared);
+      forward_without_gather(shared);
+      expect_spectrum(shared);
+      plan.backward(shared, shared, toru::fft::scale::full);
+      expect_input(shared);
+    }
+    // Every rank has i1 rows of M here (20 rows, at most 4 ranks), so runs the axis-0 FFTs.
+    EXPECT_EQ(to_rows.load(), 3);
+    EXPECT_EQ(from_rows.load(), 3);
+  }
+  {
+    const shared_counts counted;
+    std::vector<cpx> b(plan.alloc_size());
+    plan.forward(a.data(), b.data());
+    expect_spectrum(b.data());
+    EXPECT_EQ(to_rows.load(), 0);
+    EXPECT_GT(gathers.load(), 0);
+  }
+
+  // r2c: the complex side shared, the real side the caller's.
+  toru::fft::fft3d_r2c<double> r2c(MPI_COMM_WORLD, n, opts);
+  ASSERT_EQ(r2c.strategy(), direct_name);
+  const std::array<std::int64_t, 3> nh{n[0], n[1], n[2] / 2 + 1};
+  std::vector<double> xr(static_cast<std::size_t>(N));
+  for (std::int64_t i = 0; i < N; ++i) xr[i] = toru::test::noise(static_cast<std::uint64_t>(i), 43);
+  const auto XR = toru::test::serial_r2c3(n, xr);
+  std::vector<double> real(2 * static_cast<std::size_t>(r2c.alloc_size()));
+  toru::test::for_each(r2c.inbox(), [&](auto g, std::int64_t i) { real[i] = xr[toru::test::flat(n, g)]; });
+  cpx* spectrum = r2c.shared_out();
+  EXPECT_NE(spectrum, shared);
+  const shared_counts counted;
+  r2c.forward(real.data(), spectrum);
+  EXPECT_EQ(gathers.load(), 0);
+  toru::test::error_norm e;
+  toru::test::for_each(r2c.outbox(), [&](auto k, std::int64_t i) { e.add(spectrum[i], XR[toru::test::flat(nh, k)]); });
+  EXPECT_LT(e.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
+  std::vector<double> back(real.size());
+  r2c.backward(spectrum, back.data(), toru::fft::scale::full);
+  toru::test::error_norm r;
+  toru::test::for_each(r2c.inbox(), [&](auto g, std::int64_t i) { r.add(back[i], xr[toru::test::flat(n, g)]); });
+  EXPECT_LT(r.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
+  EXPECT_EQ(from_rows.load(), 1);
+}
+
+TEST(FftWindow, SharedOutOnSomeRanksOnlyIsAMismatchEverywhere) {
+  // One rank passing its shared_out() while another passes a buffer of its own: the same error on
+  // every rank, before any rank writes another's buffer; the plan still works after it.
+  if (toru::test::nranks() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const std::array<std::int64_t, 3> n{45, 20, 126};
+  toru::fft::fft3d<double> plan(MPI_COMM_WORLD, n, {.decomp = decomposition::slab});
+  std::vector<cpx> a(plan.alloc_size(), cpx(1, 0)), b(plan.alloc_size());
+  cpx* out = toru::test::rank() == 1 ? b.data() : plan.shared_out();
+  if (toru::test::rank() == 1) (void)plan.shared_out();  // collective on every rank
+  try {
+    plan.forward(a.data(), out);
+    ADD_FAILURE() << "expected errc::mismatch";
+  } catch (const toru::error& e) {
+    EXPECT_EQ(e.code(), toru::errc::mismatch) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shared_out"), std::string::npos) << e.what();
+  }
+  plan.forward(a.data(), plan.shared_out());
+  // A constant input: all of it lands on frequency 0.
+  double off = 0;
+  toru::test::for_each(plan.outbox(), [&](auto k, std::int64_t i) {
+    const cpx want = k[0] == 0 && k[1] == 0 && k[2] == 0 ? cpx(static_cast<double>(n[0] * n[1] * n[2]), 0) : cpx(0, 0);
+    off = std::max(off, std::abs(plan.shared_out()[i] - want));
+  });
+  EXPECT_LT(off, 1e-9 * static_cast<double>(n[0] * n[1] * n[2]));
 }
 
 TEST(FftWindow, OneDDirectWindowMatchesSerialFftw) {

@@ -94,6 +94,13 @@ class fft3d {
   const box3d& outbox() const;
   /// Complex elements each buffer passed as `in` (in place) or `out` must hold.
   std::int64_t alloc_size() const;
+  /// Collective on the first call (later calls return the same pointer): a buffer of alloc_size()
+  /// complex elements for this rank's complex side, owned by the plan. Passed as forward's out (or
+  /// backward's in) on every rank, it lets the plan on one node write (read) every rank's output
+  /// directly: natural order then makes two passes over the array instead of three, as FFTW's
+  /// threaded transform does (docs/fft.md, "Shared output"). Any plan takes it, and any buffer
+  /// still works; all ranks pass it or none (errc::mismatch otherwise). Host backends only.
+  complex_type* shared_out();
   /// Bytes of caller workspace the ws overloads need.
   std::size_t workspace_size() const;
   decomposition decomp() const;
@@ -164,6 +171,8 @@ class fft3d_r2c {
   /// Complex output box (size along axis 2 at most n2/2+1).
   const box3d& outbox() const;
   std::int64_t alloc_size() const;
+  /// The complex side's buffer in node memory: see fft3d::shared_out (forward's out, backward's in).
+  complex_type* shared_out();
   std::size_t workspace_size() const;
   decomposition decomp() const;
   std::array<int, 2> grid() const;
