@@ -52,7 +52,6 @@ struct settings {
   int warmup = 2;
   bool measure = false;
   bool transposed = false;
-  bool shared_out = false;
   std::string decomp = "auto";
   int chunks = 0;
   toru::fft::exchange_path path = toru::fft::exchange_path::automatic;
@@ -402,6 +401,19 @@ struct limit_peer {
     row["ratio_to_limit_max"] = *rhi;
     row["limit_max_rel_error"] = err;
   }
+  // The same plan into its shared_out(): toru_shared_out_* and its ratio to the limit (the
+  // median, and the range of the per-rep ratios). The median alone without a limit.
+  void report_shared(json& row, const contender& shared) const {
+    row["toru_shared_out_median_s"] = median(shared.times);
+    if (!enabled) return;
+    std::vector<double> r;
+    for (std::size_t i = 0; i < c.times.size() && i < shared.times.size(); ++i)
+      r.push_back(shared.times[i] / c.times[i]);
+    const auto [rlo, rhi] = std::minmax_element(r.begin(), r.end());
+    row["shared_out_ratio_to_limit"] = median(shared.times) / median(c.times);
+    row["shared_out_ratio_to_limit_min"] = *rlo;
+    row["shared_out_ratio_to_limit_max"] = *rhi;
+  }
 };
 
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
@@ -431,16 +443,17 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
     return toru::fft::fft3d<double>(MPI_COMM_WORLD, n, opts);
   }();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
-  cpx* const plan_out = s.shared_out ? plan.shared_out() : out.data();
-  row["shared_out"] = s.shared_out;
+  cpx* const shared = plan.shared_out();
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
   toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
   const std::vector<cpx> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-  contender t_on{fill, traced(s, "3d", N, [&] { plan.forward(in.data(), plan_out, ws.data()); }), {}, {}, {}};
+  contender t_on{fill, traced(s, "3d", N, [&] { plan.forward(in.data(), out.data(), ws.data()); }), {}, {}, {}};
+  // The same plan writing into its shared_out() (node memory: docs/fft.md, "Shared output").
+  contender t_shared{fill, [&] { plan.forward(in.data(), shared, ws.data()); }, {}, {}, {}};
   contender t_off{fill, [&] { plan_serial.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   // The same plan as a contender of its own: the spread between the two is the noise floor.
-  contender t_twice{fill, [&] { plan.forward(in.data(), plan_out, ws.data()); }, {}, {}, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
   row["strategy"] = plan.strategy();
   report_planner(row, plan.planner_seconds());
@@ -472,10 +485,10 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
   limit_peer limit(s, toru::apps::peer_kind::c2c_3d, n, P, rank, [&](std::int64_t i) {
     return input3({i / (n0 * n0), i / n0 % n0, i % n0}, n);
   });
-  std::vector<contender*> cs{&t_on, &t_off, &t_fftw, &t_twice};
+  std::vector<contender*> cs{&t_on, &t_off, &t_fftw, &t_twice, &t_shared};
   if (limit.enabled) cs.push_back(&limit.c);
   time_interleaved(s, cs);
-  contender t_choice{fill, [&] { plan.forward(in.data(), plan_out, ws.data()); }, {}, {}, {}};
+  contender t_choice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
   forced.time(s, t_choice);
   const double limit_err = limit.enabled ? limit.check(
                                                [&](std::int64_t i) {
@@ -484,11 +497,14 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
                                                N * 2.1)
                                          : 0;
   limit.report(row, t_on, toru_plan_s, limit_err);
+  limit.report_shared(row, t_shared);
 
-  plan.forward(in.data(), plan_out);
   double e = 0;
-  toru::fft::for_each_point(plan.outbox(),
-                            [&](auto k, std::int64_t i) { e = std::max(e, std::abs(plan_out[i] - spectrum3(k, n))); });
+  for (cpx* o : {out.data(), shared}) {
+    plan.forward(in.data(), o);
+    toru::fft::for_each_point(plan.outbox(),
+                              [&](auto k, std::int64_t i) { e = std::max(e, std::abs(o[i] - spectrum3(k, n))); });
+  }
   const double toru_err = max_rel_error(e, N * 2.1);
   e = 0;
   if (s.transposed) {  // [n1 local][n0][n2]
@@ -548,21 +564,21 @@ json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
   const double toru_plan_s = max_over_ranks(seconds_since(plan_t0));
   std::vector<double> in(2 * plan.alloc_size());
   std::vector<cpx> out(plan.alloc_size());
-  cpx* const plan_out = s.shared_out ? plan.shared_out() : out.data();
-  row["shared_out"] = s.shared_out;
+  cpx* const shared = plan.shared_out();
   std::vector<std::byte> ws(plan.workspace_size());
   toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n).real(); });
   const std::vector<double> saved = in;
   auto fill = [&] { std::copy(saved.begin(), saved.end(), in.begin()); };
-  contender t_on{fill, [&] { plan.forward(in.data(), plan_out, ws.data()); }, {}, {}, {}};
-  contender t_twice{fill, [&] { plan.forward(in.data(), plan_out, ws.data()); }, {}, {}, {}};
+  contender t_on{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  contender t_twice{fill, [&] { plan.forward(in.data(), out.data(), ws.data()); }, {}, {}, {}};
+  contender t_shared{fill, [&] { plan.forward(in.data(), shared, ws.data()); }, {}, {}, {}};
   row["decomposition"] = std::string(toru::fft::to_string(plan.decomp()));
   row["strategy"] = plan.strategy();
   row["grid"] = {plan.grid()[0], plan.grid()[1]};
   limit_peer limit(s, toru::apps::peer_kind::r2c_3d, n, P, rank, [&](std::int64_t i) {
     return input3({i / (n0 * n0), i / n0 % n0, i % n0}, n);
   });
-  std::vector<contender*> cs{&t_on, &t_twice};
+  std::vector<contender*> cs{&t_on, &t_twice, &t_shared};
   if (limit.enabled) cs.push_back(&limit.c);
   time_interleaved(s, cs);
   const std::int64_t m2 = n0 / 2 + 1;
@@ -573,11 +589,14 @@ json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
                                                N * 2.1)
                                          : 0;
   limit.report(row, t_on, toru_plan_s, limit_err);
-  plan.forward(in.data(), plan_out);
+  limit.report_shared(row, t_shared);
   double e = 0;
-  toru::fft::for_each_point(plan.outbox(), [&](auto k, std::int64_t i) {
-    e = std::max(e, std::abs(plan_out[i] - spectrum3_real(k, n)));
-  });
+  for (cpx* o : {out.data(), shared}) {
+    plan.forward(in.data(), o);
+    toru::fft::for_each_point(plan.outbox(), [&](auto k, std::int64_t i) {
+      e = std::max(e, std::abs(o[i] - spectrum3_real(k, n)));
+    });
+  }
   const double t = median(t_on.times);
   row["toru_median_s"] = t;
   row["fftw_mpi_median_s"] = nullptr;
@@ -771,10 +790,10 @@ int run(const settings& s) {
   json rows = json::array();
   if (rank == 0 && !s.json)
     fmt::print(
-        "toru-fft-bench: {} ranks, complex double, {}, {} output{}, {} reps after {} warm-up (median of the "
+        "toru-fft-bench: {} ranks, complex double, {}, {} output, {} reps after {} warm-up (median of the "
         "max over ranks)\n",
-        P, s.measure ? "FFTW_MEASURE" : "FFTW_ESTIMATE", s.transposed ? "transposed/scrambled" : "natural",
-        s.shared_out ? " (toru 3D: into shared_out())" : "", s.reps, s.warmup);
+        P, s.measure ? "FFTW_MEASURE" : "FFTW_ESTIMATE", s.transposed ? "transposed/scrambled" : "natural", s.reps,
+        s.warmup);
   auto report = [&](const json& r) {
     rows.push_back(r);
     if (rank != 0 || s.json) return;
@@ -802,6 +821,12 @@ int run(const settings& s) {
           r["limit_plan_s"].is_null() ? std::string("n/a (from --limit-wisdom)")
                                       : fmt::format("{:.3f} s", num("limit_plan_s")),
           num("limit_max_rel_error"));
+    if (r.contains("toru_shared_out_median_s"))
+      fmt::print("{:<34} toru into shared_out() {:>9.4f} s{}\n", "", num("toru_shared_out_median_s"),
+                 r.contains("shared_out_ratio_to_limit")
+                     ? fmt::format(" | toru/limit {:.3f} ({:.3f}-{:.3f})", num("shared_out_ratio_to_limit"),
+                                   num("shared_out_ratio_to_limit_min"), num("shared_out_ratio_to_limit_max"))
+                     : std::string());
     if (r.contains("candidates")) {
       std::string line;
       for (const auto& [name, t] : r["candidates"].items())
@@ -851,9 +876,6 @@ int main(int argc, char** argv) {
   app.add_flag("--measure", s.measure, "FFTW_MEASURE for both libraries (default FFTW_ESTIMATE)");
   app.add_flag("--transposed", s.transposed,
                "transposed/scrambled output for both (FFTW_MPI_TRANSPOSED_OUT / FFTW_MPI_SCRAMBLED_OUT)");
-  app.add_flag("--shared-out", s.shared_out,
-               "3D: toru writes its output into the plan's shared_out() (node memory), not a vector of the "
-               "bench's own; FFTW-MPI and the limit keep their own arrays");
   app.add_option("--decomposition", s.decomp, "toru 3D decomposition")
       ->check(CLI::IsMember({"auto", "slab", "pencil"}))
       ->capture_default_str();

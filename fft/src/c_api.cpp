@@ -412,6 +412,19 @@ toru_result toru_fft_plan_workspace_size(toru_fft_plan plan, size_t* bytes) {
   });
 }
 
+toru_result toru_fft_plan_shared_out(toru_fft_plan plan, void** buffer) {
+  return with_plan(plan, [&](auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    if constexpr (is_1d<P>) {
+      throw toru::error(toru::errc::invalid_argument, "plan: toru_fft_plan_shared_out takes a 3D plan, got a 1D one");
+    } else {
+      void* got = p.shared_out();  // collective: on every rank before a local error
+      toru::expect(buffer != nullptr, "buffer", "a pointer", "NULL");
+      *buffer = got;
+    }
+  });
+}
+
 toru_result toru_fft_plan_execute(toru_fft_plan plan, toru_fft_direction direction, toru_fft_scale scale,
                                   const void* in, void* out) {
   return execute(plan, direction, scale, in, out, nullptr);

@@ -131,6 +131,14 @@ std::vector<candidate> strategy_table(const plan_facts& f) {
     const double mid_wire = f.one_node ? 0 : f.mid_wire_seconds >= 0 ? f.mid_wire_seconds : wire;
     c.cost =
         kb * (f.one_node ? 2 * B / memory_bandwidth + mpi_copies : 2 * B / memory_bandwidth + mid_wire) + 1.1 * fft;
+    // Where the direct window applies it runs the same FFTs with the rows moved once per exchange
+    // and no exchange buffers: these two can only add copies. Measured 2026-12-08 (MEASURE, 128^3
+    // to 384^3, 2 and 4 ranks, 7 plans): the direct window the fastest of the three in each, by
+    // 5-40 %; timing the two cost 10 of 13 s of plan time at 384^3 on 2 ranks (docs/fft.md, "Strategy").
+    if (window_ok && f.direct_possible) {
+      c.untimed = "one node: the direct window moves the same rows with fewer copies (it is timed)";
+      t.back().untimed = c.untimed;  // the M window, pushed above
+    }
     t.push_back(c);
   }
   if (f.mid_possible || f.direct_1d_copies > 0) {

@@ -216,10 +216,16 @@ std::string decomposition_name(fft::decomposition d) { return std::string(fft::t
 // Where a transform writes: the caller's out= where it holds the plan's alloc_size() elements
 // (more than dst_count where an intermediate layout is larger), else the plan's scratch (copied out
 // afterwards); without out=, a fresh uninitialised array of alloc_size() kept in buf.
+// The plan's shared_out() array (`shared`, or null) holds alloc_size() elements and goes straight in.
+bool writes_out_directly(const call_args& a, std::int64_t alloc, std::int64_t dst_count, const void* shared) {
+  return alloc <= std::max<std::int64_t>(dst_count, 1) || (shared && a.has_out && a.out.data() == shared);
+}
 template <class C>
-C* output_buffer(call_args& a, scratch& sc, std::int64_t alloc, std::int64_t dst_count, py::array_t<C>& buf) {
+C* output_buffer(call_args& a, scratch& sc, std::int64_t alloc, std::int64_t dst_count, py::array_t<C>& buf,
+                 const void* shared = nullptr) {
   if (a.has_out)
-    return alloc <= std::max<std::int64_t>(dst_count, 1) ? static_cast<C*>(a.out.mutable_data()) : sc.get<C>(alloc);
+    return writes_out_directly(a, alloc, dst_count, shared) ? static_cast<C*>(a.out.mutable_data())
+                                                            : sc.get<C>(alloc);
   buf = fresh<C>(alloc);
   return buf.mutable_data();
 }
@@ -247,12 +253,13 @@ struct plan3d_info {
 // buffer of alloc_size().
 template <class Plan>
 py::array run_c2c(const Plan& p, scratch& sc, bool forward, py::handle a_in, std::vector<std::int64_t> src_shape,
-                  py::handle out, std::vector<std::int64_t> dst_shape, std::int64_t dst_count, py::handle s) {
+                  py::handle out, std::vector<std::int64_t> dst_shape, std::int64_t dst_count, py::handle s,
+                  const void* shared) {
   using cpx = typename Plan::complex_type;
   call_args a = check_call<cpx, cpx>(a_in, src_shape, out, dst_shape, s);
-  const bool fits = p.alloc_size() <= std::max<std::int64_t>(dst_count, 1);
+  const bool fits = writes_out_directly(a, p.alloc_size(), dst_count, shared);
   py::array_t<cpx> buf;
-  cpx* o = output_buffer(a, sc, p.alloc_size(), dst_count, buf);
+  cpx* o = output_buffer(a, sc, p.alloc_size(), dst_count, buf, shared);
   const cpx* i = a.bad ? o : static_cast<const cpx*>(a.in.data());
   {
     py::gil_scoped_release nogil;
@@ -302,13 +309,24 @@ class py_fft3d {
     const fft::box3d& src = forward ? info_.in : info_.out;
     const fft::box3d& dst = forward ? info_.out : info_.in;
     return p_.visit([&](const auto& p) {
-      return run_c2c(p, scratch_, forward, a_in, mem_shape(src), out, mem_shape(dst), dst.count(), s);
+      return run_c2c(p, scratch_, forward, a_in, mem_shape(src), out, mem_shape(dst), dst.count(), s, shared_);
     });
   }
 
   either_precision<fft3d_of> p_;
   plan3d_info info_;
   scratch scratch_;
+  void* shared_ = nullptr;
+
+ public:
+  // Collective on the first call: the plan's shared_out() (docs/fft.md, "Shared output").
+  void* shared_out() {
+    if (!shared_) {
+      py::gil_scoped_release nogil;
+      shared_ = p_.visit([](auto& p) -> void* { return p.shared_out(); });
+    }
+    return shared_;
+  }
 };
 
 // ---- 3D real-to-complex ----
@@ -316,14 +334,15 @@ class py_fft3d {
 // writes the caller's arrays as they are (straight on the one-node direct window, through one local
 // copy inside the plan elsewhere), and its buffers need hold only the boxes.
 template <class T>
-py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s) {
+py::array r2c_forward(const fft::fft3d_r2c<T>& p, scratch& sc, py::handle a_in, py::handle out, py::handle s,
+                      const void* shared) {
   using cpx = std::complex<T>;
   const fft::box3d& rb = p.inbox();
   const std::int64_t count = p.outbox().count();
   call_args a = check_call<T, cpx>(a_in, mem_shape(rb), out, mem_shape(p.outbox()), s);
-  const bool fits = p.alloc_size() <= std::max<std::int64_t>(count, 1);
+  const bool fits = writes_out_directly(a, p.alloc_size(), count, shared);
   py::array_t<cpx> buf;
-  cpx* o = output_buffer(a, sc, p.alloc_size(), count, buf);
+  cpx* o = output_buffer(a, sc, p.alloc_size(), count, buf, shared);
   {
     py::gil_scoped_release nogil;
     const T* r = a.bad ? reinterpret_cast<const T*>(o) : static_cast<const T*>(a.in.data());
@@ -379,7 +398,7 @@ class py_fft3d_r2c {
   const plan3d_info& info() const { return info_; }
 
   py::array forward(py::handle a, py::handle out, py::handle s) {
-    return p_.visit([&](const auto& p) { return r2c_forward(p, scratch_, a, out, s); });
+    return p_.visit([&](const auto& p) { return r2c_forward(p, scratch_, a, out, s, shared_); });
   }
   py::array backward(py::handle a, py::handle out, py::handle s) {
     return p_.visit([&](const auto& p) { return r2c_backward(p, a, out, s); });
@@ -389,6 +408,17 @@ class py_fft3d_r2c {
   either_precision<fft3d_r2c_of> p_;
   plan3d_info info_;
   scratch scratch_;
+  void* shared_ = nullptr;
+
+ public:
+  // Collective on the first call: the plan's shared_out() (docs/fft.md, "Shared output").
+  void* shared_out() {
+    if (!shared_) {
+      py::gil_scoped_release nogil;
+      shared_ = p_.visit([](auto& p) -> void* { return p.shared_out(); });
+    }
+    return shared_;
+  }
 };
 
 // ---- 1D complex ----
@@ -434,7 +464,7 @@ class py_fft1d {
  private:
   py::array run(bool forward, py::handle a_in, py::handle out, py::handle s) {
     const std::int64_t src = forward ? in_[1] : out_[1], dst = forward ? out_[1] : in_[1];
-    return p_.visit([&](const auto& p) { return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s); });
+    return p_.visit([&](const auto& p) { return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s, nullptr); });
   }
 
   either_precision<fft1d_of> p_;
@@ -453,7 +483,22 @@ py::dtype input_dtype(bool single, bool real) {
 // The properties the 3D plans share.
 template <class Py>
 void bind_3d_common(py::class_<Py>& c, bool real) {
-  c.def_property_readonly(
+  c.def(
+       "shared_out",
+       [](py::object self) {
+         Py& p = self.cast<Py&>();
+         void* ptr = p.shared_out();
+         const std::vector<std::int64_t> m = mem_shape(p.info().out);
+         const std::vector<py::ssize_t> shape(m.begin(), m.end());
+         if (p.info().single) return py::array(py::array_t<std::complex<float>>(shape, static_cast<std::complex<float>*>(ptr), self));
+         return py::array(py::array_t<std::complex<double>>(shape, static_cast<std::complex<double>*>(ptr), self));
+       },
+       "Collective on the first call (later calls view the same memory): this rank's output array "
+       "(out_shape, out_dtype) in node memory, owned by the plan. Passed as forward's out= (and "
+       "backward's argument) on every rank, it lets the plan on one node write every rank's part "
+       "directly: two passes over the array instead of three in natural order. Pass it on every rank "
+       "or on none.")
+      .def_property_readonly(
        "shape",
        [](const Py& p) {
          const auto& n = p.info().n;

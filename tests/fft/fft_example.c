@@ -81,6 +81,46 @@ int main(int argc, char** argv) {
   free(a);
   free(b);
 
+  /* 3D natural order into the plan's shared_out(): the same single coefficient, and back. */
+  {
+    const long long s[3] = {45, 20, 126}, q[3] = {4, 11, 100};
+    const double S = (double)(s[0] * s[1] * s[2]);
+    CHECK(toru_fft_plan_create_3d(MPI_COMM_WORLD, s[0], s[1], s[2], NULL, &plan));
+    CHECK(toru_fft_plan_local_size(plan, &in, &out, &alloc));
+    void* shared = NULL;
+    CHECK(toru_fft_plan_shared_out(plan, &shared));
+    void* again = NULL;
+    CHECK(toru_fft_plan_shared_out(plan, &again));
+    if (shared == NULL || again != shared) ++failures;
+    double complex* x = malloc(sizeof(double complex) * (size_t)alloc);
+    double complex* y = malloc(sizeof(double complex) * (size_t)alloc);
+    double complex* X = shared;
+    for (long long i = 0; i < in.size[0]; ++i)
+      for (long long j = 0; j < in.size[1]; ++j)
+        for (long long k = 0; k < in.size[2]; ++k) {
+          const double phase = (double)((in.low[0] + i) * q[0]) / s[0] + (double)((in.low[1] + j) * q[1]) / s[1] +
+                               (double)((in.low[2] + k) * q[2]) / s[2];
+          x[(i * in.size[1] + j) * in.size[2] + k] = cexp(I * two_pi * phase);
+        }
+    CHECK(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, X));
+    double e = 0;
+    for (long long i = 0; i < out.size[0]; ++i)
+      for (long long j = 0; j < out.size[1]; ++j)
+        for (long long k = 0; k < out.size[2]; ++k) {
+          const int hit = out.low[0] + i == q[0] && out.low[1] + j == q[1] && out.low[2] + k == q[2];
+          e = fmax(e, cabs(X[(i * out.size[1] + j) * out.row_stride + k] - (hit ? S : 0.0)));
+        }
+    CHECK(toru_fft_plan_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, X, y));
+    for (long long i = 0; i < in.size[0] * in.size[1] * in.size[2]; ++i) e = fmax(e, cabs(y[i] - x[i]));
+    if (e > 1e-12 * S) { /* relative to the coefficient, N */
+      fprintf(stderr, "rank %d: shared_out error %g\n", rank, e);
+      ++failures;
+    }
+    CHECK(toru_fft_plan_destroy(plan));
+    free(x);
+    free(y);
+  }
+
   /* 1D, N = 1024, scrambled output: round trip. */
   opts = toru_fft_options_default();
   opts.transposed_out = 1;
@@ -92,6 +132,10 @@ int main(int argc, char** argv) {
     a[i] = sin(0.1 * (double)(in.low[0] + i)) + I * (double)((in.low[0] + i) % 7);
   CHECK(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b));
   CHECK(toru_fft_plan_execute(plan, TORU_FFT_BACKWARD, TORU_FFT_SCALE_FULL, b, b));
+  {
+    void* none = NULL;
+    if (toru_fft_plan_shared_out(plan, &none) != TORU_ERROR_INVALID_ARGUMENT || none != NULL) ++failures;
+  }
   err = 0;
   for (long long i = 0; i < in.size[0]; ++i) err = fmax(err, cabs(b[i] - a[i]));
   if (err > 1e-10) {

@@ -567,7 +567,12 @@ TEST(FftWindow, PlannerSecondsAreWhatMeasureTimed) {
       return;
     }
     // The tests run on one node; TORU_FFT_WINDOW=0 makes the plans cost it as several.
-    if (!window_disabled()) std::erase_if(names, [](const std::string& n) { return n.starts_with("all-to-all"); });
+    // Where the direct window applies, it is timed in place of the other two M candidates.
+    if (!window_disabled()) {
+      std::erase_if(names, [](const std::string& n) { return n.starts_with("all-to-all"); });
+      if (std::ranges::find(names, std::string(direct_name)) != names.end())
+        std::erase_if(names, [](const std::string& n) { return n.starts_with("middle layout M") && n != direct_name; });
+    }
     ASSERT_EQ(timed.size(), names.size());
     double chosen = -1, fastest = 1e30;
     for (std::size_t i = 0; i < timed.size(); ++i) {
@@ -905,6 +910,45 @@ TEST(FftStrategy, MeasureLeavesTheAllToAllUntimedOnOneNodeOnly) {
   EXPECT_EQ(d::timed_choice(MPI_COMM_WORLD, t, clock, seconds), plain);  // the overlap stays untimed
   EXPECT_EQ(calls[static_cast<std::size_t>(overlap)], 0);
   f.path = toru::fft::exchange_path::automatic;
+
+  // The slab's M candidates: the direct window is timed in place of the M window and
+  // MPI_Alltoallw where it applies (a scripted clock making those the fastest), and where it
+  // does not they are timed.
+  {
+    d::plan_facts m = f;
+    m.mid_possible = true;
+    m.mid_exchanges = 2;
+    m.direct_possible = true;
+    t = d::strategy_table(m);
+    std::vector<int> twins;
+    int direct = -1;
+    for (int i = 0; i < static_cast<int>(t.size()); ++i) {
+      const auto& c = t[static_cast<std::size_t>(i)];
+      if (c.applicable && c.s.mid && !c.s.direct) twins.push_back(i);
+      if (c.applicable && c.s.direct) direct = i;
+    }
+    ASSERT_EQ(twins.size(), 2u) << d::describe_table(t);
+    ASSERT_GE(direct, 0) << d::describe_table(t);
+    const auto twins_fastest = [&](int i) {
+      ++calls[static_cast<std::size_t>(i)];
+      return std::ranges::find(twins, i) != twins.end() ? 0.5 : 1.0 + 0.1 * i;
+    };
+    std::ranges::fill(calls, 0);
+    calls.resize(t.size(), 0);
+    const int chosen = d::timed_choice(MPI_COMM_WORLD, t, twins_fastest, seconds);
+    for (int i : twins) {
+      EXPECT_FALSE(t[static_cast<std::size_t>(i)].untimed.empty()) << d::describe_table(t);
+      EXPECT_EQ(calls[static_cast<std::size_t>(i)], 0);
+      EXPECT_NE(chosen, i);
+    }
+    EXPECT_GT(calls[static_cast<std::size_t>(direct)], 0);
+    m.direct_possible = false;
+    t = d::strategy_table(m);
+    std::ranges::fill(calls, 0);
+    const int without = d::timed_choice(MPI_COMM_WORLD, t, twins_fastest, seconds);
+    EXPECT_TRUE(std::ranges::find(twins, without) != twins.end()) << d::describe_table(t);
+    for (int i : twins) EXPECT_TRUE(t[static_cast<std::size_t>(i)].untimed.empty()) << d::describe_table(t);
+  }
 
   // Where only untimed candidates apply (overlap forced), they are timed after all.
   f.one_node = true;

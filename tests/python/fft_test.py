@@ -131,6 +131,42 @@ def case_r2c_direct(shape, dtype=np.complex128, **kw):
     check(plan.strategy == DIRECT, f"r2c {shape} forced onto the direct window ran {plan.strategy}")
 
 
+def case_shared(shape, real, dtype=np.complex128):
+    """forward into plan.shared_out() (node memory: on the direct window every rank writes every
+    rank's part) and backward from it, against numpy.fft; the direct window forced, refused on every
+    rank where it does not apply."""
+    name = f"shared_out {'r2c' if real else 'c2c'} {shape} {np.dtype(dtype).name}"
+    tol = TOL[dtype]
+    os.environ["TORU_FFT_STRATEGY"] = DIRECT
+    try:
+        if real:
+            plan = toru.FFT3DR2C(comm, shape, decomposition="slab", dtype=REAL[dtype])
+        else:
+            plan = toru.FFT3D(comm, shape, decomposition="slab", dtype=dtype)
+    except ValueError as e:
+        check(DIRECT in str(e) or "TORU_FFT_STRATEGY" in str(e), f"{name}: {e}")
+        return
+    finally:
+        del os.environ["TORU_FFT_STRATEGY"]
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape)
+    if not real:
+        x = x + 1j * rng.standard_normal(shape)
+    x = x.astype(REAL[dtype] if real else dtype)
+    ref = np.fft.rfftn(x.astype(np.float64)) if real else np.fft.fftn(x.astype(np.complex128))
+    a = box(x, plan.in_offset, plan.in_shape).copy()
+    s = plan.shared_out()
+    check(s.shape == plan.out_shape and s.dtype == plan.out_dtype, f"{name}: {s.shape} {s.dtype}")
+    r = plan.forward(a, out=s)
+    check(np.shares_memory(r, s), f"{name}: forward(out=shared) returned another array")
+    e = rel_err(s, box(ref, plan.out_offset, plan.out_shape))
+    check(e < tol, f"{name}: forward error {e:.2e} against numpy.fft")
+    back = plan.backward(s)
+    e = rel_err(back, a)
+    check(e < tol, f"{name}: backward from the shared array differs from the input ({e:.2e})")
+    check(np.shares_memory(plan.shared_out(), s), f"{name}: a second shared_out() is other memory")
+
+
 def case_1d(n, dtype=np.complex128, **kw):
     name = f"1d {n} {np.dtype(dtype).name} {kw}"
     tol = TOL[dtype]
@@ -186,6 +222,10 @@ cases = [
     lambda: case_r2c_direct((9, 8, 7), output="transposed"),
     lambda: case_r2c_direct((6, 10, 13), dtype=np.complex64),
     lambda: case_r2c_direct((16, 12, 10), dtype=np.complex64, output="transposed"),
+    # shared_out(): columns long enough to tile (45 x 126), uneven splits of 45 and 20.
+    lambda: case_shared((45, 20, 126), real=False),
+    lambda: case_shared((45, 20, 126), real=True),
+    lambda: case_shared((45, 20, 126), real=True, dtype=np.complex64),
 ]
 t.run_cases(cases)
 t.finish()

@@ -130,6 +130,13 @@ toru_result toru_fft_local_size_3d(MPI_Comm comm, long long n0, long long n1, lo
 toru_result toru_fft_plan_factors_1d(toru_fft_plan plan, long long* n1, long long* n2);
 /* Bytes of caller workspace toru_fft_plan_execute_ws needs. */
 toru_result toru_fft_plan_workspace_size(toru_fft_plan plan, size_t* bytes);
+/* Collective on the first call (later calls return the same pointer): *buffer = this rank's buffer
+ * of alloc complex elements in node memory, owned by the 3D plan (freed with it), for its complex
+ * side. Passed as forward's out (backward's in) on every rank, it lets the plan on one node write
+ * (read) every rank's part directly: two passes over the array instead of three in natural order
+ * (docs/fft.md, "Shared output"). Pass it on every rank or on none (TORU_ERROR_MISMATCH otherwise).
+ * TORU_ERROR_INVALID_ARGUMENT for a 1D plan. */
+toru_result toru_fft_plan_shared_out(toru_fft_plan plan, void** buffer);
 
 /* Collective. in == out is in place; out-of-place leaves in unchanged. r2c plans: forward takes reals,
  * backward returns reals (the real output buffer holds 2*alloc reals). direction, scale and the
