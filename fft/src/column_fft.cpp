@@ -85,6 +85,12 @@ std::int64_t column_fft<T>::estimate_tile_bytes(std::int64_t n0, std::int64_t w,
 }
 
 template <class T>
+std::int64_t column_fft<T>::sample_blocks(std::int64_t n0, std::int64_t w, std::int64_t blocks) {
+  const std::int64_t block_bytes = n0 * w * static_cast<std::int64_t>(sizeof(cpx));
+  return std::min(blocks, std::max<std::int64_t>(1, measure_sample_bytes / block_bytes));
+}
+
+template <class T>
 column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, bool in_place, unsigned flags,
                           cpx* scratch_in, cpx* scratch_out, std::int64_t tile_bytes)
     : n0_(n0), w_(w), blocks_(blocks), sign_(sign) {
@@ -253,21 +259,23 @@ void column_fft<T>::run_tiled(const cpx* in, cpx* out, std::int64_t blocks) cons
 }
 
 template <class T>
-void column_fft<T>::execute_in_rows(cpx* const* rows) const {
-  if (blocks_ <= 0) return;
+void column_fft<T>::execute_in_rows(cpx* const* rows, std::int64_t blocks) const {
+  blocks = blocks < 0 ? blocks_ : std::min(blocks, blocks_);
+  if (blocks <= 0) return;
   if (!tiled_) throw error(errc::internal, "fft: column_fft::execute_in_rows needs a tiled plan");
   const std::int64_t w = w_;
   const auto row = [&](std::int64_t b, std::int64_t i) { return rows[i] + b * w; };
-  tile_loop(row, row, blocks_);
+  tile_loop(row, row, blocks);
 }
 
 template <class T>
-void column_fft<T>::execute_from_rows(const cpx* const* rows, cpx* out) const {
-  if (blocks_ <= 0) return;
+void column_fft<T>::execute_from_rows(const cpx* const* rows, cpx* out, std::int64_t blocks) const {
+  blocks = blocks < 0 ? blocks_ : std::min(blocks, blocks_);
+  if (blocks <= 0) return;
   if (!tiled_) throw error(errc::internal, "fft: column_fft::execute_from_rows needs a tiled plan");
   const std::int64_t n0 = n0_, w = w_;
   tile_loop([&](std::int64_t b, std::int64_t i) { return rows[i] + b * w; },
-            [&](std::int64_t b, std::int64_t i) { return out + (b * n0 + i) * w; }, blocks_);
+            [&](std::int64_t b, std::int64_t i) { return out + (b * n0 + i) * w; }, blocks);
 }
 
 template class column_fft<float>;

@@ -41,8 +41,9 @@ class column_fft {
   /// spread over rows that lie elsewhere, row i (of n0) of block b at rows[i] + b * w. That side
   /// is then a caller's natural-order array, each row i0 in the buffer of the rank that owns the
   /// plane (slab_direct_step's shared path).
-  void execute_in_rows(cpx* const* rows) const;  // in place
-  void execute_from_rows(const cpx* const* rows, cpx* out) const;
+  /// The first `blocks` blocks only where blocks >= 0 (MEASURE's samples).
+  void execute_in_rows(cpx* const* rows, std::int64_t blocks = -1) const;  // in place
+  void execute_from_rows(const cpx* const* rows, cpx* out, std::int64_t blocks = -1) const;
   /// Columns per tile, or 0 where one strided FFTW plan runs.
   std::int64_t tile_columns() const { return tiled_ ? c_ : 0; }
   /// Whether blocks [n0][w] are worth tiling (they outgrow L1 and hold more than one tile); under
@@ -50,6 +51,8 @@ class column_fft {
   static bool tiles(std::int64_t n0, std::int64_t w);
   /// The tile ESTIMATE takes for `blocks` such blocks, in bytes (a tile_bytes argument).
   static std::int64_t estimate_tile_bytes(std::int64_t n0, std::int64_t w, std::int64_t blocks);
+  /// MEASURE's sample of such blocks: as many as make 64 MiB, at least one, at most `blocks`.
+  static std::int64_t sample_blocks(std::int64_t n0, std::int64_t w, std::int64_t blocks);
   /// Column problems whose tilings MEASURE timed in this process, either precision (for the test
   /// that the same columns, either sign, are timed once).
   static long tilings_timed();

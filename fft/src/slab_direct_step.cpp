@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "slab_direct_step.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <type_traits>
 
@@ -105,15 +106,44 @@ void slab_direct_step<T>::use_shared(const std::vector<cpx*>& parts, int me) {
     if (!packed_copy_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes for in-place packed r2c", bytes));
   }
   if (rows_here_ == 0) return;
-  // MEASURE's tile width for these columns (in place), else ESTIMATE's: the tiled loop only
-  // reaches rows elsewhere. Planned on the M part, in and out the same memory; FFTW's tile plan
-  // runs in the tile alone.
-  const std::int64_t c = axis0_->tile_columns();
-  const std::int64_t tile = c > 0 ? c * n0_ * static_cast<std::int64_t>(sizeof(cpx))
-                                  : column_fft<T>::estimate_tile_bytes(n0_, w_, rows_here_);
+  // The columns run in tiles between the rows and M (or in place in the rows). Rows of the whole
+  // array lie n1 * w points apart, a multiple of a large power of two in the usual sizes (384^3
+  // c2c: 9 * 2^18 bytes), so every row of a tile falls into the same cache sets: wider tiles (more
+  // bytes per row) measured up to 0.77x the time of the 64 KiB tile M's columns take (2 ranks,
+  // 384^3, docs/fft.md "Shared output"). ESTIMATE takes M's rule; MEASURE times 64 KiB, 256 KiB
+  // and 1 MiB (best of two) on a sample of this rank's own rows (their contents are the caller's to set yet).
+  const int sign = forward_ ? FFTW_FORWARD : FFTW_BACKWARD;
   cpx* mine = m_at(0, m_offset_);
-  axis0_shared_ = std::make_unique<column_fft<T>>(n0_, w_, rows_here_, forward_ ? FFTW_FORWARD : FFTW_BACKWARD,
-                                                  false, col_flags_, mine, mine, tile);
+  const auto make = [&](std::int64_t tile_bytes) {
+    return std::make_unique<column_fft<T>>(n0_, w_, rows_here_, sign, false, col_flags_, mine, mine, tile_bytes);
+  };
+  if ((col_flags_ & FFTW_ESTIMATE) != 0) {
+    axis0_shared_ = make(column_fft<T>::estimate_tile_bytes(n0_, w_, rows_here_));
+    return;
+  }
+  const std::int64_t sample = column_fft<T>::sample_blocks(n0_, w_, rows_here_);
+  for (std::int64_t b = 0; b < sample; ++b)
+    for (std::int64_t i = 0; i < n0_; ++i)
+      std::memset(static_cast<void*>(shared_rows_[static_cast<std::size_t>(i)] + b * w_), 0,
+                  static_cast<std::size_t>(w_) * sizeof(cpx));
+  if (!forward_) std::memset(static_cast<void*>(mine), 0, static_cast<std::size_t>(sample * n0_ * w_) * sizeof(cpx));
+  double best = 0;
+  std::int64_t last_columns = -1;
+  for (std::int64_t tile_bytes = std::int64_t{64} << 10; tile_bytes <= std::int64_t{1} << 20; tile_bytes *= 4) {
+    auto c = make(tile_bytes);
+    if (c->tile_columns() == last_columns) continue;  // capped by w: no wider tile
+    last_columns = c->tile_columns();
+    double t = 1e300;
+    for (int r = 0; r < 2; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (forward_)
+        c->execute_in_rows(shared_rows_.data(), sample);
+      else
+        c->execute_from_rows(shared_rows_.data(), mine, sample);
+      t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (!axis0_shared_ || t < best) best = t, axis0_shared_ = std::move(c);
+  }
 }
 
 template <class T>
