@@ -599,9 +599,8 @@ json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
   double e = 0;
   for (cpx* o : {out.data(), shared}) {
     plan.forward(in.data(), o);
-    toru::fft::for_each_point(plan.outbox(), [&](auto k, std::int64_t i) {
-      e = std::max(e, std::abs(o[i] - spectrum3_real(k, n)));
-    });
+    toru::fft::for_each_point(plan.outbox(),
+                              [&](auto k, std::int64_t i) { e = std::max(e, std::abs(o[i] - spectrum3_real(k, n))); });
   }
   const double t = median(t_on.times);
   row["toru_median_s"] = t;

@@ -97,7 +97,8 @@ void slab_direct_step<T>::use_shared(const std::vector<cpx*>& parts, int me) {
   shared_rows_.assign(static_cast<std::size_t>(n0_), nullptr);
   for (int r = 0; r < P; ++r) {
     const std::int64_t b0 = part_start(n0_, P, r), B = part_count(n0_, P, r);
-    for (std::int64_t i = 0; i < B; ++i) shared_rows_[static_cast<std::size_t>(b0 + i)] = parts[r] + (i * n1_ + a0_) * w_;
+    for (std::int64_t i = 0; i < B; ++i)
+      shared_rows_[static_cast<std::size_t>(b0 + i)] = parts[r] + (i * n1_ + a0_) * w_;
   }
   // Allocated now, in the plan's collective call, not by one rank in a transform.
   if (forward_ && real_plane_bytes_ != plane_bytes_ && planes_here_ > 0) {

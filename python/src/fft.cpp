@@ -211,6 +211,17 @@ call_args check_call(py::handle in, const std::vector<std::int64_t>& in_shape, p
   return a;
 }
 
+// Collective on the first call: a 3D plan's shared_out() (docs/fft.md, "Shared output"), kept in
+// `cached` for the later calls.
+template <class Either>
+void* shared_out_of(const Either& plans, void*& cached) {
+  if (!cached) {
+    py::gil_scoped_release nogil;
+    cached = plans.visit([](auto& p) -> void* { return p.shared_out(); });
+  }
+  return cached;
+}
+
 std::string decomposition_name(fft::decomposition d) { return std::string(fft::to_string(d)); }
 
 // Where a transform writes: the caller's out= where it holds the plan's alloc_size() elements
@@ -224,8 +235,7 @@ template <class C>
 C* output_buffer(call_args& a, scratch& sc, std::int64_t alloc, std::int64_t dst_count, py::array_t<C>& buf,
                  const void* shared = nullptr) {
   if (a.has_out)
-    return writes_out_directly(a, alloc, dst_count, shared) ? static_cast<C*>(a.out.mutable_data())
-                                                            : sc.get<C>(alloc);
+    return writes_out_directly(a, alloc, dst_count, shared) ? static_cast<C*>(a.out.mutable_data()) : sc.get<C>(alloc);
   buf = fresh<C>(alloc);
   return buf.mutable_data();
 }
@@ -319,14 +329,7 @@ class py_fft3d {
   void* shared_ = nullptr;
 
  public:
-  // Collective on the first call: the plan's shared_out() (docs/fft.md, "Shared output").
-  void* shared_out() {
-    if (!shared_) {
-      py::gil_scoped_release nogil;
-      shared_ = p_.visit([](auto& p) -> void* { return p.shared_out(); });
-    }
-    return shared_;
-  }
+  void* shared_out() { return shared_out_of(p_, shared_); }
 };
 
 // ---- 3D real-to-complex ----
@@ -411,14 +414,7 @@ class py_fft3d_r2c {
   void* shared_ = nullptr;
 
  public:
-  // Collective on the first call: the plan's shared_out() (docs/fft.md, "Shared output").
-  void* shared_out() {
-    if (!shared_) {
-      py::gil_scoped_release nogil;
-      shared_ = p_.visit([](auto& p) -> void* { return p.shared_out(); });
-    }
-    return shared_;
-  }
+  void* shared_out() { return shared_out_of(p_, shared_); }
 };
 
 // ---- 1D complex ----
@@ -464,7 +460,8 @@ class py_fft1d {
  private:
   py::array run(bool forward, py::handle a_in, py::handle out, py::handle s) {
     const std::int64_t src = forward ? in_[1] : out_[1], dst = forward ? out_[1] : in_[1];
-    return p_.visit([&](const auto& p) { return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s, nullptr); });
+    return p_.visit(
+        [&](const auto& p) { return run_c2c(p, scratch_, forward, a_in, {src}, out, {dst}, dst, s, nullptr); });
   }
 
   either_precision<fft1d_of> p_;
@@ -490,7 +487,8 @@ void bind_3d_common(py::class_<Py>& c, bool real) {
          void* ptr = p.shared_out();
          const std::vector<std::int64_t> m = mem_shape(p.info().out);
          const std::vector<py::ssize_t> shape(m.begin(), m.end());
-         if (p.info().single) return py::array(py::array_t<std::complex<float>>(shape, static_cast<std::complex<float>*>(ptr), self));
+         if (p.info().single)
+           return py::array(py::array_t<std::complex<float>>(shape, static_cast<std::complex<float>*>(ptr), self));
          return py::array(py::array_t<std::complex<double>>(shape, static_cast<std::complex<double>*>(ptr), self));
        },
        "Collective on the first call (later calls view the same memory): this rank's output array "
@@ -499,12 +497,12 @@ void bind_3d_common(py::class_<Py>& c, bool real) {
        "directly: two passes over the array instead of three in natural order. Pass it on every rank "
        "or on none.")
       .def_property_readonly(
-       "shape",
-       [](const Py& p) {
-         const auto& n = p.info().n;
-         return tuple_of({n[0], n[1], n[2]});
-       },
-       "The global array shape (n0, n1, n2).")
+          "shape",
+          [](const Py& p) {
+            const auto& n = p.info().n;
+            return tuple_of({n[0], n[1], n[2]});
+          },
+          "The global array shape (n0, n1, n2).")
       .def_property_readonly(
           "in_shape", [](const Py& p) { return tuple_of(mem_shape(p.info().in)); },
           "Shape of this rank's input array (forward's argument, backward's result).")

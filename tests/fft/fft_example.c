@@ -23,6 +23,18 @@
 
 static const double two_pi = 6.283185307179586476925286766559;
 
+/* x(i,j,k) = exp(2 pi i (i*m0/n0 + j*m1/n1 + k*m2/n2)) on this rank's input box (natural order):
+ * its transform is a single coefficient N at (m0,m1,m2). */
+static void plane_wave(double complex* a, const toru_fft_box* in, const long long m[3], const long long n[3]) {
+  for (long long i = 0; i < in->size[0]; ++i)
+    for (long long j = 0; j < in->size[1]; ++j)
+      for (long long k = 0; k < in->size[2]; ++k) {
+        const double phase = (double)((in->low[0] + i) * m[0]) / n[0] + (double)((in->low[1] + j) * m[1]) / n[1] +
+                             (double)((in->low[2] + k) * m[2]) / n[2];
+        a[(i * in->size[1] + j) * in->size[2] + k] = cexp(I * two_pi * phase);
+      }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, failures = 0;
@@ -51,13 +63,7 @@ int main(int argc, char** argv) {
   }
   double complex* a = malloc(sizeof(double complex) * (size_t)alloc);
   double complex* b = malloc(sizeof(double complex) * (size_t)alloc);
-  for (long long i = 0; i < in.size[0]; ++i)
-    for (long long j = 0; j < in.size[1]; ++j)
-      for (long long k = 0; k < in.size[2]; ++k) {
-        const double phase = (double)((in.low[0] + i) * m[0]) / n[0] + (double)((in.low[1] + j) * m[1]) / n[1] +
-                             (double)((in.low[2] + k) * m[2]) / n[2];
-        a[(i * in.size[1] + j) * in.size[2] + k] = cexp(I * two_pi * phase);
-      }
+  plane_wave(a, &in, m, n);
   CHECK(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, a, b));
   double err = 0;
   const int* o = out.order;
@@ -95,13 +101,7 @@ int main(int argc, char** argv) {
     double complex* x = malloc(sizeof(double complex) * (size_t)alloc);
     double complex* y = malloc(sizeof(double complex) * (size_t)alloc);
     double complex* X = shared;
-    for (long long i = 0; i < in.size[0]; ++i)
-      for (long long j = 0; j < in.size[1]; ++j)
-        for (long long k = 0; k < in.size[2]; ++k) {
-          const double phase = (double)((in.low[0] + i) * q[0]) / s[0] + (double)((in.low[1] + j) * q[1]) / s[1] +
-                               (double)((in.low[2] + k) * q[2]) / s[2];
-          x[(i * in.size[1] + j) * in.size[2] + k] = cexp(I * two_pi * phase);
-        }
+    plane_wave(x, &in, q, s);
     CHECK(toru_fft_plan_execute(plan, TORU_FFT_FORWARD, TORU_FFT_SCALE_NONE, x, X));
     double e = 0;
     for (long long i = 0; i < out.size[0]; ++i)
