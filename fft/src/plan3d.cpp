@@ -386,9 +386,12 @@ std::complex<T>* plan3d<T>::shared_out() {
   const bool rows = strategy_.direct && natural && !ops_->device_memory() && (!io_ || io_->direct) &&
                     fwd_.size() == 1 && bwd_.size() == 1 &&
                     slab_direct_step<T>::can_share(lay_.n[0], lay_.n[1], lay_.n[2], lay_.r2c);
+  // Set only once every rank succeeded: a later call after a failure is collective again.
+  cpx* mine = nullptr;
   validate_collectively(comm(), [&] {
     if (!rows) {
       shared_plain_ = aligned_buffer(bytes);
+      mine = static_cast<cpx*>(shared_plain_.get());
       return;
     }
     const lent_window lent = lend_window(comm(), bytes);
@@ -402,9 +405,9 @@ std::complex<T>* plan3d<T>::shared_out() {
       if (!d) throw error(errc::internal, "fft: the direct window's steps are not slab_direct_step");
       d->use_shared(parts, me);
     }
-    shared_out_ = parts[static_cast<std::size_t>(me)];
+    mine = parts[static_cast<std::size_t>(me)];
   });
-  if (!rows) shared_out_ = static_cast<cpx*>(shared_plain_.get());
+  shared_out_ = mine;
   return shared_out_;
 }
 
