@@ -71,7 +71,7 @@ module toru_fft
 
   public :: toru_fft_options_default, toru_fft_plan_create_3d, toru_fft_plan_create_r2c_3d, toru_fft_plan_create_1d
   public :: toru_fft_plan_local_size, toru_fft_local_size_3d, toru_fft_plan_workspace_size, toru_fft_plan_execute
-  public :: toru_fft_plan_destroy, toru_fft_plan_execute_ws, toru_fft_plan_factors_1d
+  public :: toru_fft_plan_destroy, toru_fft_plan_execute_ws, toru_fft_plan_factors_1d, toru_fft_plan_shared_out
   public :: toru_fft_plan_start, toru_fft_plan_wait, toru_fft_plan_init
   public :: toru_request_start, toru_request_wait, toru_request_free
   public :: toru_fft_error_message
@@ -144,6 +144,16 @@ module toru_fft
       import :: c_int, c_size_t, c_ptr
       type(c_ptr), value :: plan
       integer(c_size_t), intent(out) :: bytes
+      integer(c_int) :: r
+    end function
+
+    !> Collective on the first call: buffer = this rank's alloc complex elements in node memory, owned
+    !> by the 3D plan, for its complex side (forward's out, backward's in: c_f_pointer it). Passed on
+    !> every rank, the plan on one node writes every rank's part directly (docs/fft.md, "Shared output").
+    function toru_fft_plan_shared_out(plan, buffer) bind(c, name='toru_fft_plan_shared_out') result(r)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      type(c_ptr), intent(out) :: buffer
       integer(c_int) :: r
     end function
 
