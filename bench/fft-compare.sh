@@ -163,7 +163,9 @@ for key in sorted(rows, key=lambda k: (k[0] != "3d", k[1], k[3], k[4], k[5])):
         peer_names = sorted({p for r in rows[key] for p in r["_peers"]})
         peer_cols = "; ".join(f"{p} {med_range([r['toru_median_s'] / r['_peers'][p] for r in rows[key] if p in r['_peers']])}"
                               for p in peer_names) or "-"
+        shared = [r["shared_out_ratio_to_limit"] for r in lim if r.get("shared_out_ratio_to_limit") is not None]
         table2.append(f"| {key[2]} | {key[3]} | {key[4]} | {key[5]} | {med_range([r['ratio_to_limit'] for r in lim])} | "
+                      f"{med_range(shared)} | "
                       f"{st.median(r['limit_median_s'] for r in lim):.4f} | {st.median(r['toru_plan_s'] for r in lim):.2f} | "
                       f"{st.median(r['limit_plan_s'] for r in lim):.2f} | {peer_cols} |")
     rs = [r for r in rows[key] if r.get("ratio") is not None]
@@ -180,7 +182,7 @@ for key in sorted(rows, key=lambda k: (k[0] != "3d", k[1], k[3], k[4], k[5])):
              f"{'; '.join(sorted({r['best_candidate'] for r in rs}))} |" if cand else ""))
 if table2:
     print()
-    print("| transform | ranks | order | flag | toru/limit median (min-max) | limit s (FFTW threads = ranks) | toru plan s | limit plan s | toru/peer median (min-max) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| transform | ranks | order | flag | toru/limit median (min-max) | toru into shared_out()/limit | limit s (FFTW threads = ranks) | toru plan s | limit plan s | toru/peer median (min-max) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(table2))
 PY
