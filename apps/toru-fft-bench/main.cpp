@@ -380,9 +380,6 @@ struct limit_peer {
     row["toru_plan_s"] = toru_plan_s;
     if (!enabled) return;
     const auto [lo, hi] = std::minmax_element(c.times.begin(), c.times.end());
-    std::vector<double> r;
-    for (std::size_t i = 0; i < c.times.size() && i < toru.times.size(); ++i) r.push_back(toru.times[i] / c.times[i]);
-    const auto [rlo, rhi] = std::minmax_element(r.begin(), r.end());
     double plan_s = peer ? peer->plan_seconds() : 0;
     int wisdom = from_wisdom;
     MPI_Bcast(&plan_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -396,25 +393,38 @@ struct limit_peer {
     row["limit_max_s"] = *hi;
     row["limit_plan_s"] = wisdom ? json(nullptr) : json(plan_s);  // from wisdom: not planned here
     row["limit_plan_from_wisdom"] = wisdom != 0;
-    row["ratio_to_limit"] = median(toru.times) / median(c.times);
-    row["ratio_to_limit_min"] = *rlo;
-    row["ratio_to_limit_max"] = *rhi;
+    ratios(row, "ratio_to_limit", toru);
     row["limit_max_rel_error"] = err;
   }
-  // The same plan into its shared_out(): toru_shared_out_* and its ratio to the limit (the
-  // median, and the range of the per-rep ratios). The median alone without a limit.
+  // The same plan into its shared_out(): toru_shared_out_median_s and, with a limit,
+  // shared_out_ratio_to_limit(_min, _max).
   void report_shared(json& row, const contender& shared) const {
     row["toru_shared_out_median_s"] = median(shared.times);
-    if (!enabled) return;
+    if (enabled) ratios(row, "shared_out_ratio_to_limit", shared);
+  }
+
+ private:
+  // key = median / median; key_min, key_max = the range of the per-rep ratios (toru's call and the
+  // limit's in the same rep, the same noise).
+  void ratios(json& row, const std::string& key, const contender& toru) const {
     std::vector<double> r;
-    for (std::size_t i = 0; i < c.times.size() && i < shared.times.size(); ++i)
-      r.push_back(shared.times[i] / c.times[i]);
+    for (std::size_t i = 0; i < c.times.size() && i < toru.times.size(); ++i) r.push_back(toru.times[i] / c.times[i]);
     const auto [rlo, rhi] = std::minmax_element(r.begin(), r.end());
-    row["shared_out_ratio_to_limit"] = median(shared.times) / median(c.times);
-    row["shared_out_ratio_to_limit_min"] = *rlo;
-    row["shared_out_ratio_to_limit_max"] = *rhi;
+    row[key] = median(toru.times) / median(c.times);
+    row[key + "_min"] = *rlo;
+    row[key + "_max"] = *rhi;
   }
 };
+
+// The plan's shared_out(), its setup (a window lent, MEASURE's tile widths timed) reported as
+// toru_shared_out_setup_s: plan time too.
+template <class Plan>
+cpx* timed_shared_out(Plan& plan, json& row) {
+  const auto t0 = std::chrono::steady_clock::now();
+  cpx* const shared = plan.shared_out();
+  row["toru_shared_out_setup_s"] = max_over_ranks(seconds_since(t0));
+  return shared;
+}
 
 double gflops(double n, double seconds) { return 5 * n * std::log2(n) / seconds * 1e-9; }
 
@@ -443,10 +453,7 @@ json bench3d(const settings& s, std::int64_t n0, int P, int rank) {
     return toru::fft::fft3d<double>(MPI_COMM_WORLD, n, opts);
   }();
   std::vector<cpx> in(plan.alloc_size()), out(plan.alloc_size());
-  // shared_out()'s own setup (a window lent, MEASURE's tile widths timed): plan time too.
-  const auto shared_t0 = std::chrono::steady_clock::now();
-  cpx* const shared = plan.shared_out();
-  row["toru_shared_out_setup_s"] = max_over_ranks(seconds_since(shared_t0));
+  cpx* const shared = timed_shared_out(plan, row);
   std::vector<std::byte> ws(std::max(plan.workspace_size(), plan_serial.workspace_size()));
   toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n); });
   const std::vector<cpx> saved = in;
@@ -567,10 +574,7 @@ json bench3d_r2c(const settings& s, std::int64_t n0, int P, int rank) {
   const double toru_plan_s = max_over_ranks(seconds_since(plan_t0));
   std::vector<double> in(2 * plan.alloc_size());
   std::vector<cpx> out(plan.alloc_size());
-  // shared_out()'s own setup (a window lent, MEASURE's tile widths timed): plan time too.
-  const auto shared_t0 = std::chrono::steady_clock::now();
-  cpx* const shared = plan.shared_out();
-  row["toru_shared_out_setup_s"] = max_over_ranks(seconds_since(shared_t0));
+  cpx* const shared = timed_shared_out(plan, row);
   std::vector<std::byte> ws(plan.workspace_size());
   toru::fft::for_each_point(plan.inbox(), [&](auto g, std::int64_t i) { in[i] = input3(g, n).real(); });
   const std::vector<double> saved = in;

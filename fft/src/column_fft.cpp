@@ -60,9 +60,9 @@ std::map<tiling_key, std::int64_t> tilings;
 long tilings_measured = 0;
 
 template <class F>
-double best_of_three(F&& f) {
+double best_of(int runs, F&& f) {
   double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < 3; ++r) {
+  for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -88,6 +88,31 @@ template <class T>
 std::int64_t column_fft<T>::sample_blocks(std::int64_t n0, std::int64_t w, std::int64_t blocks) {
   const std::int64_t block_bytes = n0 * w * static_cast<std::int64_t>(sizeof(cpx));
   return std::min(blocks, std::max<std::int64_t>(1, measure_sample_bytes / block_bytes));
+}
+
+// Rows of a whole natural-order array lie n1 * w points apart, a multiple of a large power of two
+// in the usual sizes (384^3 c2c: 9 * 2^18 bytes), so every row of a tile falls into the same cache
+// sets, and wider tiles (more bytes per row) measured up to 0.77x the time of the 64 KiB tile that
+// M's columns take (2 ranks, 384^3, docs/fft.md "Shared output"). Best of two, not three: this is
+// shared_out()'s setup, on top of the plan's.
+template <class T>
+std::unique_ptr<column_fft<T>> column_fft<T>::for_rows(
+    std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign, unsigned flags, cpx* scratch,
+    const std::function<void(const column_fft&, std::int64_t)>& run) {
+  const auto make = [&](std::int64_t tile_bytes) {
+    return std::make_unique<column_fft>(n0, w, blocks, sign, false, flags, scratch, scratch, tile_bytes);
+  };
+  if ((flags & FFTW_ESTIMATE) != 0) return make(estimate_tile_bytes(n0, w, blocks));
+  const std::int64_t sample = sample_blocks(n0, w, blocks);
+  std::unique_ptr<column_fft> best;
+  double best_s = 0;
+  for (std::int64_t tile_bytes = std::int64_t{64} << 10; tile_bytes <= std::int64_t{1} << 20; tile_bytes *= 4) {
+    auto c = make(tile_bytes);
+    if (best && c->tile_columns() == best->tile_columns()) continue;  // capped by w: no wider tile
+    const double t = best_of(2, [&] { run(*c, sample); });
+    if (!best || t < best_s) best_s = t, best = std::move(c);
+  }
+  return best;
 }
 
 template <class T>
@@ -177,13 +202,13 @@ column_fft<T>::column_fft(std::int64_t n0, std::int64_t w, std::int64_t blocks, 
   for (std::int64_t c : widths) {
     plan_tiles(c);
     zero();
-    const double t = best_of_three([&] { run_tiled(scratch_in, scratch_out, sample); });
+    const double t = best_of(3, [&] { run_tiled(scratch_in, scratch_out, sample); });
     if (t < best) best = t, best_c = c;
     drop_tiles();
   }
   plan_strided(true);
   zero();
-  const double strided = best_of_three([&] { run_strided(scratch_in, scratch_out, sample); });
+  const double strided = best_of(3, [&] { run_strided(scratch_in, scratch_out, sample); });
   if (best <= strided) {
     for (auto p : {strided_, strided_unaligned_}) api::destroy(p);
     strided_ = strided_unaligned_ = nullptr;

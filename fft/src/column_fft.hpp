@@ -15,6 +15,8 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "fftw_api.hpp"
 
@@ -53,6 +55,13 @@ class column_fft {
   static std::int64_t estimate_tile_bytes(std::int64_t n0, std::int64_t w, std::int64_t blocks);
   /// MEASURE's sample of such blocks: as many as make 64 MiB, at least one, at most `blocks`.
   static std::int64_t sample_blocks(std::int64_t n0, std::int64_t w, std::int64_t blocks);
+  /// A tiled plan for columns with a side in rows elsewhere (execute_in_rows, execute_from_rows):
+  /// under FFTW_ESTIMATE the tile of estimate_tile_bytes; under MEASURE the fastest of 64 KiB,
+  /// 256 KiB and 1 MiB tiles, each timed as the best of two `run(plan, sample_blocks(...))` on data
+  /// the caller has zeroed. scratch: the tile plans' planning buffer (untouched by tiles).
+  static std::unique_ptr<column_fft> for_rows(std::int64_t n0, std::int64_t w, std::int64_t blocks, int sign,
+                                              unsigned flags, cpx* scratch,
+                                              const std::function<void(const column_fft&, std::int64_t)>& run);
   /// Column problems whose tilings MEASURE timed in this process, either precision (for the test
   /// that the same columns, either sign, are timed once).
   static long tilings_timed();

@@ -383,9 +383,8 @@ std::complex<T>* plan3d<T>::shared_out() {
   const auto bytes = checked_bytes(elems, sizeof(cpx), "FFT shared output");
   const bool natural = opts_.output == order::natural;
   // The same on every rank: the strategy, boxes and sizes are agreed.
-  const bool rows = strategy_.direct && natural && !ops_->device_memory() && (!io_ || io_->direct) &&
-                    fwd_.size() == 1 && bwd_.size() == 1 &&
-                    slab_direct_step<T>::can_share(lay_.n[0], lay_.n[1], lay_.n[2], lay_.r2c);
+  const bool rows = strategy_.direct && natural && (!io_ || io_->direct) && fwd_.size() == 1 && bwd_.size() == 1 &&
+                    slab_direct_step<T>::can_share(lay_.n[0], lay_.n[2], lay_.r2c);
   // Set only once every rank succeeded: a later call after a failure is collective again.
   cpx* mine = nullptr;
   validate_collectively(comm(), [&] {

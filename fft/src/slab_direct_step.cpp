@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "slab_direct_step.hpp"
 
-#include <chrono>
 #include <cstring>
 #include <type_traits>
 
@@ -34,7 +33,6 @@ slab_direct_step<T>::slab_direct_step(int P, int me, std::int64_t n0, std::int64
   planes_here_ = B;
   a0_ = a0;
   rows_here_ = A;
-  col_flags_ = flags;
   m_offset_ = a0 * n0 * w;
   plane_offset_ = b0 * w;
   plane_bytes_ = n1 * w * static_cast<std::int64_t>(sizeof(cpx));  // r2c: 2w padded reals per row
@@ -83,14 +81,13 @@ void slab_direct_step<T>::use_packed_real() {
 }
 
 template <class T>
-bool slab_direct_step<T>::can_share(std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c) {
-  (void)n1;
+bool slab_direct_step<T>::can_share(std::int64_t n0, std::int64_t n2, bool r2c) {
   return column_fft<T>::tiles(n0, r2c ? n2 / 2 + 1 : n2);
 }
 
 template <class T>
 void slab_direct_step<T>::use_shared(const std::vector<cpx*>& parts, int me) {
-  if (!natural_ || !can_share(n0_, n1_, n2_, r2c_))
+  if (!natural_ || !can_share(n0_, n2_, r2c_))
     throw error(errc::internal, "fft: the direct window shares the caller's array in natural order, tiled, only");
   const auto P = static_cast<int>(parts.size());
   shared_ = parts[static_cast<std::size_t>(me)];
@@ -107,44 +104,22 @@ void slab_direct_step<T>::use_shared(const std::vector<cpx*>& parts, int me) {
     if (!packed_copy_) throw error(errc::out_of_memory, fmt::format("fft: {} bytes for in-place packed r2c", bytes));
   }
   if (rows_here_ == 0) return;
-  // The columns run in tiles between the rows and M (or in place in the rows). Rows of the whole
-  // array lie n1 * w points apart, a multiple of a large power of two in the usual sizes (384^3
-  // c2c: 9 * 2^18 bytes), so every row of a tile falls into the same cache sets: wider tiles (more
-  // bytes per row) measured up to 0.77x the time of the 64 KiB tile M's columns take (2 ranks,
-  // 384^3, docs/fft.md "Shared output"). ESTIMATE takes M's rule; MEASURE times 64 KiB, 256 KiB
-  // and 1 MiB (best of two) on a sample of this rank's own rows (their contents are the caller's to set yet).
-  const int sign = forward_ ? FFTW_FORWARD : FFTW_BACKWARD;
+  // The columns run in tiles between the rows and M (in place in the rows forward), the tile timed
+  // on a sample of this rank's own rows (their contents are the caller's to set yet), zeroed.
   cpx* mine = m_at(0, m_offset_);
-  const auto make = [&](std::int64_t tile_bytes) {
-    return std::make_unique<column_fft<T>>(n0_, w_, rows_here_, sign, false, col_flags_, mine, mine, tile_bytes);
-  };
-  if ((col_flags_ & FFTW_ESTIMATE) != 0) {
-    axis0_shared_ = make(column_fft<T>::estimate_tile_bytes(n0_, w_, rows_here_));
-    return;
-  }
-  const std::int64_t sample = column_fft<T>::sample_blocks(n0_, w_, rows_here_);
+  const std::int64_t sample = (flags_ & FFTW_ESTIMATE) ? 0 : column_fft<T>::sample_blocks(n0_, w_, rows_here_);
   for (std::int64_t b = 0; b < sample; ++b)
     for (std::int64_t i = 0; i < n0_; ++i)
       std::memset(static_cast<void*>(shared_rows_[static_cast<std::size_t>(i)] + b * w_), 0,
                   static_cast<std::size_t>(w_) * sizeof(cpx));
   if (!forward_) std::memset(static_cast<void*>(mine), 0, static_cast<std::size_t>(sample * n0_ * w_) * sizeof(cpx));
-  double best = 0;
-  std::int64_t last_columns = -1;
-  for (std::int64_t tile_bytes = std::int64_t{64} << 10; tile_bytes <= std::int64_t{1} << 20; tile_bytes *= 4) {
-    auto c = make(tile_bytes);
-    if (c->tile_columns() == last_columns) continue;  // capped by w: no wider tile
-    last_columns = c->tile_columns();
-    double t = 1e300;
-    for (int r = 0; r < 2; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      if (forward_)
-        c->execute_in_rows(shared_rows_.data(), sample);
-      else
-        c->execute_from_rows(shared_rows_.data(), mine, sample);
-      t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    if (!axis0_shared_ || t < best) best = t, axis0_shared_ = std::move(c);
-  }
+  axis0_shared_ = column_fft<T>::for_rows(n0_, w_, rows_here_, forward_ ? FFTW_FORWARD : FFTW_BACKWARD, flags_, mine,
+                                          [&](const column_fft<T>& c, std::int64_t blocks) {
+                                            if (forward_)
+                                              c.execute_in_rows(shared_rows_.data(), blocks);
+                                            else
+                                              c.execute_from_rows(shared_rows_.data(), mine, blocks);
+                                          });
 }
 
 template <class T>

@@ -44,7 +44,7 @@ class slab_direct_step final : public step<T> {
   /// caller's own array) instead of the plan's padded layout; replans the plane FFTs. Not thread-safe.
   void use_packed_real();
   /// Natural order: whether use_shared can take this transform (the same answer on every rank).
-  static bool can_share(std::int64_t n0, std::int64_t n1, std::int64_t n2, bool r2c);
+  static bool can_share(std::int64_t n0, std::int64_t n2, bool r2c);
   /// Natural order: `parts` holds every rank's buffer, as this rank addresses it, of a caller's
   /// natural-order complex array (the forward's out, the backward's in: the plan's shared_out()).
   /// From now on a run whose complex side is parts[me] runs the axis-0 FFTs straight between M and
@@ -84,7 +84,6 @@ class slab_direct_step final : public step<T> {
   std::vector<cpx*> shared_rows_;
   std::unique_ptr<column_fft<T>> axis0_shared_;
   std::int64_t a0_ = 0, rows_here_ = 0;
-  unsigned col_flags_ = 0;
   // Forward, packed real planes: a copy of an in-place input (use_shared).
   std::unique_ptr<char, void (*)(void*)> packed_copy_{nullptr, api::free};
 };

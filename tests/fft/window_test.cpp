@@ -445,7 +445,7 @@ TEST(FftWindow, SharedOutMatchesSerialFftwWithoutTheGatherPass) {
   EXPECT_LT(rp.rel(), toru::test::tolerance<double>(static_cast<double>(N)));
 }
 
-TEST(FftWindow, SharedOutUnderMeasureTimesItsTilesOnTheRows) {
+TEST(FftWindow, SharedOutUnderMeasureMatchesSerialFftw) {
   // Under MEASURE shared_out() times tile widths on a sample of the rows (writing zeros there and,
   // backward, into M): the transforms after it still match serial FFTW, both directions, r2c too.
   if (window_disabled()) GTEST_SKIP() << "TORU_FFT_WINDOW=0";
